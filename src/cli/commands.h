@@ -1,0 +1,15 @@
+// The subcommands of the `tandem` binary. Each file adds one to the app; main runs the chosen one.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace tandem::cli {
+
+// Set by a subcommand's callback when it is selected; returns the process exit code.
+using CommandRunner = std::function<int()>;
+
+void AddInspectCommand(CLI::App& app, CommandRunner& runner);
+
+}  // namespace tandem::cli

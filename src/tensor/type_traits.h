@@ -1,0 +1,73 @@
+// The one table of ggml tensor types: id, name, block size, bytes per block (formats.md §2.1).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace tandem {
+
+// Numbering is ggml's `ggml_type`, as stored in GGUF tensor infos. Removed ids have no entry.
+enum class TensorType : uint32_t {
+  kF32 = 0,
+  kF16 = 1,
+  kQ4_0 = 2,
+  kQ4_1 = 3,
+  kQ5_0 = 6,
+  kQ5_1 = 7,
+  kQ8_0 = 8,
+  kQ8_1 = 9,
+  kQ2_K = 10,
+  kQ3_K = 11,
+  kQ4_K = 12,
+  kQ5_K = 13,
+  kQ6_K = 14,
+  kQ8_K = 15,
+  kIQ2_XXS = 16,
+  kIQ2_XS = 17,
+  kIQ3_XXS = 18,
+  kIQ1_S = 19,
+  kIQ4_NL = 20,
+  kIQ3_S = 21,
+  kIQ2_S = 22,
+  kIQ4_XS = 23,
+  kI8 = 24,
+  kI16 = 25,
+  kI32 = 26,
+  kI64 = 27,
+  kF64 = 28,
+  kIQ1_M = 29,
+  kBF16 = 30,
+  kTQ1_0 = 34,
+  kTQ2_0 = 35,
+  kMXFP4 = 39,
+  kNVFP4 = 40,
+  kQ1_0 = 41,
+  kQ2_0 = 42,
+};
+
+inline constexpr uint32_t kTensorTypeIdLimit = 43;  // ids >= this are unknown
+
+struct TensorTypeTraits {
+  TensorType type;
+  std::string_view name;  // ggml's type_name, e.g. "q4_K"
+  uint32_t block_size;    // values per block
+  uint32_t block_bytes;   // sizeof(block)
+  bool dequantizable;     // tandem can turn it into f32
+};
+
+// Traits for a raw id from a file; nullopt for unknown or removed ids.
+std::optional<TensorTypeTraits> FindTensorTypeTraits(uint32_t id);
+// Traits for a valid type (never fails).
+const TensorTypeTraits& GetTensorTypeTraits(TensorType type);
+std::string_view TensorTypeName(TensorType type);
+// Case-insensitive lookup by ggml name ("q8_0", "Q4_K", "bf16").
+std::optional<TensorType> ParseTensorTypeName(std::string_view name);
+
+// Bytes of one row of `n` values; `n` must be a multiple of the block size.
+inline size_t RowBytes(const TensorTypeTraits& t, uint64_t n) {
+  return static_cast<size_t>(n / t.block_size) * t.block_bytes;
+}
+
+}  // namespace tandem
