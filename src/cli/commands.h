@@ -10,6 +10,7 @@ namespace tandem::cli {
 // Set by a subcommand's callback when it is selected; returns the process exit code.
 using CommandRunner = std::function<int()>;
 
-void AddInspectCommand(CLI::App& app, CommandRunner& runner);
+void AddInspectCommand(CLI::App& app, CommandRunner& runner);     // inspect.cpp
+void AddTokenizeCommands(CLI::App& app, CommandRunner& runner);   // tokenize.cpp
 
 }  // namespace tandem::cli

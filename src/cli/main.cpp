@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   tandem::cli::CommandRunner runner;
   tandem::cli::AddInspectCommand(app, runner);
+  tandem::cli::AddTokenizeCommands(app, runner);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

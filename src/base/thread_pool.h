@@ -1,0 +1,58 @@
+// A fixed pool of worker threads shared by all kernels. Work is split into tasks by index; which
+// thread runs a task never changes what the task computes, so results do not depend on the
+// thread count (the numerics contract: no reduction is ever split across threads).
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tandem {
+
+class ThreadPool {
+ public:
+  // n_threads includes the calling thread; 0 means the number of physical cores.
+  explicit ThreadPool(int n_threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return n_threads_; }
+
+  // Runs fn(task) for task in [0, n_tasks), spread over the pool's threads (the caller works
+  // too); returns when all are done. Tasks are handed out in contiguous chunks by thread index.
+  // Not reentrant: fn must not call ParallelFor on the same pool.
+  void ParallelFor(size_t n_tasks, const std::function<void(size_t task)>& fn);
+
+  // Like ParallelFor, but fn gets a contiguous range [begin, end) of tasks and the thread index.
+  void ParallelForRange(size_t n_tasks,
+                        const std::function<void(size_t begin, size_t end, int thread)>& fn);
+
+ private:
+  void WorkerLoop(int index);
+
+  int n_threads_;
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable start_cv_;
+  std::condition_variable done_cv_;
+  // Guarded by mutex_:
+  const std::function<void(size_t, size_t, int)>* job_ = nullptr;
+  size_t job_tasks_ = 0;
+  uint64_t generation_ = 0;
+  int pending_ = 0;
+  bool stop_ = false;
+};
+
+// Number of physical cores (hyper-threads of one core count once); at least 1.
+int PhysicalCoreCount();
+
+// The process-wide pool; created on first use with `n_threads` (0 = physical cores). Later calls
+// with a different non-zero count resize it.
+ThreadPool& GlobalThreadPool(int n_threads = 0);
+
+}  // namespace tandem

@@ -1,0 +1,72 @@
+#include "kernels/isa.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <string>
+
+#include "base/cpu_features.h"
+#include "base/error.h"
+
+namespace tandem::kernels {
+namespace {
+
+bool Supported(Isa isa) {
+  const CpuFeatures& f = HostCpuFeatures();
+  switch (isa) {
+    case Isa::kScalar: return true;
+    case Isa::kAvx2: return f.HasAvx2Tier();
+    case Isa::kAvx512: return f.HasAvx512Tier();
+  }
+  return false;
+}
+
+std::atomic<int>& ActiveSlot() {
+  static std::atomic<int> slot{static_cast<int>(DefaultIsa())};
+  return slot;
+}
+
+}  // namespace
+
+std::string_view IsaName(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar: return "scalar";
+    case Isa::kAvx2: return "avx2";
+    case Isa::kAvx512: return "avx512";
+  }
+  return "?";
+}
+
+std::optional<Isa> ParseIsaName(std::string_view name) {
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (IsaName(isa) == name) return isa;
+  }
+  return std::nullopt;
+}
+
+std::vector<Isa> SupportedIsas() {
+  std::vector<Isa> out;
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (Supported(isa)) out.push_back(isa);
+  }
+  return out;
+}
+
+Isa DefaultIsa() {
+  if (const char* env = std::getenv("TANDEM_ISA")) {
+    auto isa = ParseIsaName(env);
+    if (isa && Supported(*isa)) return *isa;
+  }
+  return SupportedIsas().back();
+}
+
+Isa ActiveIsa() { return static_cast<Isa>(ActiveSlot().load(std::memory_order_relaxed)); }
+
+void SetActiveIsa(Isa isa) {
+  if (!Supported(isa)) {
+    Fail(ErrorKind::kUnsupported,
+         "this CPU cannot run the " + std::string(IsaName(isa)) + " kernels");
+  }
+  ActiveSlot().store(static_cast<int>(isa));
+}
+
+}  // namespace tandem::kernels
