@@ -22,7 +22,9 @@ struct CpuFeatures {
 
   // Summary tiers the dispatcher picks from.
   bool HasAvx2Tier() const { return avx2 && fma && f16c; }
-  bool HasAvx512Tier() const { return HasAvx2Tier() && avx512f && avx512bw && avx512vl && avx512dq; }
+  bool HasAvx512Tier() const {
+    return HasAvx2Tier() && avx512f && avx512bw && avx512vl && avx512dq;
+  }
   std::string ToString() const;
 };
 

@@ -18,11 +18,21 @@ void Write(LogLevel level, const char* prefix, std::string_view message) {
 
 }  // namespace
 
-void SetLogLevel(LogLevel level) { g_level.store(static_cast<int>(level)); }
-LogLevel GetLogLevel() { return static_cast<LogLevel>(g_level.load()); }
+void SetLogLevel(LogLevel level) {
+  g_level.store(static_cast<int>(level));
+}
+LogLevel GetLogLevel() {
+  return static_cast<LogLevel>(g_level.load());
+}
 
-void LogInfo(std::string_view message) { Write(LogLevel::kInfo, "", message); }
-void LogWarn(std::string_view message) { Write(LogLevel::kWarn, "warning: ", message); }
-void LogError(std::string_view message) { Write(LogLevel::kError, "error: ", message); }
+void LogInfo(std::string_view message) {
+  Write(LogLevel::kInfo, "", message);
+}
+void LogWarn(std::string_view message) {
+  Write(LogLevel::kWarn, "warning: ", message);
+}
+void LogError(std::string_view message) {
+  Write(LogLevel::kError, "error: ", message);
+}
 
 }  // namespace tandem

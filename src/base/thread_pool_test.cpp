@@ -29,7 +29,9 @@ TEST(ThreadPool, RangesAreContiguousAndCoverAll) {
   for (int o : owner) EXPECT_GE(o, 0);
 }
 
-TEST(ThreadPool, PhysicalCoresPositive) { EXPECT_GE(PhysicalCoreCount(), 1); }
+TEST(ThreadPool, PhysicalCoresPositive) {
+  EXPECT_GE(PhysicalCoreCount(), 1);
+}
 
 }  // namespace
 }  // namespace tandem

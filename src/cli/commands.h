@@ -10,7 +10,9 @@ namespace tandem::cli {
 // Set by a subcommand's callback when it is selected; returns the process exit code.
 using CommandRunner = std::function<int()>;
 
-void AddInspectCommand(CLI::App& app, CommandRunner& runner);     // inspect.cpp
-void AddTokenizeCommands(CLI::App& app, CommandRunner& runner);   // tokenize.cpp
+void AddInspectCommand(CLI::App& app, CommandRunner& runner);    // inspect.cpp
+void AddTokenizeCommands(CLI::App& app, CommandRunner& runner);  // tokenize.cpp
+void AddMkmodelCommand(CLI::App& app, CommandRunner& runner);    // mkmodel.cpp
+void AddRunCommand(CLI::App& app, CommandRunner& runner);        // run.cpp
 
 }  // namespace tandem::cli

@@ -76,7 +76,18 @@ const TensorTypeTraits& GetTensorTypeTraits(TensorType type) {
                                  std::to_string(static_cast<uint32_t>(type)));
 }
 
-std::string_view TensorTypeName(TensorType type) { return GetTensorTypeTraits(type).name; }
+void CheckRowLength(TensorType type, int64_t n, const char* what) {
+  const TensorTypeTraits& t = GetTensorTypeTraits(type);
+  if (n < 0 || n % t.block_size != 0) {
+    Fail(ErrorKind::kInvalidArgument, std::string(what) + ": row length " + std::to_string(n) +
+                                          " is not a multiple of the " + std::string(t.name) +
+                                          " block size " + std::to_string(t.block_size));
+  }
+}
+
+std::string_view TensorTypeName(TensorType type) {
+  return GetTensorTypeTraits(type).name;
+}
 
 std::optional<TensorType> ParseTensorTypeName(std::string_view name) {
   for (const auto& t : kTable) {

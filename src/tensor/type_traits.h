@@ -70,4 +70,8 @@ inline size_t RowBytes(const TensorTypeTraits& t, uint64_t n) {
   return static_cast<size_t>(n / t.block_size) * t.block_bytes;
 }
 
+// Throws Error(kInvalidArgument) unless `n` is a non-negative multiple of the block size of
+// `type`; `what` names the caller in the message (e.g. "DequantizeRow").
+void CheckRowLength(TensorType type, int64_t n, const char* what);
+
 }  // namespace tandem

@@ -1,0 +1,243 @@
+// MatMul throughput per weight type on Gemma 4 shapes: matvec GB/s as a fraction of the machine's
+// read bandwidth (measured here), batch scaling time(T=k)/time(T=1), and prefill GFLOP/s.
+//
+// Weights are laid out in enough copies to exceed the last-level cache several times and the
+// copies are used in turn, so every call streams its weights from DRAM as decoding does.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kernels/isa.h"
+#include "kernels/matmul.h"
+#include "membw.h"
+#include "tensor/float16.h"
+#include "tensor/quantize.h"
+
+namespace tandem::bench {
+namespace {
+
+using kernels::WeightMatrix;
+
+constexpr size_t kStreamBytes = size_t{256} << 20;  // weight bytes cycled through per benchmark
+
+const TensorType kTypes[] = {
+    TensorType::kF32,  TensorType::kF16,    TensorType::kBF16,   TensorType::kQ8_0,
+    TensorType::kQ4_0, TensorType::kQ4_1,   TensorType::kQ5_0,   TensorType::kQ5_1,
+    TensorType::kQ4_K, TensorType::kQ5_K,   TensorType::kQ6_K,   TensorType::kQ2_K,
+    TensorType::kQ3_K, TensorType::kIQ4_NL, TensorType::kIQ4_XS, TensorType::kMXFP4};
+
+struct Shape {
+  int64_t rows, cols;  // out, in
+  const char* name;
+};
+const Shape kMatvecShapes[] = {{1536, 6144, "1536x6144"},
+                               {6144, 1536, "6144x1536"},
+                               {2560, 10240, "2560x10240"},
+                               {262144, 1536, "262144x1536_head"}};
+const Shape kScalingShape = {2560, 10240, "2560x10240"};
+const Shape kPrefillShape = {1536, 6144, "1536x6144"};
+
+double g_membw = 0;  // bytes/s, all threads
+
+// Offsets of fp16 scale fields in blocks of the types without a quantizer in tensor/.
+std::vector<size_t> Fp16Fields(TensorType t) {
+  switch (t) {
+    case TensorType::kIQ4_NL:
+    case TensorType::kIQ4_XS:
+      return {0};
+    case TensorType::kQ2_K:
+      return {80, 82};
+    case TensorType::kQ3_K:
+      return {108};
+    default:
+      return {};
+  }
+}
+
+// 64 distinct random rows of `type`, repeated to fill rows x cols.
+std::vector<uint8_t> MakeMatrix(TensorType type, int64_t rows, int64_t cols) {
+  const auto& traits = GetTensorTypeTraits(type);
+  const size_t row_bytes = RowBytes(traits, cols);
+  const int64_t distinct = std::min<int64_t>(64, rows);
+  std::vector<uint8_t> seed(distinct * row_bytes);
+  std::mt19937 rng(42);
+  if (CanQuantize(type)) {
+    std::normal_distribution<float> normal(0.0f, 0.02f);
+    std::vector<float> row(cols);
+    for (int64_t r = 0; r < distinct; ++r) {
+      for (auto& v : row) v = normal(rng);
+      QuantizeRow(type, row.data(), seed.data() + r * row_bytes, cols);
+    }
+  } else {
+    for (auto& b : seed) b = static_cast<uint8_t>(rng());
+    for (size_t b = 0; b < seed.size() / traits.block_bytes; ++b) {
+      uint8_t* block = seed.data() + b * traits.block_bytes;
+      for (size_t off : Fp16Fields(type)) {
+        const uint16_t h = Fp32ToFp16(0.001f + 0.001f * static_cast<float>(rng() % 16));
+        std::memcpy(block + off, &h, sizeof h);
+      }
+      if (type == TensorType::kMXFP4) block[0] = static_cast<uint8_t>(118 + rng() % 8);
+    }
+  }
+  std::vector<uint8_t> out(rows * row_bytes);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::memcpy(out.data() + r * row_bytes, seed.data() + (r % distinct) * row_bytes, row_bytes);
+  }
+  return out;
+}
+
+// The copies of one matrix a benchmark cycles through (kept until another is needed).
+struct WeightSet {
+  TensorType type;
+  Shape shape;
+  std::vector<std::vector<uint8_t>> copies;
+  WeightMatrix Get(size_t i) const {
+    return kernels::DenseWeightMatrix(type, copies[i % copies.size()].data(), shape.rows,
+                                      shape.cols);
+  }
+  size_t matrix_bytes() const { return copies[0].size(); }
+};
+
+const WeightSet& Weights(TensorType type, const Shape& shape) {
+  static std::unique_ptr<WeightSet> cached;
+  if (!cached || cached->type != type || cached->shape.rows != shape.rows ||
+      cached->shape.cols != shape.cols) {
+    cached.reset();
+    auto set = std::make_unique<WeightSet>();
+    set->type = type;
+    set->shape = shape;
+    set->copies.push_back(MakeMatrix(type, shape.rows, shape.cols));
+    const size_t n = std::max<size_t>(1, kStreamBytes / set->copies[0].size());
+    for (size_t i = 1; i < n; ++i) set->copies.push_back(set->copies[0]);
+    cached = std::move(set);
+  }
+  return *cached;
+}
+
+std::vector<float> Activations(int64_t n) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(n);
+  for (auto& v : x) v = normal(rng);
+  return x;
+}
+
+// Seconds per call of MatMul with T activation rows, cycling through the weight copies.
+double TimePerCall(const WeightSet& w, const std::vector<float>& x, int64_t T,
+                   std::vector<float>& y, ThreadPool& pool, int calls) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) kernels::MatMul(w.Get(i), x.data(), T, y.data(), pool);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / calls;
+}
+
+void BM_Matvec(benchmark::State& state, TensorType type, Shape shape) {
+  ThreadPool& pool = GlobalThreadPool();
+  const WeightSet& w = Weights(type, shape);
+  const auto x = Activations(shape.cols);
+  std::vector<float> y(shape.rows);
+  size_t i = 0;
+  for (auto _ : state) {
+    kernels::MatMul(w.Get(i++), x.data(), 1, y.data(), pool);
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double bytes = static_cast<double>(w.matrix_bytes());
+  state.counters["GBps"] =
+      benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["of_membw"] =
+      benchmark::Counter(bytes / g_membw, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_BatchScaling(benchmark::State& state, TensorType type, Shape shape) {
+  ThreadPool& pool = GlobalThreadPool();
+  const int64_t T = state.range(0);
+  const WeightSet& w = Weights(type, shape);
+  const auto x = Activations(T * shape.cols);
+  std::vector<float> y(T * shape.rows);
+  const int calls = static_cast<int>(std::max<size_t>(w.copies.size(), 8));
+  TimePerCall(w, x, 1, y, pool, calls);  // warm up
+  const double t1 = TimePerCall(w, x, 1, y, pool, calls);
+  size_t i = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    kernels::MatMul(w.Get(i++), x.data(), T, y.data(), pool);
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double tk =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+      static_cast<double>(state.iterations());
+  state.counters["vs_T1"] = tk / t1;
+}
+
+void BM_Prefill(benchmark::State& state, TensorType type, Shape shape) {
+  ThreadPool& pool = GlobalThreadPool();
+  const int64_t T = 512;
+  const WeightSet& w = Weights(type, shape);
+  const auto x = Activations(T * shape.cols);
+  std::vector<float> y(T * shape.rows);
+  size_t i = 0;
+  for (auto _ : state) {
+    kernels::MatMul(w.Get(i++), x.data(), T, y.data(), pool);
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double flops = 2.0 * T * static_cast<double>(shape.rows) * static_cast<double>(shape.cols);
+  state.counters["GFLOPs"] =
+      benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void RegisterAll() {
+  for (TensorType type : kTypes) {
+    const std::string name(TensorTypeName(type));
+    for (const Shape& shape : kMatvecShapes) {
+      benchmark::RegisterBenchmark(("matvec/" + name + "/" + shape.name).c_str(), BM_Matvec, type,
+                                   shape)
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
+    }
+  }
+  for (TensorType type : kTypes) {
+    benchmark::RegisterBenchmark(
+        ("batch/" + std::string(TensorTypeName(type)) + "/" + kScalingShape.name).c_str(),
+        BM_BatchScaling, type, kScalingShape)
+        ->ArgName("T")
+        ->Arg(2)
+        ->Arg(4)
+        ->Arg(8)
+        ->Arg(16)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
+  for (TensorType type : kTypes) {
+    benchmark::RegisterBenchmark(
+        ("prefill512/" + std::string(TensorTypeName(type)) + "/" + kPrefillShape.name).c_str(),
+        BM_Prefill, type, kPrefillShape)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
+}  // namespace
+}  // namespace tandem::bench
+
+int main(int argc, char** argv) {
+  using namespace tandem;
+  benchmark::Initialize(&argc, argv);
+  ThreadPool& pool = GlobalThreadPool();
+  bench::g_membw = bench::MeasureReadBandwidth(pool);
+  std::printf("isa %s, %d threads, read bandwidth %.1f GB/s\n",
+              std::string(kernels::IsaName(kernels::ActiveIsa())).c_str(), pool.size(),
+              bench::g_membw / 1e9);
+  benchmark::AddCustomContext("membw_GBps", std::to_string(bench::g_membw / 1e9));
+  benchmark::AddCustomContext("isa", std::string(kernels::IsaName(kernels::ActiveIsa())));
+  bench::RegisterAll();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

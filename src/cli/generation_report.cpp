@@ -1,0 +1,86 @@
+#include "cli/generation_report.h"
+
+#include <cstdio>
+
+namespace tandem::cli {
+namespace {
+
+double PerSecond(double n, double ms) {
+  return ms > 0 ? n * 1000.0 / ms : 0.0;
+}
+
+std::string Mib(size_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / 1048576.0);
+  return buf;
+}
+
+}  // namespace
+
+nlohmann::json GenerationJson(const std::string& text, const GenerateResult& r,
+                              const LoadedModels& m, size_t kv_bytes) {
+  const int prompt_evaluated = r.prompt_tokens - r.cached_prompt_tokens;
+  nlohmann::json j;
+  j["text"] = text;
+  j["tokens"] = r.tokens;
+  j["stop_reason"] = r.stop_reason;
+  j["timings"] = {
+      {"load_ms", m.load_ms},
+      {"prompt_n", r.prompt_tokens},
+      {"prompt_cached", r.cached_prompt_tokens},
+      {"prompt_ms", r.prompt_ms},
+      {"prompt_per_second", PerSecond(prompt_evaluated, r.prompt_ms)},
+      {"predicted_n", r.tokens.size()},
+      {"predicted_ms", r.generate_ms},
+      {"predicted_per_second", PerSecond(static_cast<double>(r.tokens.size()), r.generate_ms)},
+  };
+  j["memory"] = {
+      {"weights_mapped_bytes", m.mapped_bytes},
+      {"kv_bytes", kv_bytes},
+      {"resident_bytes", ResidentBytes()},
+  };
+  nlohmann::json spec = r.spec.ToJson();
+  spec["type"] = SpecTypeName(m.spec.type);
+  spec["enabled"] = m.spec.type != SpecType::kNone;
+  j["speculative"] = spec;
+  return j;
+}
+
+std::string GenerationSummary(const GenerateResult& r, const LoadedModels& m, size_t kv_bytes) {
+  char buf[1024];
+  std::string s;
+  const int evaluated = r.prompt_tokens - r.cached_prompt_tokens;
+  std::snprintf(buf, sizeof buf,
+                "load: %.0f ms\nprompt: %d tokens (%d cached) in %.1f ms, %.1f tok/s\n"
+                "generated: %zu tokens in %.1f ms, %.2f tok/s (stop: %s)\n",
+                m.load_ms, r.prompt_tokens, r.cached_prompt_tokens, r.prompt_ms,
+                PerSecond(evaluated, r.prompt_ms), r.tokens.size(), r.generate_ms,
+                PerSecond(static_cast<double>(r.tokens.size()), r.generate_ms),
+                r.stop_reason.c_str());
+  s += buf;
+  s += "memory: weights mapped " + Mib(m.mapped_bytes) + ", KV " + Mib(kv_bytes) + ", resident " +
+       Mib(ResidentBytes()) + "\n";
+  if (m.spec.type != SpecType::kNone) {
+    const SpecStats& st = r.spec;
+    std::snprintf(buf, sizeof buf,
+                  "speculative (%s): %lld rounds + %lld plain steps, drafted %lld, accepted %lld "
+                  "(%.1f%%), mean accepted length %.2f, %.2f tokens per target forward\n"
+                  "  time: draft %.1f ms, verify %.1f ms, other %.1f ms; repetition share %.1f%%\n"
+                  "  acceptance by draft position:",
+                  SpecTypeName(m.spec.type), static_cast<long long>(st.rounds),
+                  static_cast<long long>(st.plain_steps), static_cast<long long>(st.drafted),
+                  static_cast<long long>(st.accepted), 100.0 * st.AcceptanceRate(),
+                  st.MeanAcceptedLength(), st.TokensPerTargetForward(), st.draft_ms, st.verify_ms,
+                  st.other_ms,
+                  st.accepted ? 100.0 * st.repetition_accepted / double(st.accepted) : 0.0);
+    s += buf;
+    for (double a : st.AcceptanceByPosition()) {
+      std::snprintf(buf, sizeof buf, " %.2f", a);
+      s += buf;
+    }
+    s += "\n";
+  }
+  return s;
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,63 @@
+// `tandem mkmodel`: writes a random-weight Gemma 4 GGUF for a named config (fixtures, benchmarks).
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "model/gemma4_presets.h"
+#include "model/random_model.h"
+
+namespace tandem::cli {
+
+void AddMkmodelCommand(CLI::App& app, CommandRunner& runner) {
+  auto* sub =
+      app.add_subcommand("mkmodel", "Write a random-weight Gemma 4 GGUF for a named config");
+  struct Args {
+    std::string config = "tiny-e2b";
+    std::string output;
+    std::string type = "f32";
+    uint64_t seed = 1234;
+    bool assistant = false;
+    std::string centroids = "auto";
+  };
+  auto args = std::make_shared<Args>();
+  std::string names;
+  for (const auto& n : Gemma4PresetNames()) names += (names.empty() ? "" : ", ") + n;
+  sub->add_option("--config", args->config, "Model config: " + names)->capture_default_str();
+  sub->add_option("-o,--output", args->output, "Output GGUF path")->required();
+  sub->add_option("--type", args->type, "Weight type (f32, f16, bf16, q8_0, q4_0, q4_K, ...)")
+      ->capture_default_str();
+  sub->add_option("--seed", args->seed, "Random seed")->capture_default_str();
+  sub->add_flag("--assistant", args->assistant,
+                "Write the MTP assistant (gemma4-assistant) for the config instead of the target");
+  sub->add_option("--centroids", args->centroids,
+                  "Assistant centroid head: on, off, auto (on for e2b/e4b shapes)")
+      ->check(CLI::IsMember({"on", "off", "auto"}))
+      ->capture_default_str();
+  sub->callback([&runner, args] {
+    runner = [args] {
+      auto type = ParseTensorTypeName(args->type);
+      if (!type) Fail(ErrorKind::kInvalidArgument, "unknown weight type '" + args->type + "'");
+      RandomModelOptions options;
+      options.seed = args->seed;
+      options.weight_type = *type;
+      options.name = "tandem random " + args->config + (args->assistant ? " assistant" : "");
+      if (args->assistant) {
+        const bool e_series = args->config.find("e2b") != std::string::npos ||
+                              args->config.find("e4b") != std::string::npos;
+        const bool centroids = args->centroids == "on" || (args->centroids == "auto" && e_series);
+        WriteRandomGemma4Assistant(Gemma4AssistantPreset(args->config, centroids), options,
+                                   args->output);
+      } else {
+        WriteRandomGemma4(Gemma4Preset(args->config), options, args->output);
+      }
+      std::printf("wrote %s (%s, %s weights, seed %llu)\n", args->output.c_str(),
+                  args->config.c_str(), args->type.c_str(),
+                  static_cast<unsigned long long>(args->seed));
+      return 0;
+    };
+  });
+}
+
+}  // namespace tandem::cli

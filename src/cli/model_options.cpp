@@ -1,0 +1,156 @@
+#include "cli/model_options.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "gguf/gguf_reader.h"
+#include "tokenizer/vocab_gguf.h"
+
+namespace tandem::cli {
+
+void AddModelFlags(CLI::App& app, ModelOptions& o) {
+  app.add_option("-m,--model", o.model, "Target model (gemma4 GGUF)")->required();
+  app.add_option("--model-draft", o.model_draft,
+                 "Drafter: a gemma4-assistant GGUF (MTP) or a small gemma4 GGUF");
+  app.add_option("--spec-type", o.spec_type, "Speculation: auto, mtp, draft, none")
+      ->check(CLI::IsMember({"auto", "mtp", "draft", "none"}))
+      ->capture_default_str();
+  app.add_option("--draft-head", o.draft_head,
+                 "Assistant LM head: auto (centroid when present), centroid, dense")
+      ->check(CLI::IsMember({"auto", "centroid", "dense"}))
+      ->capture_default_str();
+  app.add_option("--draft-max,--draft,--spec-draft-n-max", o.draft_max,
+                 "Most tokens drafted per round")
+      ->capture_default_str();
+  app.add_option("--draft-min,--spec-draft-n-min", o.draft_min,
+                 "Rounds drafting fewer tokens are dropped")
+      ->capture_default_str();
+  app.add_option("--draft-p-min,--spec-draft-p-min", o.draft_p_min,
+                 "Stop drafting below this top-10 probability")
+      ->capture_default_str();
+  app.add_flag("--no-adaptive", o.no_adaptive,
+               "Always draft --draft-max tokens instead of choosing per round");
+  app.add_option("-c,--ctx-size", o.ctx_size, "Context size in tokens")->capture_default_str();
+  app.add_option("-b,--batch-size", o.batch_size, "Most rows per forward pass")
+      ->capture_default_str();
+  app.add_option("-t,--threads", o.threads, "Threads (0: physical cores)")->capture_default_str();
+  app.add_option("--cache-type-k,--kv-type", o.cache_type_k,
+                 "KV cache type: f16, bf16, f32, q8_0, q4_0")
+      ->capture_default_str();
+  app.add_option("--cache-type-v", o.cache_type_v, "Must equal -ctk (one KV type)");
+}
+
+void AddSamplingFlags(CLI::App& app, SamplingParams& p) {
+  app.add_option("--temp,--temperature", p.temperature, "Temperature (<= 0: greedy)")
+      ->capture_default_str();
+  app.add_option("--top-k", p.top_k, "Top-k (0: off)")->capture_default_str();
+  app.add_option("--top-p", p.top_p, "Top-p (1: off)")->capture_default_str();
+  app.add_option("--min-p", p.min_p, "Min-p (0: off)")->capture_default_str();
+  app.add_option("--repeat-penalty", p.repeat_penalty, "Repetition penalty (1: off)")
+      ->capture_default_str();
+  app.add_option("--repeat-last-n", p.repeat_last_n, "Penalty window (0: off, -1: all)")
+      ->capture_default_str();
+  app.add_option("--presence-penalty", p.presence_penalty, "Presence penalty")
+      ->capture_default_str();
+  app.add_option("--frequency-penalty", p.frequency_penalty, "Frequency penalty")
+      ->capture_default_str();
+  app.add_option("-s,--seed", p.seed, "Seed (default: random)");
+}
+
+namespace {
+
+bool Given(const CLI::App& app, const char* name) {
+  const CLI::Option* opt = app.get_option_no_throw(name);
+  return opt != nullptr && opt->count() > 0;
+}
+
+}  // namespace
+
+LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
+  LoadedModels m;
+  auto t0 = std::chrono::steady_clock::now();
+  auto kv_type = ParseTensorTypeName(o.cache_type_k);
+  if (!kv_type || !kernels::IsKvCacheType(*kv_type)) {
+    Fail(ErrorKind::kInvalidArgument,
+         "-ctk " + o.cache_type_k + ": the KV cache type must be f16, bf16, f32, q8_0 or q4_0");
+  }
+  if (!o.cache_type_v.empty() && o.cache_type_v != o.cache_type_k) {
+    Fail(ErrorKind::kInvalidArgument,
+         "-ctv " + o.cache_type_v + " differs from -ctk " + o.cache_type_k +
+             ": tandem stores K and V in one type (the MTP assistant reads both)");
+  }
+  if (o.ctx_size <= 0 || o.batch_size <= 0) {
+    Fail(ErrorKind::kInvalidArgument, "--ctx-size and --batch-size must be > 0");
+  }
+  m.kv = {.type = *kv_type,
+          .n_ctx = o.ctx_size,
+          .n_seq = 1,
+          .max_batch = std::min(o.batch_size, o.ctx_size)};
+  m.pool = std::make_unique<ThreadPool>(o.threads);
+  m.target = Gemma4Model::Load(o.model);
+  m.mapped_bytes = m.target->file().file_size();
+  m.tokenizer = std::make_unique<Tokenizer>(LoadVocabFromGguf(m.target->file()));
+
+  m.spec.draft_max = o.draft_max;
+  m.spec.draft_min = o.draft_min;
+  m.spec.draft_p_min = o.draft_p_min;
+  m.spec.adaptive = !o.no_adaptive;
+  const bool draft_flags = Given(app, "--draft-max") || Given(app, "--draft-min") ||
+                           Given(app, "--draft-p-min") || Given(app, "--no-adaptive") ||
+                           Given(app, "--draft-head");
+  if (o.model_draft.empty()) {
+    if (o.spec_type == "mtp" || o.spec_type == "draft") {
+      Fail(ErrorKind::kInvalidArgument, "--spec-type " + o.spec_type + " needs -md/--model-draft");
+    }
+    if (draft_flags) LogWarn("draft flags have no effect: no drafter loaded (-md)");
+    m.spec.type = SpecType::kNone;
+  } else {
+    auto probe = GgufFile::Open(o.model_draft);
+    const std::string arch(probe->GetString("general.architecture"));
+    probe.reset();
+    if (arch == "gemma4-assistant") {
+      if (o.spec_type == "draft") {
+        Fail(ErrorKind::kInvalidArgument,
+             o.model_draft + " is an MTP assistant; use --spec-type mtp (or auto)");
+      }
+      const DraftHead head = o.draft_head == "dense"      ? DraftHead::kDense
+                             : o.draft_head == "centroid" ? DraftHead::kCentroid
+                                                          : DraftHead::kAuto;
+      m.assistant = Gemma4Assistant::Load(o.model_draft, *m.target, head);
+      m.spec.type = o.spec_type == "none" ? SpecType::kNone : SpecType::kMtp;
+    } else if (arch == "gemma4") {
+      Fail(ErrorKind::kUnsupported, o.model_draft +
+                                        ": a separate gemma4 draft model (--spec-type draft) is "
+                                        "not implemented yet; use an MTP assistant");
+    } else {
+      Fail(ErrorKind::kInvalidArgument,
+           o.model_draft + ": architecture '" + arch + "' is neither gemma4-assistant nor gemma4");
+    }
+    m.mapped_bytes += GgufFile::Open(o.model_draft)->file_size();
+    if (m.spec.type == SpecType::kNone) {
+      LogWarn(
+          "an assistant is loaded but speculation is off (--spec-type none): drafting is "
+          "not used");
+      if (draft_flags) LogWarn("draft flags have no effect with --spec-type none");
+    }
+    if (m.assistant && m.assistant->has_centroids() && !m.assistant->uses_centroids()) {
+      LogWarn("the assistant's centroid head is present but not used (--draft-head dense)");
+    }
+  }
+  m.load_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return m;
+}
+
+size_t ResidentBytes() {
+  std::ifstream in("/proc/self/statm");
+  size_t pages = 0, resident = 0;
+  if (!(in >> pages >> resident)) return 0;
+  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,61 @@
+// The flags shared by run, bench and serve (names follow llama.cpp's), declared once, and the
+// loading of the target, its drafter and its tokenizer from them.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kv/kv_cache.h"
+#include "model/gemma4_assistant.h"
+#include "model/gemma4_model.h"
+#include "sampling/sampling_params.h"
+#include "spec/spec_options.h"
+#include "tokenizer/tokenizer.h"
+
+namespace tandem::cli {
+
+struct ModelOptions {
+  std::string model;
+  std::string model_draft;
+  std::string spec_type = "auto";  // auto: mtp when -md is an assistant, none without -md
+  std::string draft_head = "auto";
+  int draft_max = 16;
+  int draft_min = 0;
+  float draft_p_min = 0.0f;
+  bool no_adaptive = false;
+  int ctx_size = 4096;
+  int batch_size = 512;
+  int threads = 0;
+  std::string cache_type_k = "f16";
+  std::string cache_type_v;  // empty: same as -ctk
+};
+
+// Adds -m, -md, --spec-type, --draft-*, -c, -b, -t, -ctk/-ctv to `app`.
+void AddModelFlags(CLI::App& app, ModelOptions& options);
+// Adds --temp, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n,
+// --presence-penalty, --frequency-penalty, -s/--seed.
+void AddSamplingFlags(CLI::App& app, SamplingParams& params);
+
+struct LoadedModels {
+  std::unique_ptr<Gemma4Model> target;
+  std::unique_ptr<Gemma4Assistant> assistant;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::unique_ptr<ThreadPool> pool;
+  SpecOptions spec;
+  KvCacheOptions kv;
+  double load_ms = 0;
+  size_t mapped_bytes = 0;  // weights mapped (target + drafter files)
+};
+
+// Loads what `options` names and resolves the speculation settings. Warns (loudly) when a flag
+// cannot have an effect: draft flags without a drafter, a drafter with speculation off.
+LoadedModels LoadModels(const ModelOptions& options, const CLI::App& app);
+
+// Resident set size of this process in bytes (0 if unknown).
+size_t ResidentBytes();
+
+}  // namespace tandem::cli

@@ -1,0 +1,183 @@
+// `tandem run`: generate from a raw prompt (or chat interactively) with any gemma4 GGUF, streaming
+// tokens and reporting speed, memory and speculative statistics.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <sstream>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "cli/commands.h"
+#include "cli/generation_report.h"
+#include "cli/model_options.h"
+#include "engine/generator.h"
+#include "tokenizer/chat_format.h"
+#include "tokenizer/chat_parser.h"
+#include "tokenizer/stop_strings.h"
+#include "tokenizer/streaming_decoder.h"
+
+namespace tandem::cli {
+namespace {
+
+struct RunArgs {
+  ModelOptions model;
+  SamplingParams sampling;
+  std::string prompt;
+  std::string file;
+  int n_predict = 256;
+  std::vector<std::string> stop;
+  bool json = false;
+  bool chat = false;
+  bool thinking = false;
+  bool no_special = false;
+  bool verbose_prompt = false;
+};
+
+std::string ReadAll(std::istream& in) {
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+GenerateParams MakeParams(const RunArgs& a, const LoadedModels& m) {
+  GenerateParams p;
+  p.n_predict = a.n_predict;
+  p.sampling = a.sampling;
+  p.spec = m.spec;
+  p.eog_tokens = m.tokenizer->eog_ids();
+  return p;
+}
+
+int RunPrompt(const RunArgs& a, const CLI::App& app) {
+  std::string prompt = a.prompt;
+  if (!a.file.empty()) {
+    std::ifstream in(a.file, std::ios::binary);
+    if (!in) Fail(ErrorKind::kIo, a.file + ": cannot open prompt file");
+    prompt = ReadAll(in);
+  } else if (prompt.empty() && !isatty(STDIN_FILENO)) {
+    prompt = ReadAll(std::cin);
+  }
+  if (prompt.empty())
+    Fail(ErrorKind::kInvalidArgument, "no prompt: pass -p TEXT, -f FILE or stdin");
+
+  LoadedModels m = LoadModels(a.model, app);
+  std::vector<int32_t> ids =
+      m.tokenizer->Encode(prompt, {.add_special = true, .parse_special = !a.no_special});
+  if (static_cast<int>(ids.size()) >= m.kv.n_ctx) {
+    Fail(ErrorKind::kInvalidArgument, "the prompt has " + std::to_string(ids.size()) +
+                                          " tokens but the context (-c) is " +
+                                          std::to_string(m.kv.n_ctx));
+  }
+  Generator gen(*m.target, m.assistant.get(), *m.pool, m.kv);
+  StreamingDecoder decoder(*m.tokenizer);
+  StopStringFilter stops(a.stop);
+  std::string text;
+  auto show = [&](const std::string& piece) {
+    text += piece;
+    if (!a.json && !piece.empty()) {
+      std::fwrite(piece.data(), 1, piece.size(), stdout);
+      std::fflush(stdout);
+    }
+  };
+  GenerateResult r = gen.Generate(ids, MakeParams(a, m), [&](int32_t token) {
+    if (m.tokenizer->IsEog(token)) return true;
+    show(stops.Feed(decoder.Push(token)));
+    return !stops.stopped();
+  });
+  if (!stops.stopped()) show(stops.Feed(decoder.Flush()) + stops.Flush());
+  if (stops.stopped()) r.stop_reason = "stop";
+  const size_t kv_bytes = gen.cache().bytes();
+  if (a.json) {
+    std::printf("%s\n", GenerationJson(text, r, m, kv_bytes).dump().c_str());
+  } else {
+    std::printf("\n");
+    std::fprintf(stderr, "\n%s", GenerationSummary(r, m, kv_bytes).c_str());
+  }
+  return 0;
+}
+
+int RunChat(const RunArgs& a, const CLI::App& app) {
+  LoadedModels m = LoadModels(a.model, app);
+  Generator gen(*m.target, m.assistant.get(), *m.pool, m.kv);
+  std::vector<ChatMessage> messages;
+  bool thinking = a.thinking;
+  ChatRenderOptions render;
+  // 26B/31B (no per-layer embeddings) take an empty thought block when thinking is off.
+  render.empty_thought_when_thinking_off = m.target->config().n_embd_per_layer == 0;
+  std::fprintf(stderr, "chat: /reset clears the conversation, /think on|off, /exit quits\n");
+  std::string line;
+  while (true) {
+    std::fprintf(stderr, "> ");
+    if (!std::getline(std::cin, line) || line == "/exit") break;
+    if (line == "/reset") {
+      messages.clear();
+      std::fprintf(stderr, "(conversation cleared)\n");
+      continue;
+    }
+    if (line == "/think on" || line == "/think off") {
+      thinking = line == "/think on";
+      std::fprintf(stderr, "(thinking %s)\n", thinking ? "on" : "off");
+      continue;
+    }
+    if (line.empty()) continue;
+    ChatMessage user;
+    user.role = ChatRole::kUser;
+    user.content = line;
+    messages.push_back(user);
+    render.thinking = thinking;
+    const std::string prompt = RenderChat(messages, {}, render);
+    std::vector<int32_t> ids =
+        m.tokenizer->Encode(prompt, {.add_special = false, .parse_special = true});
+    StreamingDecoder decoder(*m.tokenizer, /*render_special=*/true);
+    ChatOutputParser parser;
+    StopStringFilter stops(a.stop);
+    ChatMessage reply;
+    reply.role = ChatRole::kAssistant;
+    auto show = [&](const ParsedDelta& d) {
+      const std::string reasoning = d.Reasoning(), content = d.Content();
+      reply.reasoning += reasoning;
+      reply.content += content;
+      if (!reasoning.empty()) std::fprintf(stderr, "\x1b[2m%s\x1b[0m", reasoning.c_str());
+      std::fwrite(content.data(), 1, content.size(), stdout);
+      std::fflush(stdout);
+      for (const auto& w : d.warnings) LogWarn(w);
+    };
+    GenerateResult r = gen.Generate(ids, MakeParams(a, m), [&](int32_t token) {
+      if (m.tokenizer->IsEog(token)) return true;
+      show(parser.Feed(stops.Feed(decoder.Push(token))));
+      return !stops.stopped();
+    });
+    show(parser.Feed(stops.Feed(decoder.Flush()) + stops.Flush()));
+    show(parser.Finish());
+    messages.push_back(reply);
+    std::printf("\n");
+    std::fprintf(stderr, "%s", GenerationSummary(r, m, gen.cache().bytes()).c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, CommandRunner& runner) {
+  auto* sub = app.add_subcommand("run", "Generate text with a gemma4 GGUF (and its MTP assistant)");
+  auto a = std::make_shared<RunArgs>();
+  AddModelFlags(*sub, a->model);
+  AddSamplingFlags(*sub, a->sampling);
+  sub->add_option("-p,--prompt", a->prompt, "Prompt text (raw, no chat template)");
+  sub->add_option("-f,--file", a->file, "Read the prompt from a file");
+  sub->add_option("-n,--n-predict", a->n_predict, "Tokens to generate (-1: until end of text)")
+      ->capture_default_str();
+  sub->add_option("--stop", a->stop, "Stop string (repeatable)");
+  sub->add_flag("--json", a->json, "Print one JSON object instead of streaming text");
+  sub->add_flag("--chat", a->chat, "Interactive chat in the Gemma 4 chat format");
+  sub->add_flag("--thinking", a->thinking, "Chat with thinking on (toggle with /think on|off)");
+  sub->add_flag("--no-special", a->no_special,
+                "Do not turn special-token text in the prompt into tokens");
+  sub->callback([&runner, a, sub] {
+    runner = [a, sub] { return a->chat ? RunChat(*a, *sub) : RunPrompt(*a, *sub); };
+  });
+}
+
+}  // namespace tandem::cli

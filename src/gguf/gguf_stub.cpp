@@ -1,1 +1,0 @@
-// Placeholder so the library is never empty; remove when real sources exist.

@@ -1,0 +1,181 @@
+// Attention entry point: argument checks, visible-key ranges, work split over (row, KV head,
+// head group), ISA dispatch.
+#include "kernels/attention.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "base/thread_pool.h"
+#include "kernels/attention_isa.h"
+#include "kernels/isa.h"
+#include "tensor/quantize.h"
+
+namespace tandem::kernels {
+namespace {
+
+using AttendHeadsFn = void (*)(const float*, int, const KvView&, int, KeyRange, float, float*);
+
+std::string RangeText(KeyRange r) {
+  std::string text = "[";  // built by appending: GCC 12 -Wrestrict misfires on "[" + string
+  text += std::to_string(r.begin);
+  text += ", ";
+  text += std::to_string(r.end);
+  text += ")";
+  return text;
+}
+
+void CheckRowType(TensorType type, int head_dim) {
+  if (!IsKvCacheType(type)) {
+    Fail(ErrorKind::kUnsupported, "attention: KV cache type " + std::string(TensorTypeName(type)) +
+                                      " is not supported (f32, f16, bf16, q8_0, q4_0)");
+  }
+  const bool blocked = type == TensorType::kQ8_0 || type == TensorType::kQ4_0;
+  const int multiple = blocked ? 32 : 16;
+  if (head_dim <= 0 || head_dim > kMaxHeadDim || head_dim % multiple != 0) {
+    Fail(ErrorKind::kInvalidArgument,
+         "attention: head_dim " + std::to_string(head_dim) + " must be a positive multiple of " +
+             std::to_string(multiple) + " for " + std::string(TensorTypeName(type)) +
+             " and at most " + std::to_string(kMaxHeadDim));
+  }
+}
+
+void CheckArgs(const AttentionArgs& a) {
+  const KvView& kv = a.kv;
+  CheckRowType(kv.type, kv.head_dim);
+  auto invalid = [](const std::string& what) {
+    Fail(ErrorKind::kInvalidArgument, "attention: " + what);
+  };
+  if (a.n_rows < 0) invalid("n_rows " + std::to_string(a.n_rows) + " is negative");
+  if (kv.n_kv_heads <= 0 || a.n_heads <= 0 || a.n_heads % kv.n_kv_heads != 0) {
+    invalid("n_heads " + std::to_string(a.n_heads) + " must be a positive multiple of n_kv_heads " +
+            std::to_string(kv.n_kv_heads));
+  }
+  if (a.n_rows == 0) return;
+  if (a.q == nullptr || a.out == nullptr || kv.k == nullptr || kv.v == nullptr) {
+    invalid("q, out, kv.k and kv.v must be non-null");
+  }
+  if (a.key_ranges == nullptr && a.positions == nullptr) invalid("need positions or key_ranges");
+  if (a.window < 0) invalid("window " + std::to_string(a.window) + " is negative");
+  const size_t row_floats = static_cast<size_t>(a.n_heads) * kv.head_dim;
+  if (a.q_row_stride < row_floats || a.out_row_stride < row_floats) {
+    invalid("q_row_stride " + std::to_string(a.q_row_stride) + " / out_row_stride " +
+            std::to_string(a.out_row_stride) +
+            " smaller than n_heads * head_dim = " + std::to_string(row_floats));
+  }
+  const size_t row_bytes = KvRowBytes(kv.type, kv.head_dim);
+  const bool slot_major = kv.head_stride_bytes >= row_bytes &&
+                          kv.slot_stride_bytes >= kv.head_stride_bytes * kv.n_kv_heads;
+  const bool head_major = kv.slot_stride_bytes >= row_bytes &&
+                          kv.head_stride_bytes >= kv.slot_stride_bytes * kv.n_slots;
+  if (kv.n_slots <= 0 || !(slot_major || head_major)) {
+    invalid("KV view strides (slot " + std::to_string(kv.slot_stride_bytes) + " B, head " +
+            std::to_string(kv.head_stride_bytes) + " B) do not fit " + std::to_string(kv.n_slots) +
+            " slots x " + std::to_string(kv.n_kv_heads) + " heads of " + std::to_string(row_bytes) +
+            " B rows");
+  }
+  if (kv.stored.begin < 0 || kv.stored.end < kv.stored.begin ||
+      kv.stored.end - kv.stored.begin > kv.n_slots) {
+    invalid("KV view holds positions " + RangeText(kv.stored) + ", which a ring of " +
+            std::to_string(kv.n_slots) + " slots cannot hold");
+  }
+}
+
+// The keys row r sees, checked against what the cache holds.
+KeyRange RowKeys(const AttentionArgs& a, int r) {
+  KeyRange keys;
+  if (a.key_ranges != nullptr) {
+    keys = a.key_ranges[r];
+  } else {
+    if (a.positions[r] < 0) {
+      Fail(ErrorKind::kInvalidArgument, "attention: row " + std::to_string(r) + " has position " +
+                                            std::to_string(a.positions[r]));
+    }
+    keys = VisibleKeys(a.positions[r], a.window);
+  }
+  if (keys.end <= keys.begin) return KeyRange{0, 0};
+  if (keys.begin < a.kv.stored.begin || keys.end > a.kv.stored.end) {
+    Fail(ErrorKind::kInvalidArgument, "attention: row " + std::to_string(r) +
+                                          " needs key positions " + RangeText(keys) +
+                                          " but the cache holds " + RangeText(a.kv.stored));
+  }
+  return keys;
+}
+
+AttendHeadsFn SelectAttendHeads() {
+  switch (ActiveIsa()) {
+    case Isa::kAvx512:
+      return avx512::AttendHeads;
+    case Isa::kAvx2:
+      return avx2::AttendHeads;
+    case Isa::kScalar:
+      break;
+  }
+  return ref::AttendHeads;
+}
+
+// Query heads per task: the heads sharing a KV head go together (they share the K/V loads), at
+// most kAttendMaxHeads, and fewer when that leaves threads idle. Any grouping gives the same
+// bits: each head is computed on its own.
+int HeadsPerTask(int group, size_t n_groups, int n_threads) {
+  int n_split = (group + kAttendMaxHeads - 1) / kAttendMaxHeads;
+  while (n_split < group && n_groups * n_split < static_cast<size_t>(n_threads)) ++n_split;
+  return (group + n_split - 1) / n_split;
+}
+
+}  // namespace
+
+KeyRange VisibleKeys(int32_t pos, int32_t window) {
+  const int32_t begin = window > 0 ? std::max<int32_t>(0, pos - window + 1) : 0;
+  return KeyRange{begin, pos + 1};
+}
+
+size_t KvRowBytes(TensorType type, int head_dim) {
+  return RowBytes(GetTensorTypeTraits(type), static_cast<uint64_t>(head_dim));
+}
+
+void StoreKvRow(TensorType type, const float* x, int head_dim, void* dst) {
+  CheckRowType(type, head_dim);
+  QuantizeRow(type, x, dst, head_dim);
+}
+
+void Attention(const AttentionArgs& args, ThreadPool* pool) {
+  CheckArgs(args);
+  if (args.n_rows == 0) return;
+  std::vector<KeyRange> keys(args.n_rows);
+  for (int r = 0; r < args.n_rows; ++r) keys[r] = RowKeys(args, r);
+
+  const AttendHeadsFn attend = SelectAttendHeads();
+  const int head_dim = args.kv.head_dim;
+  const int n_kv_heads = args.kv.n_kv_heads;
+  const int group = args.n_heads / n_kv_heads;
+  const size_t n_groups = static_cast<size_t>(args.n_rows) * n_kv_heads;
+  const int per_task = HeadsPerTask(group, n_groups, pool == nullptr ? 1 : pool->size());
+  const int tasks_per_group = (group + per_task - 1) / per_task;
+  // Task t: row r, kv head k, query heads [k·group + s·per_task, + per_task) within the group.
+  auto task = [&](size_t t) {
+    const int s = static_cast<int>(t % tasks_per_group);
+    const size_t g = t / tasks_per_group;
+    const int r = static_cast<int>(g / n_kv_heads);
+    const int kv_head = static_cast<int>(g % n_kv_heads);
+    const int first = s * per_task;
+    const int n_heads = std::min(per_task, group - first);
+    const size_t offset = static_cast<size_t>(kv_head * group + first) * head_dim;
+    float* out = args.out + r * args.out_row_stride + offset;
+    if (keys[r].end == keys[r].begin) {
+      std::fill(out, out + static_cast<size_t>(n_heads) * head_dim, 0.0f);
+      return;
+    }
+    attend(args.q + r * args.q_row_stride + offset, n_heads, args.kv, kv_head, keys[r], args.scale,
+           out);
+  };
+  const size_t n_tasks = n_groups * tasks_per_group;
+  if (pool == nullptr) {
+    for (size_t t = 0; t < n_tasks; ++t) task(t);
+  } else {
+    pool->ParallelFor(n_tasks, task);
+  }
+}
+
+}  // namespace tandem::kernels

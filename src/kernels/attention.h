@@ -1,0 +1,64 @@
+// Softmax attention of query rows against a layer's KV cache (kernels/kv_types.h): GQA, causal
+// and sliding-window visibility, a ring-buffer cache, K/V in f32, f16, bf16, q8_0 or q4_0.
+//
+// Numerics: each (query row, head) is computed by one thread with a streaming ("online")
+// softmax (heads sharing a KV head are processed together to share the K/V loads, without
+// changing any head's arithmetic): keys are visited in ascending position in fixed blocks of
+// kAttentionKeyBlock counted from the first visible key, so no T x context buffer exists and a
+// row's output depends only on its query, its visible keys and the active ISA -- never on the batch
+// size, the row's place in the batch or the thread count.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/kv_types.h"
+#include "tensor/type_traits.h"
+
+namespace tandem {
+class ThreadPool;
+}
+
+namespace tandem::kernels {
+
+// Keys per softmax block (the same for every ISA).
+inline constexpr int kAttentionKeyBlock = 32;
+
+// Keys visible to a query at `pos`: causal (key <= pos) and, when window > 0, inside the sliding
+// window (pos - key < window, the window includes the query itself). window 0 = plain causal.
+KeyRange VisibleKeys(int32_t pos, int32_t window);
+
+struct AttentionArgs {
+  int n_rows = 0;            // query rows (tokens of one sequence)
+  int n_heads = 0;           // query heads; a multiple of kv.n_kv_heads (query head h reads kv head
+                             // h / (n_heads / n_kv_heads))
+  const float* q = nullptr;  // [n_rows][n_heads][kv.head_dim], normed and RoPE'd; row r at
+  size_t q_row_stride = 0;   // q + r * q_row_stride (floats, >= n_heads * head_dim)
+  float* out = nullptr;      // [n_rows][n_heads][kv.head_dim] softmax(q·kᵀ·scale)·v; row r at
+  size_t out_row_stride = 0;           // out + r * out_row_stride (floats); must not overlap q
+  const int32_t* positions = nullptr;  // [n_rows] absolute position of each query row
+  int32_t window = 0;                  // sliding window (VisibleKeys); 0 = full causal
+  // Optional [n_rows]: each row's visible keys, overriding positions/window (e.g. an MTP
+  // assistant that sees all committed positions). An empty range gives a zero output row.
+  const KeyRange* key_ranges = nullptr;
+  KvView kv;
+  float scale = 1.0f;  // applied to q·k (Gemma 4: 1.0)
+};
+
+// Computes args.out. Work is split over (row, KV head, group of query heads) on `pool` (nullptr:
+// the calling thread); a single row still spreads its heads over the threads.
+// Throws Error(kInvalidArgument) for inconsistent arguments, among them a visible key that the
+// cache does not hold (outside kv.stored, or more positions than the ring has slots), and
+// Error(kUnsupported) for a cache type that is not a KV cache type. Requirements: head_dim a
+// positive multiple of 16 (32 for q8_0 / q4_0) and at most kMaxHeadDim.
+void Attention(const AttentionArgs& args, ThreadPool* pool = nullptr);
+
+// Bytes of one cached row of head_dim values of `type`.
+size_t KvRowBytes(TensorType type, int head_dim);
+
+// Encodes x[head_dim] as one cache row of `type` into dst (KvRowBytes bytes): f32/f16/bf16 by
+// exact or round-to-nearest-even conversion, q8_0/q4_0 with ggml's reference quantizers.
+// Throws like Attention for a bad type or head_dim.
+void StoreKvRow(TensorType type, const float* x, int head_dim, void* dst);
+
+}  // namespace tandem::kernels

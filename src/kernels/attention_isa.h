@@ -1,0 +1,34 @@
+// Per-ISA inner loop of attention (ref/, avx2/, avx512/ each define it). Internal: callers use
+// attention.h, which validates arguments, splits work and dispatches on ActiveIsa().
+#pragma once
+
+#include "kernels/kv_types.h"
+
+namespace tandem::kernels {
+// Most query heads one AttendHeads call takes.
+inline constexpr int kAttendMaxHeads = 8;
+}  // namespace tandem::kernels
+
+// For each query head g in [0, n_heads) (1 <= n_heads <= kAttendMaxHeads), all reading kv head
+// kv_head: out[g·head_dim, +head_dim) = softmax over `keys` of (q_g · K[key] · scale) times V,
+// where q_g = q + g·head_dim. Streaming softmax over blocks of kAttentionKeyBlock keys counted
+// from keys.begin, ascending. Heads share the K/V loads, but each head's arithmetic is the same
+// whatever n_heads is, so callers may group heads freely.
+// Preconditions (checked by Attention): the keys are stored in kv, keys non-empty, head_dim valid.
+#define TANDEM_KERNELS_DECLARE_ATTENTION()                                                    \
+  void AttendHeads(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange keys, \
+                   float scale, float* out);
+
+namespace tandem::kernels::ref {
+TANDEM_KERNELS_DECLARE_ATTENTION()
+}  // namespace tandem::kernels::ref
+
+namespace tandem::kernels::avx2 {
+TANDEM_KERNELS_DECLARE_ATTENTION()
+}  // namespace tandem::kernels::avx2
+
+namespace tandem::kernels::avx512 {
+TANDEM_KERNELS_DECLARE_ATTENTION()
+}  // namespace tandem::kernels::avx512
+
+#undef TANDEM_KERNELS_DECLARE_ATTENTION

@@ -1,0 +1,326 @@
+// MatMul's ISA-independent half: validation, activation quantization, tiling over output rows,
+// thread partitioning and dispatch to the active ISA's micro-kernels (matmul_kernel.h).
+#include "kernels/matmul.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "base/cpu_features.h"
+#include "base/error.h"
+#include "kernels/isa.h"
+#include "kernels/matmul_kernel.h"
+#include "tensor/dequantize.h"
+
+namespace tandem::kernels {
+namespace {
+
+// How a weight type meets its activations.
+enum class Family {
+  kFloat,    // F32/F16/BF16 weights, f32 activations
+  kQ8_0,     // activations quantized to Q8_0
+  kQ8_1,     // ... to Q8_1
+  kQ8_K,     // ... to Q8_K
+  kDequant,  // weights dequantized to f32 per tile, f32 activations
+  kNone,     // not readable
+};
+
+Family FamilyOf(TensorType type) {
+  using T = TensorType;
+  switch (type) {
+    case T::kF32:
+    case T::kF16:
+    case T::kBF16:
+      return Family::kFloat;
+    case T::kQ4_0:
+    case T::kQ5_0:
+    case T::kQ8_0:
+      return Family::kQ8_0;
+    case T::kQ4_1:
+    case T::kQ5_1:
+      return Family::kQ8_1;
+    case T::kQ4_K:
+    case T::kQ5_K:
+    case T::kQ6_K:
+      return Family::kQ8_K;
+    case T::kQ2_K:
+    case T::kQ3_K:
+    case T::kIQ4_NL:
+    case T::kIQ4_XS:
+    case T::kMXFP4:
+      return Family::kDequant;
+    default:
+      return Family::kNone;
+  }
+}
+
+// Byte alignment the kernels need for a row of this type (the alignment of its block struct).
+size_t RowAlignment(TensorType type) {
+  switch (type) {
+    case TensorType::kF32:
+      return 4;
+    case TensorType::kMXFP4:
+      return 1;
+    default:
+      return 2;  // f16/bf16 scalars and every block with an fp16 field
+  }
+}
+
+size_t AlignUp(size_t n, size_t a) {
+  return (n + a - 1) / a * a;
+}
+
+// A growable 64-byte-aligned byte buffer, kept per thread so steady-state calls do not allocate.
+class Scratch {
+ public:
+  uint8_t* Get(size_t bytes) {
+    if (bytes + 64 > storage_.size()) storage_.resize(bytes + 64);
+    auto p = reinterpret_cast<uintptr_t>(storage_.data());
+    return storage_.data() + (AlignUp(p, 64) - p);
+  }
+
+ private:
+  std::vector<uint8_t> storage_;
+};
+
+// Quantizes x[T][cols] for `family` into the structure of arrays the kernels read, one row per
+// task; `quantize` is the active path's quantizer (all are bit-exact with the reference).
+QuantizedActivations QuantizeActivations(Family family, QuantizeRowFn quantize, const float* x,
+                                         int64_t T, int64_t cols, ThreadPool& pool) {
+  const int64_t block = family == Family::kQ8_K ? 256 : 32;
+  QuantizedActivations a;
+  a.n_rows = T;
+  a.cols = cols;
+  a.qs_stride = static_cast<int64_t>(AlignUp(cols, 64));
+  a.d_stride = static_cast<int64_t>(AlignUp(cols / block, 16));
+  a.sum16_stride = static_cast<int64_t>(AlignUp(cols / 16, 16));
+  a.sum32_stride = static_cast<int64_t>(AlignUp(cols / 32, 16));
+  const size_t qs_bytes = T * a.qs_stride;
+  const size_t d_bytes = T * a.d_stride * sizeof(float);
+  const size_t sum16_bytes = T * a.sum16_stride * sizeof(int32_t);
+  const size_t sum32_bytes = T * a.sum32_stride * sizeof(int32_t);
+  thread_local Scratch scratch;
+  uint8_t* base = scratch.Get(qs_bytes + 2 * d_bytes + sum16_bytes + sum32_bytes);
+  auto* qs = reinterpret_cast<int8_t*>(base);
+  auto* d = reinterpret_cast<float*>(base + qs_bytes);
+  auto* s = reinterpret_cast<float*>(base + qs_bytes + d_bytes);
+  auto* sum16 = reinterpret_cast<int32_t*>(base + qs_bytes + 2 * d_bytes);
+  auto* sum32 = reinterpret_cast<int32_t*>(base + qs_bytes + 2 * d_bytes + sum16_bytes);
+  pool.ParallelFor(static_cast<size_t>(T), [&](size_t t) {
+    const QuantizedRow row{qs + t * a.qs_stride, d + t * a.d_stride, s + t * a.d_stride,
+                           sum16 + t * a.sum16_stride, sum32 + t * a.sum32_stride};
+    quantize(x + t * cols, cols, row);
+  });
+  a.qs = qs;
+  a.d = d;
+  a.s = s;
+  a.sum16 = sum16;
+  a.sum32 = sum32;
+  return a;
+}
+
+// The kernels of the active path for each family (ref where the ISA has none).
+struct Kernels {
+  FloatTileFn float_tile = nullptr;
+  QuantTileFn quant_tile = nullptr;
+  FloatTileFn f32_tile = nullptr;  // for the dequantize-then-dot family
+  QuantizeRowFn quantize = nullptr;
+};
+
+const MatMulKernelTable& TableFor(Isa isa, bool quantized) {
+  switch (isa) {
+    case Isa::kScalar:
+      return ref::MatMulKernels();
+    case Isa::kAvx2:
+      return avx2::MatMulKernels();
+    case Isa::kAvx512:
+      if (quantized && !HostCpuFeatures().avx512vnni) return avx2::MatMulKernels();
+      return avx512::MatMulKernels();
+  }
+  return ref::MatMulKernels();
+}
+
+Kernels SelectKernels(TensorType type) {
+  const Isa isa = ActiveIsa();
+  const size_t id = static_cast<size_t>(type);
+  Kernels k;
+  k.float_tile = TableFor(isa, false).float_tile[id];
+  if (k.float_tile == nullptr) k.float_tile = ref::MatMulKernels().float_tile[id];
+  k.quant_tile = TableFor(isa, true).quant_tile[id];
+  if (k.quant_tile == nullptr) k.quant_tile = ref::MatMulKernels().quant_tile[id];
+  const size_t f32 = static_cast<size_t>(TensorType::kF32);
+  k.f32_tile = TableFor(isa, false).float_tile[f32];
+  if (k.f32_tile == nullptr) k.f32_tile = ref::MatMulKernels().float_tile[f32];
+  const MatMulKernelTable& q = TableFor(isa, true);
+  const MatMulKernelTable& r = ref::MatMulKernels();
+  switch (FamilyOf(type)) {
+    case Family::kQ8_0:
+      k.quantize = q.quantize_q8_0 ? q.quantize_q8_0 : r.quantize_q8_0;
+      break;
+    case Family::kQ8_1:
+      k.quantize = q.quantize_q8_1 ? q.quantize_q8_1 : r.quantize_q8_1;
+      break;
+    case Family::kQ8_K:
+      k.quantize = q.quantize_q8_k ? q.quantize_q8_k : r.quantize_q8_k;
+      break;
+    default:
+      break;
+  }
+  return k;
+}
+
+// Runs the tiles [begin, end) of an output of n_out rows; row i of the output is weight row
+// `row_index(i)`.
+template <class RowIndex>
+void RunTiles(const WeightMatrix& w, Family family, const Kernels& k, RowIndex row_index,
+              bool dense, int64_t n_out, const float* x, int64_t T,
+              const QuantizedActivations& acts, float* y, size_t begin, size_t end) {
+  const auto* data = static_cast<const uint8_t*>(w.data);
+  for (size_t tile_index = begin; tile_index < end; ++tile_index) {
+    const int64_t first = static_cast<int64_t>(tile_index) * kTileRows;
+    WeightTile tile;
+    tile.n_rows = static_cast<int>(std::min<int64_t>(kTileRows, n_out - first));
+    for (int i = 0; i < kTileRows; ++i) {
+      const int64_t r = row_index(first + std::min(i, tile.n_rows - 1));
+      tile.rows[i] = data + r * w.row_bytes;
+    }
+    // Dense row ranges: prefetch the next tile while this one computes.
+    if (dense && tile_index + 1 < end) {
+      const int64_t next = first + kTileRows;
+      tile.prefetch = data + next * w.row_bytes;
+      tile.prefetch_bytes =
+          static_cast<size_t>(std::min<int64_t>(kTileRows, n_out - next)) * w.row_bytes;
+    }
+    float* y_tile = y + first;
+    switch (family) {
+      case Family::kFloat:
+        k.float_tile(tile, w.cols, x, w.cols, T, y_tile, n_out);
+        break;
+      case Family::kDequant: {
+        thread_local std::vector<float> rows_f32;
+        rows_f32.resize(static_cast<size_t>(kTileRows * w.cols));
+        WeightTile f32_tile;
+        f32_tile.n_rows = tile.n_rows;
+        for (int i = 0; i < kTileRows; ++i) {
+          float* dst = rows_f32.data() + i * w.cols;
+          if (i < tile.n_rows) DequantizeRow(w.type, tile.rows[i], dst, w.cols);
+          f32_tile.rows[i] = reinterpret_cast<const uint8_t*>(
+              rows_f32.data() + std::min(i, tile.n_rows - 1) * w.cols);
+        }
+        k.f32_tile(f32_tile, w.cols, x, w.cols, T, y_tile, n_out);
+        break;
+      }
+      default:
+        k.quant_tile(tile, acts, y_tile, n_out);
+        break;
+    }
+  }
+}
+
+template <class RowIndex>
+void Run(const WeightMatrix& w, RowIndex row_index, bool dense, int64_t n_out, const float* x,
+         int64_t T, float* y, ThreadPool& pool) {
+  if (T == 0 || n_out == 0) return;
+  if (w.cols == 0) {
+    std::fill(y, y + T * n_out, 0.0f);
+    return;
+  }
+  const Family family = FamilyOf(w.type);
+  const Kernels k = SelectKernels(w.type);
+  QuantizedActivations acts;
+  if (family == Family::kQ8_0 || family == Family::kQ8_1 || family == Family::kQ8_K) {
+    acts = QuantizeActivations(family, k.quantize, x, T, w.cols, pool);
+  }
+  const size_t n_tiles = static_cast<size_t>((n_out + kTileRows - 1) / kTileRows);
+  pool.ParallelForRange(n_tiles, [&](size_t begin, size_t end, int) {
+    RunTiles(w, family, k, row_index, dense, n_out, x, T, acts, y, begin, end);
+  });
+}
+
+std::string TypeName(TensorType type) {
+  const auto traits = FindTensorTypeTraits(static_cast<uint32_t>(type));
+  return traits ? std::string(traits->name) : "id " + std::to_string(static_cast<uint32_t>(type));
+}
+
+}  // namespace
+
+WeightMatrix DenseWeightMatrix(TensorType type, const void* data, int64_t rows, int64_t cols) {
+  WeightMatrix w;
+  w.type = type;
+  w.data = data;
+  w.rows = rows;
+  w.cols = cols;
+  const auto traits = FindTensorTypeTraits(static_cast<uint32_t>(type));
+  if (traits && traits->block_size > 0 && cols >= 0) w.row_bytes = RowBytes(*traits, cols);
+  return w;
+}
+
+bool MatMulSupportsType(TensorType type) {
+  return FamilyOf(type) != Family::kNone;
+}
+
+void ValidateWeightMatrix(const WeightMatrix& w) {
+  const auto traits = FindTensorTypeTraits(static_cast<uint32_t>(w.type));
+  if (!traits || FamilyOf(w.type) == Family::kNone) {
+    Fail(ErrorKind::kUnsupported, "MatMul: unsupported weight type " + TypeName(w.type));
+  }
+  const std::string what = "MatMul: " + TypeName(w.type) + " weight matrix [" +
+                           std::to_string(w.rows) + " x " + std::to_string(w.cols) + "]";
+  if (w.rows < 0 || w.cols < 0) Fail(ErrorKind::kInvalidArgument, what + " has a negative size");
+  if (w.cols % traits->block_size != 0) {
+    Fail(ErrorKind::kInvalidArgument,
+         what + ": cols is not a multiple of the block size " + std::to_string(traits->block_size));
+  }
+  if (w.row_bytes < RowBytes(*traits, w.cols)) {
+    Fail(ErrorKind::kInvalidArgument, what + ": row_bytes " + std::to_string(w.row_bytes) +
+                                          " is less than " +
+                                          std::to_string(RowBytes(*traits, w.cols)));
+  }
+  if (w.rows > 0 && w.cols > 0 && w.data == nullptr) {
+    Fail(ErrorKind::kInvalidArgument, what + " has no data");
+  }
+  const size_t align = RowAlignment(w.type);
+  if (reinterpret_cast<uintptr_t>(w.data) % align != 0 || w.row_bytes % align != 0) {
+    Fail(ErrorKind::kInvalidArgument,
+         what + ": data and row_bytes must be multiples of " + std::to_string(align) + " bytes");
+  }
+}
+
+namespace {
+
+void ValidateCall(const WeightMatrix& w, const float* x, int64_t T, const float* y, int64_t n_out) {
+  ValidateWeightMatrix(w);
+  if (T < 0) Fail(ErrorKind::kInvalidArgument, "MatMul: negative batch size T");
+  if (T > 0 && w.cols > 0 && x == nullptr) Fail(ErrorKind::kInvalidArgument, "MatMul: x is null");
+  if (T > 0 && n_out > 0 && y == nullptr) Fail(ErrorKind::kInvalidArgument, "MatMul: y is null");
+}
+
+}  // namespace
+
+void MatMul(const WeightMatrix& w, const float* x, int64_t T, float* y, ThreadPool& pool) {
+  ValidateCall(w, x, T, y, w.rows);
+  Run(
+      w, [](int64_t i) { return i; }, /*dense=*/true, w.rows, x, T, y, pool);
+}
+
+void MatMulRows(const WeightMatrix& w, const int32_t* rows, int64_t n_rows, const float* x,
+                int64_t T, float* y, ThreadPool& pool) {
+  ValidateCall(w, x, T, y, n_rows);
+  if (n_rows < 0) Fail(ErrorKind::kInvalidArgument, "MatMulRows: negative row count");
+  if (n_rows > 0 && rows == nullptr) {
+    Fail(ErrorKind::kInvalidArgument, "MatMulRows: row index list is null");
+  }
+  for (int64_t i = 0; i < n_rows; ++i) {
+    if (rows[i] < 0 || rows[i] >= w.rows) {
+      Fail(ErrorKind::kInvalidArgument, "MatMulRows: row index " + std::to_string(rows[i]) +
+                                            " at position " + std::to_string(i) +
+                                            " is outside [0, " + std::to_string(w.rows) + ")");
+    }
+  }
+  Run(
+      w, [rows](int64_t i) { return static_cast<int64_t>(rows[i]); }, /*dense=*/false, n_rows, x, T,
+      y, pool);
+}
+
+}  // namespace tandem::kernels

@@ -1,0 +1,53 @@
+// Matrix multiplication of f32 activations by weights in any readable ggml type: Y = X · Wᵀ.
+//
+// Work is split over output rows; each weight block is read from memory once per call and used
+// for every activation row, so verifying k draft tokens costs little more than decoding one.
+// Activations are quantized once per row to the weight type's activation format (Q8_0 for
+// Q4_0/Q5_0/Q8_0, Q8_1 for Q4_1/Q5_1, Q8_K for Q4_K/Q5_K/Q6_K); F32/F16/BF16 weights meet f32
+// activations, and the other readable types (Q2_K, Q3_K, IQ4_NL, IQ4_XS, MXFP4) are dequantized
+// to f32 tile by tile.
+//
+// Numerics: for a given ISA path (kernels/isa.h) every output element is bitwise identical
+// whatever the batch size T, the row's position in the batch, the thread count, and whether the
+// row was computed by MatMul or gathered by MatMulRows. Quantized types are moreover bitwise
+// identical across ISA paths (see matmul_kernel.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "base/thread_pool.h"
+#include "tensor/type_traits.h"
+
+namespace tandem::kernels {
+
+// A row-major weight matrix [rows][cols] in ggml layout; row r starts at data + r * row_bytes.
+struct WeightMatrix {
+  TensorType type = TensorType::kF32;
+  const void* data = nullptr;
+  int64_t rows = 0;      // output features
+  int64_t cols = 0;      // input features; a multiple of the type's block size
+  size_t row_bytes = 0;  // >= RowBytes(type, cols)
+};
+
+// A WeightMatrix over a dense buffer (row_bytes = RowBytes(type, cols)).
+WeightMatrix DenseWeightMatrix(TensorType type, const void* data, int64_t rows, int64_t cols);
+
+// True if MatMul accepts weights of this type.
+bool MatMulSupportsType(TensorType type);
+
+// Checks shape, type and pointers; throws Error (kUnsupported for a type MatMul cannot read,
+// kInvalidArgument otherwise) naming the problem. MatMul and MatMulRows call it.
+void ValidateWeightMatrix(const WeightMatrix& w);
+
+// y[T][w.rows] = x[T][w.cols] · Wᵀ. T may be 0. x and y must not overlap.
+// Throws Error for an invalid matrix or a negative T; never throws once the work starts.
+// Uses `pool` (all its threads); not reentrant on the same pool.
+void MatMul(const WeightMatrix& w, const float* x, int64_t T, float* y, ThreadPool& pool);
+
+// Row gather: y[T][n_rows] with y[t][i] = x[t] · W[rows[i]], bitwise equal to the same element
+// of MatMul's output. Throws Error if an index is outside [0, w.rows) or n_rows < 0.
+void MatMulRows(const WeightMatrix& w, const int32_t* rows, int64_t n_rows, const float* x,
+                int64_t T, float* y, ThreadPool& pool);
+
+}  // namespace tandem::kernels

@@ -1,0 +1,105 @@
+// The contract between MatMul's tiling (matmul.cpp) and the per-ISA micro-kernels behind it.
+//
+// A micro-kernel computes one tile: up to kTileRows weight rows against every activation row.
+// Numerics (what makes results independent of the batch size, the tile and the thread count):
+//  - quantized types: each block's integer dot is exact, and each output element accumulates
+//    its blocks in order with a per-family sequence of f32 multiplies and fused multiply-adds
+//    (ref/dot_ref.h). Every ISA computes exactly that, so quantized results are bitwise equal
+//    across ISAs.
+//  - F32/F16/BF16: each ISA has its own fixed accumulation structure (lanes over columns, one
+//    horizontal sum at the end) that does not depend on the tile or the batch.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "tensor/type_traits.h"
+
+namespace tandem::kernels {
+
+inline constexpr int kTileRows = 16;  // weight rows per micro-kernel call
+
+// Up to kTileRows weight rows. Entries at index >= n_rows repeat the last valid row, so kernels
+// may load a full tile and discard the extra lanes.
+struct WeightTile {
+  const uint8_t* rows[kTileRows];
+  int n_rows;  // 1..kTileRows
+  // Memory the kernel should prefetch (into L2) while it works, spread over its blocks: the
+  // next tile's rows when they are contiguous; null otherwise.
+  const uint8_t* prefetch = nullptr;
+  size_t prefetch_bytes = 0;
+};
+
+// Prefetch helper for kernels: the part of tile.prefetch that belongs to block b of n_blocks.
+struct PrefetchPlan {
+  PrefetchPlan(const WeightTile& tile, int64_t n_blocks)
+      : base(tile.prefetch),
+        lines(static_cast<int64_t>(tile.prefetch_bytes + 63) / 64),
+        per_block(n_blocks > 0 ? (lines + n_blocks - 1) / n_blocks : 0) {}
+  const uint8_t* base;
+  int64_t lines;
+  int64_t per_block;
+};
+
+// Activation rows quantized for one family (Q8_0, Q8_1 or Q8_K), structure of arrays.
+// Row t of each array starts at base + t * stride. Arrays are 64-byte aligned.
+struct QuantizedActivations {
+  int64_t n_rows = 0;  // T
+  int64_t cols = 0;
+  const int8_t* qs = nullptr;  // [T][qs_stride]: the quants, first `cols` used
+  int64_t qs_stride = 0;
+  const float* d = nullptr;  // [T][d_stride]: block scales (per 32 values, or per 256 for Q8_K)
+  const float* s = nullptr;  // [T][d_stride]: Q8_1 only, fp16 d * sum(qs) per block as f32
+  int64_t d_stride = 0;
+  const int32_t* sum16 = nullptr;  // [T][sum16_stride]: sum of qs over each 16 values
+  int64_t sum16_stride = 0;
+  const int32_t* sum32 = nullptr;  // [T][sum32_stride]: sum of qs over each 32 values
+  int64_t sum32_stride = 0;
+};
+
+// y[t * ldy + i] = dot(tile.rows[i], activation row t) for i < tile.n_rows, t < acts.n_rows.
+// The rows hold acts.cols / block-size blocks of the kernel's weight type.
+using QuantTileFn = void (*)(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                             int64_t ldy);
+
+// y[t * ldy + i] = dot(tile.rows[i], x + t * ldx) over `cols` values, for i < tile.n_rows and
+// t < n_x. x is f32; the rows are of the kernel's float weight type.
+using FloatTileFn = void (*)(const WeightTile& tile, int64_t cols, const float* x, int64_t ldx,
+                             int64_t n_x, float* y, int64_t ldy);
+
+// One activation row of the QuantizedActivations arrays (pointers to row t of each).
+struct QuantizedRow {
+  int8_t* qs;      // [cols]
+  float* d;        // [blocks]
+  float* s;        // [blocks], Q8_1 only
+  int32_t* sum16;  // [cols / 16]
+  int32_t* sum32;  // [cols / 32]
+};
+
+// Quantizes x[cols] (cols a multiple of the block size) into `out`, bit-exactly as
+// tensor/quantize.h's QuantizeRowQ8_0 / Q8_1 / Q8_K (for finite inputs; d and s hold the stored
+// values: the fp16 ones of Q8_0/Q8_1 converted to f32).
+using QuantizeRowFn = void (*)(const float* x, int64_t cols, const QuantizedRow& out);
+
+// One ISA's kernels, indexed by TensorType id; nullptr where the ISA has no kernel for a type
+// (MatMul then uses the scalar one, which gives identical results for quantized types).
+struct MatMulKernelTable {
+  std::array<FloatTileFn, kTensorTypeIdLimit> float_tile{};
+  std::array<QuantTileFn, kTensorTypeIdLimit> quant_tile{};
+  QuantizeRowFn quantize_q8_0 = nullptr;
+  QuantizeRowFn quantize_q8_1 = nullptr;
+  QuantizeRowFn quantize_q8_k = nullptr;
+};
+
+namespace ref {
+const MatMulKernelTable& MatMulKernels();
+}  // namespace ref
+namespace avx2 {
+const MatMulKernelTable& MatMulKernels();
+}  // namespace avx2
+namespace avx512 {
+// Its quantized kernels need AVX-512 VNNI; MatMul uses the AVX2 ones on AVX-512 CPUs without it.
+const MatMulKernelTable& MatMulKernels();
+}  // namespace avx512
+
+}  // namespace tandem::kernels

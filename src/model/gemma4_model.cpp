@@ -1,0 +1,368 @@
+#include "model/gemma4_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "base/error.h"
+#include "base/thread_pool.h"
+#include "gguf/gguf_reader.h"
+#include "kernels/attention.h"
+
+namespace tandem {
+
+using kernels::MatMul;
+using kernels::RmsNormRows;
+
+// Activations of one forward call, shapes in comments (T rows).
+struct Gemma4Model::Scratch {
+  std::vector<float> x;         // [T][D] residual stream
+  std::vector<float> a;         // [T][D] normed input of a block
+  std::vector<float> q;         // [T][H*hd]
+  std::vector<float> k, v;      // [T][Hkv*hd]
+  std::vector<float> att;       // [T][H*hd] attention output before W_o
+  std::vector<float> o;         // [T][D] block output
+  std::vector<float> gate, up;  // [T][n_ff]
+  std::vector<float> f;         // [T][D]
+  std::vector<float> ple;       // [T][L*P] per-layer inputs
+  std::vector<float> ple_proj;  // [T][L*P]
+  std::vector<float> ple_gate;  // [T][P]
+};
+
+namespace {
+
+void Resize(std::vector<float>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+}
+
+// y[i] += x[i] over T rows of n.
+void AddInPlace(float* y, const float* x, size_t n) {
+  kernels::Add(y, x, static_cast<int64_t>(n), y);
+}
+
+}  // namespace
+
+Gemma4Model::Gemma4Model() = default;
+Gemma4Model::~Gemma4Model() = default;
+
+std::unique_ptr<Gemma4Model> Gemma4Model::Load(const std::string& path) {
+  std::unique_ptr<Gemma4Model> m(new Gemma4Model());
+  m->file_ = GgufFile::Open(path);
+  m->config_ = Gemma4Config::FromGguf(*m->file_);
+  m->weights_ = Gemma4Weights::Bind(*m->file_, m->config_);
+  const Gemma4Config& c = m->config_;
+  if (!m->weights_.rope_freqs.empty() &&
+      static_cast<int>(m->weights_.rope_freqs.size()) != c.n_rot_full / 2) {
+    Fail(ErrorKind::kInvalidArgument, path + ": rope_freqs.weight has " +
+                                          std::to_string(m->weights_.rope_freqs.size()) +
+                                          " values, expected " + std::to_string(c.n_rot_full / 2));
+  }
+  for (const Gemma4LayerConfig& lc : c.layers) {
+    if (lc.sliding) {
+      m->rope_.push_back(kernels::Rope::Neox(lc.head_dim, lc.n_rot, lc.rope_base));
+    } else {
+      m->rope_.push_back(
+          kernels::Rope::Neox(lc.head_dim, lc.n_rot, lc.rope_base, m->weights_.rope_freqs));
+    }
+  }
+  return m;
+}
+
+std::unique_ptr<KvCache> Gemma4Model::NewKvCache(const KvCacheOptions& options) const {
+  std::vector<KvLayerSpec> specs;
+  for (int l = 0; l < config_.n_layer_kv(); ++l) {
+    const Gemma4LayerConfig& lc = config_.layers[l];
+    specs.push_back({lc.n_head_kv, lc.head_dim, lc.sliding ? config_.sliding_window : 0});
+  }
+  return std::make_unique<KvCache>(std::move(specs), options);
+}
+
+void Gemma4Model::EmbedToken(int32_t token, float* out) const {
+  kernels::EmbedRow(weights_.token_embd, token, std::sqrt(static_cast<float>(config_.n_embd)), out);
+}
+
+void Gemma4Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput& out,
+                          ThreadPool& pool) const {
+  const Gemma4Config& c = config_;
+  const int T = batch.size();
+  const size_t D = c.n_embd;
+  // Validate everything before touching the cache.
+  std::vector<int32_t> next(cache.n_seq(), -1);
+  for (int t = 0; t < T; ++t) {
+    const int32_t tok = batch.tokens[t], seq = batch.seqs[t], pos = batch.positions[t];
+    if (tok < 0 || tok >= c.n_vocab) {
+      Fail(ErrorKind::kInvalidArgument, "token id " + std::to_string(tok) + " is outside [0, " +
+                                            std::to_string(c.n_vocab) + ")");
+    }
+    if (seq < 0 || seq >= cache.n_seq()) {
+      Fail(ErrorKind::kInvalidArgument, "sequence " + std::to_string(seq) + " is outside [0, " +
+                                            std::to_string(cache.n_seq()) + ")");
+    }
+    if (next[seq] < 0) next[seq] = cache.Length(seq);
+    if (pos != next[seq]) {
+      Fail(ErrorKind::kInvalidArgument,
+           "row " + std::to_string(t) + " of sequence " + std::to_string(seq) + " has position " +
+               std::to_string(pos) + ", expected " + std::to_string(next[seq]));
+    }
+    ++next[seq];
+  }
+  for (int s = 0; s < cache.n_seq(); ++s) {
+    if (next[s] >= 0 &&
+        (next[s] > cache.n_ctx() || next[s] - cache.Length(s) > cache.max_batch())) {
+      Fail(ErrorKind::kInvalidArgument,
+           "sequence " + std::to_string(s) + ": " + std::to_string(next[s] - cache.Length(s)) +
+               " new positions from " + std::to_string(cache.Length(s)) + " exceed the context (" +
+               std::to_string(cache.n_ctx()) + ") or batch limit (" +
+               std::to_string(cache.max_batch()) + ")");
+    }
+  }
+  for (int s = 0; s < cache.n_seq(); ++s) {
+    if (next[s] >= 0) cache.Append(s, next[s] - cache.Length(s));
+  }
+
+  Scratch s;
+  Resize(s.x, T * D);
+  kernels::EmbedRows(weights_.token_embd, batch.tokens.data(), T,
+                     std::sqrt(static_cast<float>(c.n_embd)), s.x.data(), D, &pool);
+  if (c.n_embd_per_layer > 0) PerLayerEmbeddings(T, batch, s, pool);
+  for (int l = 0; l < c.n_layer; ++l) Layer(l, T, batch, s, cache, pool);
+
+  out.n_vocab = c.n_vocab;
+  out.n_embd = c.n_embd;
+  out.hidden.resize(T * D);
+  RmsNormRows(s.x.data(), D, weights_.output_norm.data(), c.rms_eps, D, T, out.hidden.data(), D,
+              &pool);
+  out.logit_rows.clear();
+  for (int t = 0; t < T; ++t) {
+    if (batch.want_logits[t]) out.logit_rows.push_back(t);
+  }
+  const int n_out = static_cast<int>(out.logit_rows.size());
+  std::vector<float> h(n_out * D);
+  for (int i = 0; i < n_out; ++i) {
+    std::memcpy(h.data() + i * D, out.Hidden(out.logit_rows[i]), D * sizeof(float));
+  }
+  out.logits.resize(static_cast<size_t>(n_out) * c.n_vocab);
+  MatMul(weights_.output, h.data(), n_out, out.logits.data(), pool);
+  if (c.final_logit_softcap > 0) {
+    kernels::Softcap(out.logits.data(), c.final_logit_softcap,
+                     static_cast<int64_t>(out.logits.size()), out.logits.data());
+  }
+}
+
+// Per-layer inputs (E2B/E4B), gemma4-architecture.md §2.6:
+//   ple = (RMSNorm((W_plm · x0) / sqrt(D)) + E_ple[id] · sqrt(P)) / sqrt(2), as [T][L][P].
+void Gemma4Model::PerLayerEmbeddings(int T, const ForwardBatch& batch, Scratch& s,
+                                     ThreadPool& pool) const {
+  const Gemma4Config& c = config_;
+  const size_t P = c.n_embd_per_layer, LP = P * c.n_layer;
+  Resize(s.ple, T * LP);
+  Resize(s.ple_proj, T * LP);
+  kernels::EmbedRows(weights_.per_layer_token_embd, batch.tokens.data(), T,
+                     std::sqrt(static_cast<float>(P)), s.ple.data(), LP, &pool);
+  MatMul(weights_.per_layer_model_proj, s.x.data(), T, s.ple_proj.data(), pool);
+  kernels::Scale(s.ple_proj.data(), 1.0f / std::sqrt(static_cast<float>(c.n_embd)), T * LP,
+                 s.ple_proj.data());
+  RmsNormRows(s.ple_proj.data(), P, weights_.per_layer_proj_norm.data(), c.rms_eps, P,
+              static_cast<int64_t>(T) * c.n_layer, s.ple_proj.data(), P, &pool);
+  kernels::Add(s.ple_proj.data(), s.ple.data(), T * LP, s.ple.data());
+  kernels::Scale(s.ple.data(), 1.0f / std::sqrt(2.0f), T * LP, s.ple.data());
+}
+
+void Gemma4Model::Layer(int l, int T, const ForwardBatch& batch, Scratch& s, KvCache& cache,
+                        ThreadPool& pool) const {
+  const Gemma4Config& c = config_;
+  const Gemma4LayerWeights& w = weights_.layers[l];
+  const size_t D = c.n_embd;
+  Resize(s.a, T * D);
+  Resize(s.o, T * D);
+  Resize(s.f, T * D);
+
+  // Attention block: x += RMSNorm(W_o · attn(RMSNorm(x))).
+  RmsNormRows(s.x.data(), D, w.attn_norm.data(), c.rms_eps, D, T, s.a.data(), D, &pool);
+  Attention(l, T, batch, s, cache, pool);
+  RmsNormRows(s.o.data(), D, w.post_attention_norm.data(), c.rms_eps, D, T, s.o.data(), D, &pool);
+  AddInPlace(s.x.data(), s.o.data(), T * D);
+
+  // Feed-forward block.
+  if (c.n_expert > 0) {
+    MoeFfn(w, T, s, pool);
+  } else {
+    RmsNormRows(s.x.data(), D, w.ffn_norm.data(), c.rms_eps, D, T, s.a.data(), D, &pool);
+    DenseFfn(w, c.layers[l].n_ff, T, s.a.data(), s.f.data(), s, pool);
+    RmsNormRows(s.f.data(), D, w.post_ffw_norm.data(), c.rms_eps, D, T, s.f.data(), D, &pool);
+    AddInPlace(s.x.data(), s.f.data(), T * D);
+  }
+
+  // Per-layer embedding block: x += RMSNorm(W_proj · (gelu(W_gate · x) ⊙ ple[l])).
+  if (c.n_embd_per_layer > 0) {
+    const size_t P = c.n_embd_per_layer, LP = P * c.n_layer;
+    Resize(s.ple_gate, T * P);
+    MatMul(w.ple_gate, s.x.data(), T, s.ple_gate.data(), pool);
+    for (int t = 0; t < T; ++t) {
+      float* g = s.ple_gate.data() + t * P;
+      kernels::GeGlu(g, s.ple.data() + t * LP + l * P, P, g);
+    }
+    MatMul(w.ple_proj, s.ple_gate.data(), T, s.o.data(), pool);
+    RmsNormRows(s.o.data(), D, w.ple_post_norm.data(), c.rms_eps, D, T, s.o.data(), D, &pool);
+    AddInPlace(s.x.data(), s.o.data(), T * D);
+  }
+  kernels::Scale(s.x.data(), w.output_scale, T * D, s.x.data());
+}
+
+void Gemma4Model::Attention(int l, int T, const ForwardBatch& batch, Scratch& s, KvCache& cache,
+                            ThreadPool& pool) const {
+  const Gemma4Config& c = config_;
+  const Gemma4LayerConfig& lc = c.layers[l];
+  const Gemma4LayerWeights& w = weights_.layers[l];
+  const int hd = lc.head_dim, H = c.n_head, Hkv = lc.n_head_kv;
+  const size_t qd = static_cast<size_t>(H) * hd, kvd = static_cast<size_t>(Hkv) * hd;
+  Resize(s.q, T * qd);
+  Resize(s.att, T * qd);
+
+  MatMul(w.attn_q, s.a.data(), T, s.q.data(), pool);
+  RmsNormRows(s.q.data(), hd, w.attn_q_norm.data(), c.rms_eps, hd, static_cast<int64_t>(T) * H,
+              s.q.data(), hd, &pool);
+  rope_[l].Apply(s.q.data(), T, qd, H, batch.positions.data());
+
+  if (lc.owns_kv) {
+    Resize(s.k, T * kvd);
+    Resize(s.v, T * kvd);
+    MatMul(w.attn_k, s.a.data(), T, s.k.data(), pool);
+    if (w.attn_v.data != nullptr) {
+      MatMul(w.attn_v, s.a.data(), T, s.v.data(), pool);
+    } else {  // V = K: the raw projection, before k_norm and RoPE
+      std::memcpy(s.v.data(), s.k.data(), T * kvd * sizeof(float));
+    }
+    RmsNormRows(s.k.data(), hd, w.attn_k_norm.data(), c.rms_eps, hd, static_cast<int64_t>(T) * Hkv,
+                s.k.data(), hd, &pool);
+    rope_[l].Apply(s.k.data(), T, kvd, Hkv, batch.positions.data());
+    RmsNormRows(s.v.data(), hd, nullptr, c.rms_eps, hd, static_cast<int64_t>(T) * Hkv, s.v.data(),
+                hd, &pool);
+    for (int t = 0; t < T; ++t) {
+      for (int h = 0; h < Hkv; ++h) {
+        const size_t off = t * kvd + static_cast<size_t>(h) * hd;
+        kernels::StoreKvRow(cache.type(), s.k.data() + off, hd,
+                            cache.KRow(l, batch.seqs[t], batch.positions[t], h));
+        kernels::StoreKvRow(cache.type(), s.v.data() + off, hd,
+                            cache.VRow(l, batch.seqs[t], batch.positions[t], h));
+      }
+    }
+  }
+
+  // One attention call per run of rows of the same sequence.
+  for (int t0 = 0; t0 < T;) {
+    int t1 = t0 + 1;
+    while (t1 < T && batch.seqs[t1] == batch.seqs[t0]) ++t1;
+    kernels::AttentionArgs args;
+    args.n_rows = t1 - t0;
+    args.n_heads = H;
+    args.q = s.q.data() + t0 * qd;
+    args.q_row_stride = qd;
+    args.out = s.att.data() + t0 * qd;
+    args.out_row_stride = qd;
+    args.positions = batch.positions.data() + t0;
+    args.window = lc.sliding ? c.sliding_window : 0;
+    args.kv = cache.View(lc.kv_source, batch.seqs[t0]);
+    args.scale = 1.0f;
+    kernels::Attention(args, &pool);
+    t0 = t1;
+  }
+  MatMul(w.attn_output, s.att.data(), T, s.o.data(), pool);
+}
+
+void Gemma4Model::DenseFfn(const Gemma4LayerWeights& w, int n_ff, int T, const float* in,
+                           float* out, Scratch& s, ThreadPool& pool) const {
+  const size_t n = static_cast<size_t>(T) * n_ff;
+  Resize(s.gate, n);
+  Resize(s.up, n);
+  MatMul(w.ffn_gate, in, T, s.gate.data(), pool);
+  MatMul(w.ffn_up, in, T, s.up.data(), pool);
+  kernels::GeGlu(s.gate.data(), s.up.data(), n, s.gate.data());
+  MatMul(w.ffn_down, s.gate.data(), T, out, pool);
+}
+
+// Mixture of experts with a shared dense MLP (26B-A4B), gemma4-architecture.md §2.7.
+void Gemma4Model::MoeFfn(const Gemma4LayerWeights& w, int T, Scratch& s, ThreadPool& pool) const {
+  const Gemma4Config& c = config_;
+  const size_t D = c.n_embd;
+  const int E = c.n_expert, K = c.n_expert_used, F = c.n_ff_expert;
+  const float* r = s.x.data();
+
+  // Dense branch: f1 = RMSNorm(GeGLU(RMSNorm(r; ffn_norm)); post_ffw_norm_1), into s.f.
+  RmsNormRows(r, D, w.ffn_norm.data(), c.rms_eps, D, T, s.a.data(), D, &pool);
+  DenseFfn(w, c.layers[0].n_ff, T, s.a.data(), s.f.data(), s, pool);
+  RmsNormRows(s.f.data(), D, w.post_ffw_norm_1.data(), c.rms_eps, D, T, s.f.data(), D, &pool);
+
+  // Router: softmax(W_r · (RMSNorm(r) ⊙ scale / sqrt(D))), top-K, renormalised, per-expert scale.
+  std::vector<float> z(T * D), logits(static_cast<size_t>(T) * E), probs(E);
+  RmsNormRows(r, D, nullptr, c.rms_eps, D, T, z.data(), D, &pool);
+  const float inv_sqrt_d = 1.0f / std::sqrt(static_cast<float>(D));
+  for (int t = 0; t < T; ++t) {
+    float* zt = z.data() + t * D;
+    for (size_t i = 0; i < D; ++i) zt[i] = zt[i] * w.router_scale[i] * inv_sqrt_d;
+  }
+  MatMul(w.router, z.data(), T, logits.data(), pool);
+  std::vector<int> chosen(static_cast<size_t>(T) * K);
+  std::vector<float> weight(static_cast<size_t>(T) * K);
+  std::vector<int> order(E);
+  for (int t = 0; t < T; ++t) {
+    kernels::Softmax(logits.data() + static_cast<size_t>(t) * E, E, probs.data());
+    for (int e = 0; e < E; ++e) order[e] = e;
+    std::partial_sort(order.begin(), order.begin() + K, order.end(), [&probs](int a, int b) {
+      return probs[a] > probs[b] || (probs[a] == probs[b] && a < b);
+    });
+    float sum = 0;
+    for (int k = 0; k < K; ++k) sum += probs[order[k]];
+    for (int k = 0; k < K; ++k) {
+      chosen[t * K + k] = order[k];
+      weight[t * K + k] = probs[order[k]] / sum * w.expert_scale[order[k]];
+    }
+  }
+
+  // Experts, grouped by expert so each expert's weights are read once: y[t][k] = expert(x2[t]).
+  std::vector<float> x2(T * D), y(static_cast<size_t>(T) * K * D);
+  RmsNormRows(r, D, w.pre_ffw_norm_2.data(), c.rms_eps, D, T, x2.data(), D, &pool);
+  std::vector<float> in, gu, act, out;
+  for (int e = 0; e < E; ++e) {
+    std::vector<int> slots;  // t * K + k of every (token, rank) routed to e
+    for (int i = 0; i < T * K; ++i) {
+      if (chosen[i] == e) slots.push_back(i);
+    }
+    if (slots.empty()) continue;
+    const int n = static_cast<int>(slots.size());
+    in.resize(n * D);
+    for (int j = 0; j < n; ++j) {
+      std::memcpy(in.data() + j * D, x2.data() + (slots[j] / K) * D, D * sizeof(float));
+    }
+    gu.resize(static_cast<size_t>(n) * 2 * F);
+    act.resize(static_cast<size_t>(n) * F);
+    out.resize(n * D);
+    MatMul(w.ExpertGateUp(e), in.data(), n, gu.data(), pool);
+    for (int j = 0; j < n; ++j) {
+      const float* g = gu.data() + static_cast<size_t>(j) * 2 * F;
+      kernels::GeGlu(g, g + F, F, act.data() + static_cast<size_t>(j) * F);
+    }
+    MatMul(w.ExpertDown(e), act.data(), n, out.data(), pool);
+    for (int j = 0; j < n; ++j) {
+      std::memcpy(y.data() + slots[j] * D, out.data() + j * D, D * sizeof(float));
+    }
+  }
+  // f2 = RMSNorm(Σ_k weight_k · y_k; post_ffw_norm_2), summed in rank order; then
+  // x = r + RMSNorm(f1 + f2; post_ffw_norm).
+  std::vector<float> f2(T * D, 0.0f);
+  for (int t = 0; t < T; ++t) {
+    float* acc = f2.data() + t * D;
+    for (int k = 0; k < K; ++k) {
+      const float wk = weight[t * K + k];
+      const float* yk = y.data() + (static_cast<size_t>(t) * K + k) * D;
+      for (size_t i = 0; i < D; ++i) acc[i] += wk * yk[i];
+    }
+  }
+  RmsNormRows(f2.data(), D, w.post_ffw_norm_2.data(), c.rms_eps, D, T, f2.data(), D, &pool);
+  kernels::Add(s.f.data(), f2.data(), T * D, s.f.data());
+  RmsNormRows(s.f.data(), D, w.post_ffw_norm.data(), c.rms_eps, D, T, s.f.data(), D, &pool);
+  AddInPlace(s.x.data(), s.f.data(), T * D);
+}
+
+}  // namespace tandem

@@ -1,0 +1,223 @@
+#include "model/gemma4_weights.h"
+
+#include <algorithm>
+#include <string>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "gguf/gguf_reader.h"
+#include "model/gemma4_tensors.h"
+#include "tensor/dequantize.h"
+
+namespace tandem {
+namespace {
+
+std::string Shape(const std::vector<uint64_t>& ne) {
+  std::string s = "{";
+  for (size_t i = 0; i < ne.size(); ++i) s += (i ? ", " : "") + std::to_string(ne[i]);
+  return s + "}";
+}
+
+std::string Shape(const TensorInfo& t) {
+  return Shape(std::vector<uint64_t>(t.ne.begin(), t.ne.begin() + std::max<uint32_t>(1, t.n_dims)));
+}
+
+class Binder {
+ public:
+  Binder(const GgufFile& file) : file_(file) {}
+
+  // The tensor called `spec.name` with exactly the spec's shape, or nullptr if absent and optional.
+  const TensorInfo* Find(const Gemma4TensorSpec& spec) const {
+    const TensorInfo* t = file_.FindTensor(spec.name);
+    if (t == nullptr) {
+      if (spec.required) {
+        Fail(ErrorKind::kNotFound,
+             file_.path() + ": missing tensor '" + spec.name + "' " + Shape(spec.ne));
+      }
+      return nullptr;
+    }
+    for (size_t i = 0; i < 4; ++i) {
+      const uint64_t want = i < spec.ne.size() ? spec.ne[i] : 1;
+      if (t->ne[i] != want) {
+        Fail(ErrorKind::kInvalidArgument, file_.path() + ": tensor '" + spec.name + "' has shape " +
+                                              Shape(*t) + ", expected " + Shape(spec.ne));
+      }
+    }
+    return t;
+  }
+
+  kernels::WeightMatrix Matrix(const TensorInfo& t) const {
+    if (!kernels::MatMulSupportsType(t.type)) {
+      Fail(ErrorKind::kUnsupported, file_.path() + ": tensor '" + t.name + "' has type " +
+                                        std::string(TensorTypeName(t.type)) +
+                                        ", which tandem cannot multiply");
+    }
+    return kernels::DenseWeightMatrix(t.type, file_.TensorData(t), static_cast<int64_t>(t.ne[1]),
+                                      static_cast<int64_t>(t.ne[0]));
+  }
+
+  kernels::EmbeddingTable Embedding(const TensorInfo& t) const {
+    if (!GetTensorTypeTraits(t.type).dequantizable) {
+      Fail(ErrorKind::kUnsupported, file_.path() + ": tensor '" + t.name + "' has type " +
+                                        std::string(TensorTypeName(t.type)) +
+                                        ", which tandem cannot read");
+    }
+    return {t.type, file_.TensorData(t), static_cast<int64_t>(t.ne[1]),
+            static_cast<int64_t>(t.ne[0])};
+  }
+
+  std::vector<float> Vector(const TensorInfo& t) const {
+    if (!GetTensorTypeTraits(t.type).dequantizable) {
+      Fail(ErrorKind::kUnsupported, file_.path() + ": tensor '" + t.name + "' has type " +
+                                        std::string(TensorTypeName(t.type)) +
+                                        ", which tandem cannot read");
+    }
+    std::vector<float> out(t.n_elements());
+    DequantizeRow(t.type, file_.TensorData(t), out.data(), static_cast<int64_t>(out.size()));
+    return out;
+  }
+
+ private:
+  const GgufFile& file_;
+};
+
+bool IsOtherModality(const std::string& name) {
+  for (const char* prefix : {"v.", "a.", "mm.", "mmproj.", "vision", "audio"}) {
+    if (name.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+kernels::WeightMatrix Gemma4LayerWeights::ExpertGateUp(int e) const {
+  kernels::WeightMatrix w = experts_gate_up;
+  w.data = static_cast<const uint8_t*>(w.data) + e * expert_gate_up_bytes;
+  return w;
+}
+
+kernels::WeightMatrix Gemma4LayerWeights::ExpertDown(int e) const {
+  kernels::WeightMatrix w = experts_down;
+  w.data = static_cast<const uint8_t*>(w.data) + e * expert_down_bytes;
+  return w;
+}
+
+Gemma4Weights Gemma4Weights::Bind(const GgufFile& file, const Gemma4Config& c,
+                                  const std::vector<std::string>& also_known) {
+  Binder b(file);
+  Gemma4Weights w;
+  w.layers.resize(c.n_layer);
+  size_t ignored_other = 0;
+  std::vector<std::string> known = also_known;
+  for (const Gemma4TensorSpec& spec : Gemma4TensorList(c)) {
+    known.push_back(spec.name);
+    const TensorInfo* t = b.Find(spec);
+    if (t == nullptr) continue;
+    const std::string& n = spec.name;
+    if (spec.layer < 0) {
+      if (n == "token_embd.weight") {
+        w.token_embd = b.Embedding(*t);
+        w.output = b.Matrix(*t);
+      } else if (n == "output_norm.weight") {
+        w.output_norm = b.Vector(*t);
+      } else if (n == "rope_freqs.weight") {
+        w.rope_freqs = b.Vector(*t);
+      } else if (n == "per_layer_token_embd.weight") {
+        w.per_layer_token_embd = b.Embedding(*t);
+      } else if (n == "per_layer_model_proj.weight") {
+        w.per_layer_model_proj = b.Matrix(*t);
+      } else if (n == "per_layer_proj_norm.weight") {
+        w.per_layer_proj_norm = b.Vector(*t);
+      }
+      continue;
+    }
+    Gemma4LayerWeights& L = w.layers[spec.layer];
+    const std::string s = n.substr(n.find('.', 4) + 1);  // strip "blk.N."
+    if (s == "attn_norm.weight")
+      L.attn_norm = b.Vector(*t);
+    else if (s == "attn_q.weight")
+      L.attn_q = b.Matrix(*t);
+    else if (s == "attn_q_norm.weight")
+      L.attn_q_norm = b.Vector(*t);
+    else if (s == "attn_k.weight")
+      L.attn_k = b.Matrix(*t);
+    else if (s == "attn_v.weight")
+      L.attn_v = b.Matrix(*t);
+    else if (s == "attn_k_norm.weight")
+      L.attn_k_norm = b.Vector(*t);
+    else if (s == "attn_output.weight")
+      L.attn_output = b.Matrix(*t);
+    else if (s == "post_attention_norm.weight")
+      L.post_attention_norm = b.Vector(*t);
+    else if (s == "ffn_norm.weight")
+      L.ffn_norm = b.Vector(*t);
+    else if (s == "ffn_gate.weight")
+      L.ffn_gate = b.Matrix(*t);
+    else if (s == "ffn_up.weight")
+      L.ffn_up = b.Matrix(*t);
+    else if (s == "ffn_down.weight")
+      L.ffn_down = b.Matrix(*t);
+    else if (s == "post_ffw_norm.weight")
+      L.post_ffw_norm = b.Vector(*t);
+    else if (s == "layer_output_scale.weight")
+      L.output_scale = b.Vector(*t)[0];
+    else if (s == "inp_gate.weight")
+      L.ple_gate = b.Matrix(*t);
+    else if (s == "proj.weight")
+      L.ple_proj = b.Matrix(*t);
+    else if (s == "post_norm.weight")
+      L.ple_post_norm = b.Vector(*t);
+    else if (s == "ffn_gate_inp.weight")
+      L.router = b.Matrix(*t);
+    else if (s == "ffn_gate_inp.scale")
+      L.router_scale = b.Vector(*t);
+    else if (s == "pre_ffw_norm_2.weight")
+      L.pre_ffw_norm_2 = b.Vector(*t);
+    else if (s == "post_ffw_norm_1.weight")
+      L.post_ffw_norm_1 = b.Vector(*t);
+    else if (s == "post_ffw_norm_2.weight")
+      L.post_ffw_norm_2 = b.Vector(*t);
+    else if (s == "ffn_down_exps.scale")
+      L.expert_scale = b.Vector(*t);
+    else if (s == "ffn_gate_up_exps.weight" || s == "ffn_down_exps.weight") {
+      kernels::WeightMatrix m = b.Matrix(*t);  // expert 0; rows = ne[1]
+      const size_t stride = m.row_bytes * static_cast<size_t>(m.rows);
+      if (s == "ffn_gate_up_exps.weight") {
+        L.experts_gate_up = m;
+        L.expert_gate_up_bytes = stride;
+      } else {
+        L.experts_down = m;
+        L.expert_down_bytes = stride;
+      }
+    }
+  }
+  if (const TensorInfo* out = file.FindTensor("output.weight")) {  // untied head
+    Gemma4TensorSpec spec{
+        "output.weight", {uint64_t(c.n_embd), uint64_t(c.n_vocab)}, TensorRole::kMatrix, true, -1};
+    w.output = b.Matrix(*b.Find(spec));
+    (void)out;
+  }
+  for (auto& L : w.layers) {
+    if (c.n_expert > 0 && L.expert_scale.empty()) L.expert_scale.assign(c.n_expert, 1.0f);
+  }
+  // Anything else: other modalities are expected in multimodal files; KV tensors of KV-shared
+  // layers are unused by design; the rest is reported.
+  std::sort(known.begin(), known.end());
+  for (const TensorInfo& t : file.tensors()) {
+    if (std::binary_search(known.begin(), known.end(), t.name) || t.name == "output.weight")
+      continue;
+    if (IsOtherModality(t.name)) {
+      ++ignored_other;
+    } else if (t.name.find("attn_k") == std::string::npos &&
+               t.name.find("attn_v") == std::string::npos) {
+      LogWarn(file.path() + ": ignoring unknown tensor '" + t.name + "'");
+    }
+  }
+  if (ignored_other > 0) {
+    LogWarn(file.path() + ": ignoring " + std::to_string(ignored_other) +
+            " vision/audio tensors (text-only inference)");
+  }
+  return w;
+}
+
+}  // namespace tandem

@@ -1,0 +1,34 @@
+// Writes random-weight Gemma 4 GGUFs, deterministic from a seed, in any weight type the writer
+// supports: fixtures for tests and benchmarks, at tiny or real shapes (`tandem mkmodel`).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "model/gemma4_config.h"
+#include "model/gemma4_presets.h"
+#include "tensor/type_traits.h"
+
+namespace tandem {
+
+struct RandomModelOptions {
+  uint64_t seed = 1234;
+  TensorType weight_type = TensorType::kF32;  // matrices and embeddings; norms/scales stay F32
+  std::string name = "tandem random gemma4";
+};
+
+// Weights: matrices uniform with variance 1/fan_in, embeddings variance 1/row length (so the
+// sqrt(D)-scaled embedding has unit variance), norms uniform in [0.6, 1.4], layer output scales in
+// [0.5, 1.0]. Each tensor's values depend only on (seed, tensor name). A synthetic gemma4
+// tokenizer (special tokens incl. the chat markers, byte fallback, printable characters, a few
+// merges, filler tokens) makes the file a complete model. Tensors are generated while writing,
+// so memory stays bounded for the real shapes. Throws Error on an unsupported weight type or I/O.
+void WriteRandomGemma4(const Gemma4Config& config, const RandomModelOptions& options,
+                       const std::string& path);
+
+// A random MTP assistant (arch gemma4-assistant) for the target of `preset`, with the same
+// synthetic vocabulary, and the centroid head when preset.n_centroids > 0.
+void WriteRandomGemma4Assistant(const AssistantPreset& preset, const RandomModelOptions& options,
+                                const std::string& path);
+
+}  // namespace tandem

@@ -1,0 +1,55 @@
+// The accept / resample rule of speculative sampling, shared by the speculative engine.
+#include "sampling/speculative_accept.h"
+
+#include <algorithm>
+#include <string>
+
+#include "base/error.h"
+#include "sampling/sampler.h"
+
+namespace tandem {
+namespace {
+
+void CheckSizes(size_t p, size_t q, size_t residual) {
+  if (p == 0 || p != q || p != residual) {
+    Fail(ErrorKind::kInvalidArgument, "speculative accept: sizes differ or are zero (p " +
+                                          std::to_string(p) + ", q " + std::to_string(q) +
+                                          ", residual " + std::to_string(residual) + ")");
+  }
+}
+
+}  // namespace
+
+void ResidualDistribution(std::span<const float> p, std::span<const float> q,
+                          std::span<float> residual) {
+  CheckSizes(p.size(), q.size(), residual.size());
+  double total = 0.0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const float r = std::max(0.0f, p[i] - q[i]);
+    residual[i] = r;
+    total += r;
+  }
+  if (!(total > 0.0)) {
+    std::copy(p.begin(), p.end(), residual.begin());
+    return;
+  }
+  for (float& r : residual) r = static_cast<float>(r / total);
+}
+
+SpeculativeOutcome SpeculativeAccept(std::span<const float> p, std::span<const float> q,
+                                     int32_t draft_token, Rng& rng, std::span<float> residual) {
+  CheckSizes(p.size(), q.size(), residual.size());
+  if (draft_token < 0 || static_cast<size_t>(draft_token) >= p.size()) {
+    Fail(ErrorKind::kInvalidArgument, "speculative accept: draft token " +
+                                          std::to_string(draft_token) + " is outside [0, " +
+                                          std::to_string(p.size()) + ")");
+  }
+  const double px = p[draft_token];
+  const double qx = q[draft_token];
+  // u < p/q without dividing: accepted with probability min(1, p(x)/q(x)).
+  if (rng.Uniform() * qx < px) return {.accepted = true, .token = draft_token};
+  ResidualDistribution(p, q, residual);
+  return {.accepted = false, .token = SampleFrom(residual, rng)};
+}
+
+}  // namespace tandem

@@ -1,0 +1,110 @@
+#include "spec/draft_length_controller.h"
+
+#include <algorithm>
+
+namespace tandem {
+namespace {
+
+constexpr double kDecay = 0.97;       // per round: old evidence fades, so the estimate tracks text
+constexpr double kPrior = 0.5;        // acceptance assumed before any evidence ...
+constexpr double kPriorWeight = 1.0;  // ... worth this many rounds
+constexpr double kTimeEma = 0.2;
+constexpr int kMaxProbeInterval = 256;
+
+void Ema(double& slot, double value) {
+  slot = slot == 0 ? value : slot + kTimeEma * (value - slot);
+}
+
+}  // namespace
+
+DraftLengthController::DraftLengthController(int draft_max, bool adaptive)
+    : draft_max_(std::max(0, draft_max)),
+      adaptive_(adaptive),
+      accepted_(draft_max_, 0.0),
+      tried_(draft_max_, 0.0),
+      verify_ms_(draft_max_ + 2, 0.0) {}
+
+double DraftLengthController::ConditionalAcceptance(int i) const {
+  return (accepted_[i] + kPrior * kPriorWeight) / (tried_[i] + kPriorWeight);
+}
+
+double DraftLengthController::ExpectedTokens(int n) const {
+  double expected = 1.0, all_accepted = 1.0;
+  for (int i = 0; i < n; ++i) {
+    all_accepted *= ConditionalAcceptance(i);
+    expected += all_accepted;
+  }
+  return expected;
+}
+
+double DraftLengthController::VerifyMs(int rows) const {
+  if (verify_ms_[rows] > 0) return verify_ms_[rows];
+  // Unmeasured: interpolate between the nearest measured row counts, or extrapolate from one
+  // with a modest per-row slope (weights are read once per call whatever the row count).
+  int lo = rows - 1, hi = rows + 1;
+  while (lo >= 1 && verify_ms_[lo] == 0) --lo;
+  while (hi < static_cast<int>(verify_ms_.size()) && verify_ms_[hi] == 0) ++hi;
+  const bool has_lo = lo >= 1, has_hi = hi < static_cast<int>(verify_ms_.size());
+  if (has_lo && has_hi) {
+    return verify_ms_[lo] + (verify_ms_[hi] - verify_ms_[lo]) * (rows - lo) / double(hi - lo);
+  }
+  if (has_lo) return verify_ms_[lo] * (1.0 + 0.05 * (rows - lo));
+  if (has_hi) return verify_ms_[hi] / (1.0 + 0.05 * (hi - rows));
+  return 1.0 + 0.05 * (rows - 1);  // nothing measured: relative units
+}
+
+double DraftLengthController::EstimatedRoundMs(int n) const {
+  const double step = draft_step_ms_ > 0 ? draft_step_ms_ : 0.1 * VerifyMs(1);
+  return n * step + VerifyMs(n + 1);
+}
+
+int DraftLengthController::Choose(int cap) {
+  const int limit = std::min(cap, draft_max_);
+  if (limit <= 0) return 0;
+  if (!adaptive_) return limit;
+  int best = 0;
+  double best_rate = ExpectedTokens(0) / EstimatedRoundMs(0);
+  for (int n = 1; n <= limit; ++n) {
+    const double rate = ExpectedTokens(n) / EstimatedRoundMs(n);
+    if (rate > best_rate) {
+      best_rate = rate;
+      best = n;
+    }
+  }
+  if (best == 0) {
+    // Speculation does not pay by the current estimates. Probe with one draft now and then so
+    // the estimates can recover when the text becomes predictable; back off after misses.
+    if (++plain_streak_ >= probe_interval_) {
+      plain_streak_ = 0;
+      return 1;
+    }
+  } else {
+    plain_streak_ = 0;
+  }
+  return best;
+}
+
+void DraftLengthController::RecordRound(int n_drafted, int n_accepted) {
+  for (int i = 0; i < draft_max_; ++i) {
+    accepted_[i] *= kDecay;
+    tried_[i] *= kDecay;
+  }
+  // Position i counts only when every earlier draft was accepted (its fate is then observed).
+  for (int i = 0; i < n_drafted && i <= n_accepted && i < draft_max_; ++i) {
+    tried_[i] += 1.0;
+    if (i < n_accepted) accepted_[i] += 1.0;
+  }
+  if (n_drafted > 0) {
+    probe_interval_ = n_accepted > 0 ? 8 : std::min(kMaxProbeInterval, probe_interval_ * 2);
+  }
+}
+
+void DraftLengthController::RecordDraftTime(int n_steps, double ms) {
+  if (n_steps > 0) Ema(draft_step_ms_, ms / n_steps);
+}
+
+void DraftLengthController::RecordVerifyTime(int rows, double ms) {
+  if (rows >= 1 && rows < static_cast<int>(verify_ms_.size())) Ema(verify_ms_[rows], ms);
+}
+
+}  // namespace tandem

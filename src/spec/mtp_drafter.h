@@ -1,0 +1,25 @@
+// Drafting with the Gemma 4 MTP assistant: each step feeds the previous draft token and the
+// assistant's own next hidden back in, at a constant query position (gemma4-assistant-mtp.md §3).
+#pragma once
+
+#include "model/gemma4_assistant.h"
+#include "spec/drafter.h"
+
+namespace tandem {
+
+class MtpDrafter : public Drafter {
+ public:
+  MtpDrafter(const Gemma4Assistant& assistant, ThreadPool& pool)
+      : assistant_(assistant), pool_(pool) {}
+  void Draft(const DraftRequest& request, const KvCache& target_cache,
+             DraftResult& result) override;
+
+ private:
+  const Gemma4Assistant& assistant_;
+  ThreadPool& pool_;
+  DraftOutput step_;
+  std::vector<float> hidden_;
+  std::vector<int32_t> history_;
+};
+
+}  // namespace tandem

@@ -1,0 +1,96 @@
+#include "spec/spec_stats.h"
+
+#include <algorithm>
+
+#include "spec/spec_options.h"
+
+namespace tandem {
+
+const char* SpecTypeName(SpecType type) {
+  switch (type) {
+    case SpecType::kNone:
+      return "none";
+    case SpecType::kMtp:
+      return "mtp";
+    case SpecType::kDraft:
+      return "draft";
+  }
+  return "?";
+}
+
+void SpecStats::RecordRound(int n_drafted, int n_accepted) {
+  ++rounds;
+  drafted += n_drafted;
+  accepted += n_accepted;
+  if (static_cast<int>(drafted_at.size()) < n_drafted) {
+    drafted_at.resize(n_drafted, 0);
+    accepted_at.resize(n_drafted, 0);
+  }
+  for (int i = 0; i < n_drafted; ++i) {
+    ++drafted_at[i];
+    if (i < n_accepted) ++accepted_at[i];
+  }
+}
+
+double SpecStats::TokensPerTargetForward() const {
+  const int64_t forwards = rounds + plain_steps;
+  return forwards ? double(generated) / double(forwards) : 0.0;
+}
+
+std::vector<double> SpecStats::AcceptanceByPosition() const {
+  std::vector<double> out;
+  for (size_t i = 0; i < drafted_at.size(); ++i) {
+    out.push_back(drafted_at[i] ? double(accepted_at[i]) / double(drafted_at[i]) : 0.0);
+  }
+  return out;
+}
+
+void SpecStats::Add(const SpecStats& o) {
+  rounds += o.rounds;
+  plain_steps += o.plain_steps;
+  drafted += o.drafted;
+  accepted += o.accepted;
+  generated += o.generated;
+  repetition_accepted += o.repetition_accepted;
+  if (drafted_at.size() < o.drafted_at.size()) {
+    drafted_at.resize(o.drafted_at.size(), 0);
+    accepted_at.resize(o.accepted_at.size(), 0);
+  }
+  for (size_t i = 0; i < o.drafted_at.size(); ++i) {
+    drafted_at[i] += o.drafted_at[i];
+    accepted_at[i] += o.accepted_at[i];
+  }
+  draft_ms += o.draft_ms;
+  verify_ms += o.verify_ms;
+  other_ms += o.other_ms;
+}
+
+nlohmann::json SpecStats::ToJson() const {
+  return {
+      {"rounds", rounds},
+      {"plain_steps", plain_steps},
+      {"drafted", drafted},
+      {"accepted", accepted},
+      {"acceptance_rate", AcceptanceRate()},
+      {"acceptance_by_position", AcceptanceByPosition()},
+      {"mean_accepted_length", MeanAcceptedLength()},
+      {"tokens_per_target_forward", TokensPerTargetForward()},
+      {"draft_ms", draft_ms},
+      {"verify_ms", verify_ms},
+      {"other_ms", other_ms},
+      {"repetition_share", accepted ? double(repetition_accepted) / double(accepted) : 0.0},
+  };
+}
+
+bool InRepetitionLoop(const std::vector<int32_t>& t, int max_period, int min_repeats) {
+  const int n = static_cast<int>(t.size());
+  for (int period = 1; period <= max_period && period * min_repeats <= n; ++period) {
+    bool loop = true;
+    for (int i = n - period * min_repeats; i < n - period && loop; ++i)
+      loop = t[i] == t[i + period];
+    if (loop) return true;
+  }
+  return false;
+}
+
+}  // namespace tandem

@@ -1,0 +1,39 @@
+// Honest speculative-decoding statistics: what was drafted, what was accepted at each draft
+// position, where the time went, and how much acceptance came from a repetition loop.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tandem {
+
+struct SpecStats {
+  int64_t rounds = 0;                // verification rounds (target forwards with drafts)
+  int64_t plain_steps = 0;           // target forwards without drafts
+  int64_t drafted = 0;               // draft tokens proposed
+  int64_t accepted = 0;              // draft tokens accepted
+  int64_t generated = 0;             // tokens emitted after the prompt
+  int64_t repetition_accepted = 0;   // accepted tokens that fell inside a detected repetition loop
+  std::vector<int64_t> drafted_at;   // [i]: rounds that drafted a token at draft position i
+  std::vector<int64_t> accepted_at;  // [i]: ... and had it accepted
+  double draft_ms = 0;               // time in the drafter
+  double verify_ms = 0;              // time in target forwards (verification and plain steps)
+  double other_ms = 0;               // sampling, bookkeeping
+
+  void RecordRound(int n_drafted, int n_accepted);
+  double AcceptanceRate() const { return drafted ? double(accepted) / double(drafted) : 0.0; }
+  double MeanAcceptedLength() const { return rounds ? double(accepted) / double(rounds) : 0.0; }
+  // Emitted tokens per target forward (1.0 for plain decoding).
+  double TokensPerTargetForward() const;
+  std::vector<double> AcceptanceByPosition() const;
+  void Add(const SpecStats& other);
+  nlohmann::json ToJson() const;
+};
+
+// Detects whether the token at the end of `tokens` continues a repetition loop: the last
+// `min_period`..`max_period` tokens repeating the same span at least `min_repeats` times.
+bool InRepetitionLoop(const std::vector<int32_t>& tokens, int max_period = 32, int min_repeats = 3);
+
+}  // namespace tandem

@@ -1,0 +1,151 @@
+#!/usr/bin/python3
+"""Command-line front end of the NumPy reference (the C++ tests call it; see README.md).
+
+  reference.py logits MODEL.gguf --tokens 2,10,11 --out OUT.npz [--with-kv]
+  reference.py greedy MODEL.gguf --tokens ... -n 64
+  reference.py mtp-greedy TARGET.gguf ASSISTANT.gguf --tokens ... -n 64 --draft-max 3
+  reference.py draft TARGET.gguf ASSISTANT.gguf --tokens ... --draft-max 3 --out OUT.npz
+
+Common options: --gelu exact|ggml, and for the assistant --positions constant|increment.
+Exit code 0 on success, 1 on bad input (message on stderr), 2 on bad usage.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+
+import assistant  # noqa: E402
+import gemma4  # noqa: E402
+import ops  # noqa: E402
+from gguf_read import GGUFError  # noqa: E402
+
+
+def parse_tokens(text):
+    try:
+        tokens = [int(t) for t in text.replace(" ", "").split(",") if t != ""]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--tokens must be comma-separated integers: '{text}'")
+    if not tokens:
+        raise argparse.ArgumentTypeError("--tokens is empty")
+    return tokens
+
+
+def load_target(args):
+    return gemma4.Model.load(args.model, gelu_mode=args.gelu)
+
+
+def load_pair(args):
+    target = gemma4.Model.load(args.target, gelu_mode=args.gelu)
+    drafter = assistant.Assistant.load(args.assistant, gelu_mode=args.gelu).bind(target)
+    return target, drafter
+
+
+def cmd_logits(args):
+    model = load_target(args)
+    state = model.run(args.tokens)
+    arrays = {"logits": state.logits, "hidden": state.hidden,
+              "tokens": state.tokens, "positions": state.positions}
+    if args.with_kv:
+        for il, (k, v) in state.kv.items():
+            arrays[f"k_{il}"], arrays[f"v_{il}"] = k, v
+    np.savez(args.out, **arrays)
+
+
+def cmd_greedy(args):
+    model = load_target(args)
+    tokens = gemma4.greedy(model, args.tokens, args.n, stop_at_eog=not args.ignore_eos)
+    print(json.dumps({"tokens": tokens}))
+
+
+def cmd_mtp_greedy(args):
+    target, drafter = load_pair(args)
+    res = assistant.mtp_greedy(target, drafter, args.tokens, args.n, args.draft_max,
+                               positions=args.positions, p_min=args.p_min,
+                               stop_at_eog=not args.ignore_eos)
+    out = {"tokens": res["tokens"], "drafted": res["drafted"], "accepted": res["accepted"]}
+    if args.rounds:
+        out["rounds"] = res["rounds"]
+    print(json.dumps(out))
+
+
+def cmd_draft(args):
+    target, drafter = load_pair(args)
+    t0, h, steps = assistant.draft_after_prompt(target, drafter, args.tokens, args.draft_max,
+                                                args.positions)
+    np.savez(args.out,
+             logits=np.array([s.logits for s in steps]),  # [n, V]
+             tokens=np.array([s.token for s in steps], np.int64),  # [n]
+             positions=np.array([s.pos for s in steps], np.int64),  # [n]
+             hidden_out=np.array([s.h_next for s in steps]),  # [n, B]
+             normed=np.array([s.y for s in steps]),  # [n, D]
+             first_token=np.int64(t0), hidden_in=h)  # scalar, [B]
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="reference.py", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def common(sp, pair):
+        if pair:
+            sp.add_argument("target", help="target GGUF (arch gemma4)")
+            sp.add_argument("assistant", help="assistant GGUF (arch gemma4-assistant)")
+            sp.add_argument("--positions", choices=assistant.POSITION_MODES, default="constant",
+                            help="assistant query positions in a draft block (default constant)")
+        else:
+            sp.add_argument("model", help="target GGUF (arch gemma4)")
+        sp.add_argument("--tokens", type=parse_tokens, required=True,
+                        help="comma-separated prompt token ids, e.g. 2,10,11")
+        sp.add_argument("--gelu", choices=ops.GELU_MODES, default="exact",
+                        help="exact float64 GELU (default) or ggml's fp16 lookup table")
+
+    sp = sub.add_parser("logits", help="logits and hidden of a whole sequence -> npz")
+    common(sp, False)
+    sp.add_argument("--out", required=True)
+    sp.add_argument("--with-kv", action="store_true", help="also store k_L / v_L per KV layer")
+    sp.set_defaults(fn=cmd_logits)
+
+    sp = sub.add_parser("greedy", help="greedy continuation -> JSON")
+    common(sp, False)
+    sp.add_argument("-n", type=int, default=64)
+    sp.add_argument("--ignore-eos", action="store_true")
+    sp.set_defaults(fn=cmd_greedy)
+
+    sp = sub.add_parser("mtp-greedy", help="greedy MTP speculative decoding -> JSON")
+    common(sp, True)
+    sp.add_argument("-n", type=int, default=64)
+    sp.add_argument("--draft-max", type=int, default=3)
+    sp.add_argument("--p-min", type=float, default=0.0)
+    sp.add_argument("--ignore-eos", action="store_true")
+    sp.add_argument("--rounds", action="store_true", help="also print every round's drafts")
+    sp.set_defaults(fn=cmd_mtp_greedy)
+
+    sp = sub.add_parser("draft", help="assistant logits per draft step after the prompt -> npz")
+    common(sp, True)
+    sp.add_argument("--draft-max", type=int, default=3)
+    sp.add_argument("--out", required=True)
+    sp.set_defaults(fn=cmd_draft)
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    for name in ("n", "draft_max"):
+        if getattr(args, name, 0) < 0:
+            print(f"reference.py: error: {name.replace('_', '-')} must be >= 0", file=sys.stderr)
+            return 2
+    try:
+        args.fn(args)
+    except (GGUFError, ValueError, OSError) as e:
+        print(f"reference.py: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
