@@ -10,8 +10,11 @@ DEBIAN_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcpp-httplib-dev libcli11-dev
   python3 python3-numpy             # the independent NumPy reference (tools/reference)
-  nodejs npm                        # real-client and tokenizer-parity tests (tests/node)
 )
+# Node.js and npm (real-client and tokenizer-parity tests in tests/node): machines that already
+# have them from elsewhere keep theirs; Debian's packages otherwise.
+command -v node >/dev/null 2>&1 || DEBIAN_PACKAGES+=(nodejs)
+command -v npm >/dev/null 2>&1 || DEBIAN_PACKAGES+=(npm)
 
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}"; do

@@ -14,5 +14,9 @@ void AddInspectCommand(CLI::App& app, CommandRunner& runner);    // inspect.cpp
 void AddTokenizeCommands(CLI::App& app, CommandRunner& runner);  // tokenize.cpp
 void AddMkmodelCommand(CLI::App& app, CommandRunner& runner);    // mkmodel.cpp
 void AddRunCommand(CLI::App& app, CommandRunner& runner);        // run.cpp
+void AddBenchCommand(CLI::App& app, CommandRunner& runner);      // bench.cpp
+void AddServeCommand(CLI::App& app, CommandRunner& runner);      // serve.cpp
+void AddConvertCommand(CLI::App& app, CommandRunner& runner);    // convert.cpp
+void AddQuantizeCommand(CLI::App& app, CommandRunner& runner);   // quantize.cpp
 
 }  // namespace tandem::cli

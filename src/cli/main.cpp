@@ -36,6 +36,14 @@ int main(int argc, char** argv) {
   tandem::cli::AddTokenizeCommands(app, runner);
   tandem::cli::AddMkmodelCommand(app, runner);
   tandem::cli::AddRunCommand(app, runner);
+  tandem::cli::AddBenchCommand(app, runner);
+#ifdef TANDEM_HAVE_SERVER
+  tandem::cli::AddServeCommand(app, runner);
+#endif
+#ifdef TANDEM_HAVE_CONVERT
+  tandem::cli::AddConvertCommand(app, runner);
+  tandem::cli::AddQuantizeCommand(app, runner);
+#endif
   try {
     std::vector<std::string> args = NormalizeArgs(argc, argv);
     std::vector<char*> ptrs;

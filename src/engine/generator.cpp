@@ -78,7 +78,7 @@ GenerateResult Generator::Generate(std::span<const int32_t> prompt, const Genera
   result.prompt_tokens = n_prompt;
   Sampler sampler(params.sampling);
   const uint32_t seed = ResolveSeed(params.sampling.seed);
-  Rng rng(seed, 0), draft_rng(seed, 1);
+  Rng rng(seed, 0), draft_rng(seed, 1), synthetic_rng(seed, 2);
   const bool greedy = params.sampling.greedy();
 
   // Reuse the longest cached prefix the cache can still serve; at least one prompt token is
@@ -193,7 +193,11 @@ GenerateResult Generator::Generate(std::span<const int32_t> prompt, const Genera
     for (int i = 0; i <= k && !stop; ++i) {
       int32_t token;
       bool match = false;
-      if (i < k && !greedy) {
+      if (i < k && !params.synthetic_acceptance.empty()) {
+        const auto& rates = params.synthetic_acceptance;
+        match = synthetic_rng.Uniform() < rates[std::min<size_t>(i, rates.size() - 1)];
+        token = match ? drafts.tokens[i] : sampler.Sample(out.Logits(i), V, history, rng, probs);
+      } else if (i < k && !greedy) {
         sampler.Distribution(out.Logits(i), V, history, probs);
         SpeculativeOutcome o =
             SpeculativeAccept(probs, drafts.q[i], drafts.tokens[i], rng, residual);

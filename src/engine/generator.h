@@ -27,6 +27,10 @@ struct GenerateParams {
   SamplingParams sampling;
   SpecOptions spec;                 // type kNone: plain decoding
   std::vector<int32_t> eog_tokens;  // generation stops after emitting one of these
+  // Benchmarks only (`tandem bench --synthetic-acceptance`): draft position i is accepted with
+  // probability rate[min(i, size - 1)] instead of by verification, so the mechanism's cost can
+  // be measured at a chosen acceptance. The emitted text is then meaningless.
+  std::vector<float> synthetic_acceptance;
 };
 
 struct GenerateResult {

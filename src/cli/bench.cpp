@@ -1,0 +1,307 @@
+// `tandem bench`: llama-bench-style throughput (pp = prompt processing, tg = generation) with the
+// implied memory bandwidth, and with --spec plain vs speculative decoding in one run: per draft
+// length, adaptive, the verification cost curve and synthetic-acceptance runs.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include "base/cpu_features.h"
+#include "base/error.h"
+#include "cli/commands.h"
+#include "cli/model_options.h"
+#include "engine/generator.h"
+#include "gguf/gguf_reader.h"
+#include "kernels/isa.h"
+
+namespace tandem::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct BenchArgs {
+  ModelOptions model;
+  int n_prompt = 512;
+  int n_gen = 128;
+  int repetitions = 3;
+  bool json = false;
+  bool spec = false;
+  std::string draft_lengths = "1,2,3,4,6,8";
+  std::string synthetic = "0.8,0.7,0.6";
+};
+
+struct Sample {
+  double mean = 0, sd = 0;
+};
+
+Sample Stats(const std::vector<double>& v) {
+  Sample s;
+  for (double x : v) s.mean += x;
+  s.mean /= v.size();
+  for (double x : v) s.sd += (x - s.mean) * (x - s.mean);
+  s.sd = v.size() > 1 ? std::sqrt(s.sd / (v.size() - 1)) : 0;
+  return s;
+}
+
+std::vector<float> ParseList(const std::string& text) {
+  std::vector<float> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(std::stof(item));
+  }
+  return out;
+}
+
+// Bytes of weights one decode step reads: everything but the per-layer-embedding table (only
+// L*P values of it per token), with MoE expert tensors counted for the experts used.
+double BytesPerToken(const Gemma4Model& m) {
+  const Gemma4Config& c = m.config();
+  double bytes = 0;
+  for (const TensorInfo& t : m.file().tensors()) {
+    if (t.name == "per_layer_token_embd.weight") continue;
+    double b = static_cast<double>(t.nbytes);
+    if (t.name.find("_exps") != std::string::npos && c.n_expert > 0) {
+      b *= static_cast<double>(c.n_expert_used) / c.n_expert;
+    }
+    bytes += b;
+  }
+  return bytes;
+}
+
+std::vector<int32_t> Tokens(int n, int n_vocab, uint32_t seed) {
+  std::vector<int32_t> t(n);
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int i = 0; i < n; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    t[i] = static_cast<int32_t>(x % static_cast<uint64_t>(n_vocab));
+  }
+  if (n > 0) t[0] = 2;  // BOS
+  return t;
+}
+
+GenerateParams GreedyParams(int n) {
+  GenerateParams p;
+  p.n_predict = n;
+  p.sampling.temperature = 0;
+  p.sampling.seed = 1;
+  return p;
+}
+
+// Memory read bandwidth with all pool threads (bytes/s): the physical limit for decoding.
+double MeasureBandwidth(ThreadPool& pool) {
+  const size_t n = size_t(1) << 27;  // 512 MiB of floats
+  std::vector<float> buf(n, 1.0f);
+  std::vector<double> sums(pool.size());
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    auto t0 = Clock::now();
+    pool.ParallelForRange(pool.size(), [&](size_t b, size_t e, int) {
+      for (size_t part = b; part < e; ++part) {
+        const size_t lo = n * part / pool.size(), hi = n * (part + 1) / pool.size();
+        float acc[8] = {};
+        for (size_t i = lo; i + 8 <= hi; i += 8) {
+          for (int j = 0; j < 8; ++j) acc[j] += buf[i + j];
+        }
+        sums[part] = acc[0] + acc[1] + acc[2] + acc[3] + acc[4] + acc[5] + acc[6] + acc[7];
+      }
+    });
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    best = std::max(best, n * sizeof(float) / s);
+  }
+  return best;
+}
+
+int RunBench(const BenchArgs& a, const CLI::App& app) {
+  LoadedModels m = LoadModels(a.model, app);
+  const Gemma4Model& target = *m.target;
+  const int V = target.config().n_vocab;
+  KvCacheOptions kv = m.kv;
+  kv.max_batch = std::max(kv.max_batch, std::min(a.n_prompt, kv.n_ctx));
+  nlohmann::json report;
+  report["model"] = a.model.model;
+  report["cpu"] = HostCpuFeatures().ToString();
+  report["isa"] = std::string(kernels::IsaName(kernels::ActiveIsa()));
+  report["threads"] = m.pool->size();
+  report["kv_type"] = std::string(TensorTypeName(kv.type));
+  const double bandwidth = MeasureBandwidth(*m.pool);
+  const double bytes_per_token = BytesPerToken(target);
+  report["membw_gb_s"] = bandwidth / 1e9;
+  report["bytes_per_token"] = bytes_per_token;
+
+  Generator gen(target, nullptr, *m.pool, kv);
+  if (a.n_prompt > 0) {
+    std::vector<double> tps;
+    for (int r = 0; r < a.repetitions; ++r) {
+      gen.Reset();
+      GenerateResult res = gen.Generate(Tokens(a.n_prompt, V, r), GreedyParams(0), nullptr);
+      tps.push_back(a.n_prompt * 1000.0 / res.prompt_ms);
+    }
+    Sample s = Stats(tps);
+    report["pp"] = {{"n", a.n_prompt}, {"tok_s", s.mean}, {"sd", s.sd}};
+  }
+  if (a.n_gen > 0) {
+    std::vector<double> tps;
+    for (int r = 0; r < a.repetitions; ++r) {
+      gen.Reset();
+      GenerateResult res = gen.Generate(Tokens(1, V, r), GreedyParams(a.n_gen), nullptr);
+      tps.push_back(res.tokens.size() * 1000.0 / res.generate_ms);
+    }
+    Sample s = Stats(tps);
+    report["tg"] = {{"n", a.n_gen},
+                    {"tok_s", s.mean},
+                    {"sd", s.sd},
+                    {"gb_s", s.mean * bytes_per_token / 1e9},
+                    {"fraction_of_membw", s.mean * bytes_per_token / bandwidth},
+                    {"limit_tok_s", bandwidth / bytes_per_token}};
+  }
+
+  if (a.spec) {
+    if (m.assistant == nullptr) Fail(ErrorKind::kInvalidArgument, "--spec needs -md ASSISTANT");
+    Generator sg(target, m.assistant.get(), *m.pool, kv);
+    const std::vector<int32_t> prompt = Tokens(32, V, 7);
+    auto run = [&](SpecType type, int n_draft, bool adaptive, const std::vector<float>& synth) {
+      std::vector<double> tps;
+      GenerateResult last;
+      for (int r = 0; r < a.repetitions; ++r) {
+        sg.Reset();
+        GenerateParams p = GreedyParams(a.n_gen);
+        p.spec = m.spec;
+        p.spec.type = type;
+        p.spec.draft_max = std::max(1, n_draft);
+        p.spec.adaptive = adaptive;
+        p.synthetic_acceptance = synth;
+        last = sg.Generate(prompt, p, nullptr);
+        tps.push_back(last.tokens.size() * 1000.0 / last.generate_ms);
+      }
+      Sample s = Stats(tps);
+      nlohmann::json j = last.spec.ToJson();
+      j["tok_s"] = s.mean;
+      j["sd"] = s.sd;
+      return j;
+    };
+    nlohmann::json spec;
+    const double plain = run(SpecType::kNone, 0, false, {})["tok_s"];
+    spec["plain_tok_s"] = plain;
+    for (float nf : ParseList(a.draft_lengths)) {
+      const int n = static_cast<int>(nf);
+      nlohmann::json j = run(SpecType::kMtp, n, false, {});
+      j["speedup"] = j["tok_s"].get<double>() / plain;
+      spec["fixed"][std::to_string(n)] = j;
+    }
+    nlohmann::json ad = run(SpecType::kMtp, m.spec.draft_max, true, {});
+    ad["speedup"] = ad["tok_s"].get<double>() / plain;
+    spec["adaptive"] = ad;
+
+    // Verification cost: a forward of T rows after a 64-token context, relative to T = 1.
+    auto cache = target.NewKvCache(kv);
+    ForwardBatch batch;
+    ForwardOutput out;
+    const std::vector<int32_t> ctx = Tokens(64, V, 3);
+    for (int i = 0; i < 64; ++i) batch.Add(ctx[i], i, 0, false);
+    target.Forward(batch, *cache, out, *m.pool);
+    std::vector<double> cost;
+    for (int T = 1; T <= 16; ++T) {
+      std::vector<double> ms;
+      for (int r = 0; r < std::max(3, a.repetitions); ++r) {
+        batch.Clear();
+        for (int i = 0; i < T; ++i) batch.Add(ctx[i], 64 + i, 0, true);
+        auto t0 = Clock::now();
+        target.Forward(batch, *cache, out, *m.pool);
+        ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        cache->Truncate(0, 64);
+      }
+      cost.push_back(*std::min_element(ms.begin(), ms.end()));
+    }
+    for (double& c : cost) c /= cost[0] > 0 ? cost[0] : 1;
+    spec["verify_cost_vs_t1"] = cost;
+
+    for (float rate : ParseList(a.synthetic)) {
+      nlohmann::json sj;
+      double best = 0;
+      for (float nf : ParseList(a.draft_lengths)) {
+        const int n = static_cast<int>(nf);
+        nlohmann::json j = run(SpecType::kMtp, n, false, {rate});
+        sj["fixed"][std::to_string(n)] = j["tok_s"].get<double>() / plain;
+        best = std::max(best, j["tok_s"].get<double>() / plain);
+      }
+      nlohmann::json j = run(SpecType::kMtp, m.spec.draft_max, true, {rate});
+      sj["adaptive"] = j["tok_s"].get<double>() / plain;
+      sj["best_fixed"] = best;
+      char key[16];
+      std::snprintf(key, sizeof key, "%.2f", rate);
+      spec["synthetic"][key] = sj;
+    }
+    report["spec"] = spec;
+  }
+
+  if (a.json) {
+    std::printf("%s\n", report.dump(1).c_str());
+    return 0;
+  }
+  std::printf("model %s | %s | %d threads | KV %s\n", a.model.model.c_str(),
+              report["isa"].get<std::string>().c_str(), m.pool->size(),
+              report["kv_type"].get<std::string>().c_str());
+  std::printf("memory bandwidth %.1f GB/s; %.1f MB of weights read per generated token\n",
+              bandwidth / 1e9, bytes_per_token / 1e6);
+  if (report.contains("pp")) {
+    std::printf("pp%-5d %9.2f ± %.2f tok/s\n", a.n_prompt, report["pp"]["tok_s"].get<double>(),
+                report["pp"]["sd"].get<double>());
+  }
+  if (report.contains("tg")) {
+    const auto& tg = report["tg"];
+    std::printf("tg%-5d %9.2f ± %.2f tok/s  %.1f GB/s = %.0f%% of membw (limit %.1f tok/s)\n",
+                a.n_gen, tg["tok_s"].get<double>(), tg["sd"].get<double>(),
+                tg["gb_s"].get<double>(), 100 * tg["fraction_of_membw"].get<double>(),
+                tg["limit_tok_s"].get<double>());
+  }
+  if (report.contains("spec")) {
+    const auto& s = report["spec"];
+    std::printf("\nspeculative (tg%d, greedy): plain %.2f tok/s\n", a.n_gen,
+                s["plain_tok_s"].get<double>());
+    std::printf("  %-10s %9s %8s %10s %12s\n", "draft", "tok/s", "speedup", "accepted",
+                "tok/forward");
+    auto row = [](const std::string& name, const nlohmann::json& j) {
+      std::printf("  %-10s %9.2f %7.2fx %9.1f%% %12.2f\n", name.c_str(), j["tok_s"].get<double>(),
+                  j["speedup"].get<double>(), 100 * j["acceptance_rate"].get<double>(),
+                  j["tokens_per_target_forward"].get<double>());
+    };
+    for (auto& [n, j] : s["fixed"].items()) row("n=" + n, j);
+    row("adaptive", s["adaptive"]);
+    std::printf("  verify cost time(T)/time(1), T=1..16:");
+    for (double c : s["verify_cost_vs_t1"]) std::printf(" %.2f", c);
+    std::printf("\n");
+    for (auto& [rate, j] : s["synthetic"].items()) {
+      std::printf("  synthetic acceptance %s: best fixed %.2fx, adaptive %.2fx (", rate.c_str(),
+                  j["best_fixed"].get<double>(), j["adaptive"].get<double>());
+      for (auto& [n, v] : j["fixed"].items()) std::printf(" n=%s %.2fx", n.c_str(), v.get<double>());
+      std::printf(" )\n");
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddBenchCommand(CLI::App& app, CommandRunner& runner) {
+  auto* sub = app.add_subcommand("bench", "Measure prompt/generation speed (and speculation)");
+  auto a = std::make_shared<BenchArgs>();
+  AddModelFlags(*sub, a->model);
+  sub->add_option("-p,--n-prompt", a->n_prompt, "Prompt tokens for pp (0: skip)")
+      ->capture_default_str();
+  sub->add_option("-n,--n-gen", a->n_gen, "Generated tokens for tg (0: skip)")
+      ->capture_default_str();
+  sub->add_option("-r,--repetitions", a->repetitions, "Repetitions")->capture_default_str();
+  sub->add_flag("--json", a->json, "Print one JSON object");
+  sub->add_flag("--spec", a->spec, "Plain vs speculative decoding (needs -md)");
+  sub->add_option("--draft-lengths", a->draft_lengths, "Fixed draft lengths to compare")
+      ->capture_default_str();
+  sub->add_option("--synthetic-acceptance", a->synthetic,
+                  "Per-position acceptance rates to simulate (comma list; empty: skip)")
+      ->capture_default_str();
+  sub->callback([&runner, a, sub] { runner = [a, sub] { return RunBench(*a, *sub); }; });
+}
+
+}  // namespace tandem::cli

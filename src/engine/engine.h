@@ -1,0 +1,91 @@
+// The serving engine: one thread owns the model, the KV cache of every slot and the assistant;
+// requests from any thread are queued, admitted into slots, and advanced together by continuous
+// batching — each step runs ONE target forward that merges the rows of every active slot
+// (prefill chunks, decode rows, verification rows), after the assistant drafted for every slot.
+//
+// Contract shared by `tandem serve` (server/) and tests: results per request are identical to
+// running it alone through Generator (batch invariance), whatever else the engine is doing.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/generator.h"
+
+namespace tandem {
+
+struct EngineOptions {
+  int n_slots = 1;          // --parallel
+  KvCacheOptions kv;        // n_seq is set to n_slots; n_ctx is per slot
+  int max_queue = 64;       // queued requests beyond the busy slots; more are refused
+  int prefill_chunk = 256;  // most prompt rows one slot adds to a step
+  SpecOptions spec;         // default speculation for requests that do not override it
+};
+
+// One event per emitted token, then a final one. Runs on the engine thread: keep it short
+// (hand the data to another thread). Returning false cancels the request (client went away).
+// Every token of result->tokens gets an event, an EOG token that ended generation included.
+// result->stop_reason: Generator's ("eog", "length", "context", "stopped" when on_event returned
+// false), or "cancelled" (Cancel(), shutdown, or a request that never left the queue), or
+// "error" (with `error` set). An exception thrown by on_event fails that request only.
+struct EngineEvent {
+  int32_t token = -1;  // -1 on the final event
+  bool final = false;
+  const GenerateResult* result = nullptr;  // on the final event: tokens, timings, spec stats
+  std::string error;                       // on the final event if the request failed
+};
+
+struct EngineRequest {
+  std::vector<int32_t> prompt;
+  GenerateParams params;  // params.spec.type kNone disables speculation for this request
+  std::function<bool(const EngineEvent&)> on_event;
+};
+
+// requests_started counts requests Submit accepted; each ends as exactly one of finished
+// (eog/length/context), cancelled (Cancel, on_event false, shutdown) or failed, so started ==
+// finished + cancelled + failed + queue_depth + busy_slots. rejected counts Submit refusals for
+// a full queue or a shutdown (invalid requests throw without being counted).
+// Metrics are updated before a request's final event is sent.
+struct EngineMetrics {
+  int64_t requests_started = 0, requests_finished = 0, requests_cancelled = 0, requests_failed = 0,
+          requests_rejected = 0;
+  int64_t prompt_tokens = 0, cached_prompt_tokens = 0, generated_tokens = 0;
+  int queue_depth = 0, busy_slots = 0, n_slots = 0;
+  size_t kv_bytes = 0;
+  int64_t kv_used_positions = 0, kv_capacity_positions = 0;
+  SpecStats spec;               // cumulative over finished requests
+  double generate_seconds = 0;  // engine-thread time spent in steps with generating slots
+};
+
+class Engine {
+ public:
+  // Starts the engine thread, the only user of `pool` from then on. Throws
+  // Error(kInvalidArgument) for bad options. params.spec of each request is used as given.
+  Engine(const Gemma4Model& target, const Gemma4Assistant* assistant, ThreadPool& pool,
+         const EngineOptions& options);
+  ~Engine();  // Shutdown(false)
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Thread-safe. Queues the request and returns its id. Throws Error(kInvalidArgument) for a
+  // request that can never run (empty prompt, prompt longer than a slot's context, bad sampling
+  // or speculation settings) and Error(kUnsupported, "queue full") when max_queue is reached.
+  uint64_t Submit(EngineRequest request);
+  // Thread-safe. The request stops at the next step and gets its final event.
+  void Cancel(uint64_t id);
+  // Thread-safe snapshot.
+  EngineMetrics Metrics() const;
+  // Stops admitting; with finish = true lets running requests end, else cancels them; joins.
+  // Queued requests get a final event with error "shutting down", and so do running ones it
+  // cancels. Called from on_event it only sets the flags; a later call (or ~Engine) joins.
+  void Shutdown(bool finish);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tandem
