@@ -100,8 +100,8 @@ TEST(SpecSampling, SecondTokenFollowsTheTargetDistribution) {
   if (e_bin > 0) chi2 += (o_bin - e_bin) * (o_bin - e_bin) / e_bin, ++bins;
   ASSERT_GE(bins, 10);
   const double z = ChiSquareZ(chi2, bins - 1);
-  std::printf("%d runs over %d bins: chi2 %.1f, z %.2f; draft acceptance %.3f\n", kRuns, bins,
-              chi2, z, double(accepted) / double(drafted));
+  std::printf("%d runs over %d bins: chi2 %.1f, z %.2f; draft acceptance %.3f\n", kRuns, bins, chi2,
+              z, double(accepted) / double(drafted));
   EXPECT_LT(z, 4.0) << "emitted tokens do not follow the target distribution";
 }
 

@@ -30,42 +30,52 @@ ThreadPool::ThreadPool(int n_threads)
 }
 
 ThreadPool::~ThreadPool() {
+  stop_.store(true);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
+    start_cv_.notify_all();
   }
-  start_cv_.notify_all();
   for (auto& t : workers_) t.join();
 }
 
 namespace {
+
 // Contiguous chunk [begin, end) of n tasks for thread t of n_threads.
 std::pair<size_t, size_t> Chunk(size_t n, int t, int n_threads) {
   size_t per = n / n_threads, extra = n % n_threads;
   size_t begin = t * per + std::min<size_t>(t, extra);
   return {begin, begin + per + (static_cast<size_t>(t) < extra ? 1 : 0)};
 }
+
+inline void CpuRelax() {
+  __builtin_ia32_pause();
+}
+
+constexpr int kSpinIterations = 2000;  // tens of microseconds: bridges back-to-back calls only
+
 }  // namespace
 
 void ThreadPool::WorkerLoop(int index) {
   uint64_t seen = 0;
   for (;;) {
-    const std::function<void(size_t, size_t, int)>* job;
-    size_t n;
-    {
+    uint64_t gen = generation_.load(std::memory_order_acquire);
+    for (int spin = 0; gen == seen && spin < kSpinIterations && !stop_.load(); ++spin) {
+      CpuRelax();
+      gen = generation_.load(std::memory_order_acquire);
+    }
+    if (gen == seen) {
+      sleeping_.fetch_add(1);
       std::unique_lock<std::mutex> lock(mutex_);
-      start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      job = job_;
-      n = job_tasks_;
+      start_cv_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
+      sleeping_.fetch_sub(1);
+      gen = generation_.load(std::memory_order_acquire);
     }
-    auto [begin, end] = Chunk(n, index, n_threads_);
+    if (stop_.load()) return;
+    seen = gen;
+    const auto* job = job_;
+    auto [begin, end] = Chunk(job_tasks_, index, n_threads_);
     if (begin < end) (*job)(begin, end, index);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (--pending_ == 0) done_cv_.notify_one();
-    }
+    pending_.fetch_sub(1, std::memory_order_acq_rel);
   }
 }
 
@@ -76,18 +86,25 @@ void ThreadPool::ParallelForRange(size_t n_tasks,
     fn(0, n_tasks, 0);
     return;
   }
-  {
+  job_ = &fn;
+  job_tasks_ = n_tasks;
+  pending_.store(n_threads_ - 1);
+  generation_.fetch_add(1);  // publishes job_ and job_tasks_
+  if (sleeping_.load() > 0) {
     std::lock_guard<std::mutex> lock(mutex_);
-    job_ = &fn;
-    job_tasks_ = n_tasks;
-    pending_ = n_threads_ - 1;
-    ++generation_;
+    start_cv_.notify_all();
   }
-  start_cv_.notify_all();
   auto [begin, end] = Chunk(n_tasks, 0, n_threads_);
   if (begin < end) fn(begin, end, 0);
-  std::unique_lock<std::mutex> lock(mutex_);
-  done_cv_.wait(lock, [&] { return pending_ == 0; });
+  // Wait for the workers; yield soon, since on a loaded machine the worker we wait for may need
+  // this very core.
+  for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
+    if (spin < kSpinIterations / 8) {
+      CpuRelax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
   job_ = nullptr;
 }
 

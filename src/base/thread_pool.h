@@ -3,6 +3,7 @@
 // thread count (the numerics contract: no reduction is ever split across threads).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -37,15 +38,17 @@ class ThreadPool {
 
   int n_threads_;
   std::vector<std::thread> workers_;
+  // A job is published by storing job_/job_tasks_ and then bumping generation_; workers spin on
+  // generation_ for a short while before sleeping on start_cv_ (decode steps run many small
+  // matmuls back to back, and a futex wake per call would dominate them).
   std::mutex mutex_;
   std::condition_variable start_cv_;
-  std::condition_variable done_cv_;
-  // Guarded by mutex_:
   const std::function<void(size_t, size_t, int)>* job_ = nullptr;
   size_t job_tasks_ = 0;
-  uint64_t generation_ = 0;
-  int pending_ = 0;
-  bool stop_ = false;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};   // workers still running the current job
+  std::atomic<int> sleeping_{0};  // workers blocked (or about to block) on start_cv_
+  std::atomic<bool> stop_{false};
 };
 
 // Number of physical cores (hyper-threads of one core count once); at least 1.

@@ -55,22 +55,6 @@ std::vector<float> ParseList(const std::string& text) {
   return out;
 }
 
-// Bytes of weights one decode step reads: everything but the per-layer-embedding table (only
-// L*P values of it per token), with MoE expert tensors counted for the experts used.
-double BytesPerToken(const Gemma4Model& m) {
-  const Gemma4Config& c = m.config();
-  double bytes = 0;
-  for (const TensorInfo& t : m.file().tensors()) {
-    if (t.name == "per_layer_token_embd.weight") continue;
-    double b = static_cast<double>(t.nbytes);
-    if (t.name.find("_exps") != std::string::npos && c.n_expert > 0) {
-      b *= static_cast<double>(c.n_expert_used) / c.n_expert;
-    }
-    bytes += b;
-  }
-  return bytes;
-}
-
 std::vector<int32_t> Tokens(int n, int n_vocab, uint32_t seed) {
   std::vector<int32_t> t(n);
   uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
@@ -127,7 +111,7 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
   report["threads"] = m.pool->size();
   report["kv_type"] = std::string(TensorTypeName(kv.type));
   const double bandwidth = MeasureBandwidth(*m.pool);
-  const double bytes_per_token = BytesPerToken(target);
+  const double bytes_per_token = target.BytesPerToken();
   report["membw_gb_s"] = bandwidth / 1e9;
   report["bytes_per_token"] = bytes_per_token;
 
@@ -159,8 +143,10 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
   }
 
   if (a.spec) {
-    if (m.assistant == nullptr) Fail(ErrorKind::kInvalidArgument, "--spec needs -md ASSISTANT");
-    Generator sg(target, m.assistant.get(), *m.pool, kv);
+    if (m.spec.type == SpecType::kNone) {
+      Fail(ErrorKind::kInvalidArgument, "--spec needs a drafter (-md) with speculation on");
+    }
+    Generator sg(target, m.assistant.get(), *m.pool, kv, m.draft_model.get());
     const std::vector<int32_t> prompt = Tokens(32, V, 7);
     auto run = [&](SpecType type, int n_draft, bool adaptive, const std::vector<float>& synth) {
       std::vector<double> tps;
@@ -187,11 +173,11 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
     spec["plain_tok_s"] = plain;
     for (float nf : ParseList(a.draft_lengths)) {
       const int n = static_cast<int>(nf);
-      nlohmann::json j = run(SpecType::kMtp, n, false, {});
+      nlohmann::json j = run(m.spec.type, n, false, {});
       j["speedup"] = j["tok_s"].get<double>() / plain;
       spec["fixed"][std::to_string(n)] = j;
     }
-    nlohmann::json ad = run(SpecType::kMtp, m.spec.draft_max, true, {});
+    nlohmann::json ad = run(m.spec.type, m.spec.draft_max, true, {});
     ad["speedup"] = ad["tok_s"].get<double>() / plain;
     spec["adaptive"] = ad;
 
@@ -223,11 +209,11 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
       double best = 0;
       for (float nf : ParseList(a.draft_lengths)) {
         const int n = static_cast<int>(nf);
-        nlohmann::json j = run(SpecType::kMtp, n, false, {rate});
+        nlohmann::json j = run(m.spec.type, n, false, {rate});
         sj["fixed"][std::to_string(n)] = j["tok_s"].get<double>() / plain;
         best = std::max(best, j["tok_s"].get<double>() / plain);
       }
-      nlohmann::json j = run(SpecType::kMtp, m.spec.draft_max, true, {rate});
+      nlohmann::json j = run(m.spec.type, m.spec.draft_max, true, {rate});
       sj["adaptive"] = j["tok_s"].get<double>() / plain;
       sj["best_fixed"] = best;
       char key[16];
@@ -276,7 +262,8 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
     for (auto& [rate, j] : s["synthetic"].items()) {
       std::printf("  synthetic acceptance %s: best fixed %.2fx, adaptive %.2fx (", rate.c_str(),
                   j["best_fixed"].get<double>(), j["adaptive"].get<double>());
-      for (auto& [n, v] : j["fixed"].items()) std::printf(" n=%s %.2fx", n.c_str(), v.get<double>());
+      for (auto& [n, v] : j["fixed"].items())
+        std::printf(" n=%s %.2fx", n.c_str(), v.get<double>());
       std::printf(" )\n");
     }
   }

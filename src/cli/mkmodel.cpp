@@ -20,6 +20,7 @@ void AddMkmodelCommand(CLI::App& app, CommandRunner& runner) {
     uint64_t seed = 1234;
     bool assistant = false;
     std::string centroids = "auto";
+    float echo_epsilon = -1.0f;
   };
   auto args = std::make_shared<Args>();
   std::string names;
@@ -35,18 +36,26 @@ void AddMkmodelCommand(CLI::App& app, CommandRunner& runner) {
                   "Assistant centroid head: on, off, auto (on for e2b/e4b shapes)")
       ->check(CLI::IsMember({"on", "off", "auto"}))
       ->capture_default_str();
+  sub->add_option("--echo-epsilon", args->echo_epsilon,
+                  "Acceptance knob for speculative benchmarks: the target echoes its input with "
+                  "post-branch norms scaled by this; the assistant repeats its input token "
+                  "(use the same value for both; 0 = ~100% acceptance)");
   sub->callback([&runner, args] {
     runner = [args] {
       auto type = ParseTensorTypeName(args->type);
       if (!type) Fail(ErrorKind::kInvalidArgument, "unknown weight type '" + args->type + "'");
       RandomModelOptions options;
       options.seed = args->seed;
+      options.echo_epsilon = args->echo_epsilon;
       options.weight_type = *type;
       options.name = "tandem random " + args->config + (args->assistant ? " assistant" : "");
       if (args->assistant) {
         const bool e_series = args->config.find("e2b") != std::string::npos ||
                               args->config.find("e4b") != std::string::npos;
-        const bool centroids = args->centroids == "on" || (args->centroids == "auto" && e_series);
+        // The echo drafter scores against the target's embedding through its dense head.
+        const bool centroids =
+            args->centroids == "on" ||
+            (args->centroids == "auto" && e_series && args->echo_epsilon < 0);
         WriteRandomGemma4Assistant(Gemma4AssistantPreset(args->config, centroids), options,
                                    args->output);
       } else {

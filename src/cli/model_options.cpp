@@ -123,9 +123,13 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
       m.assistant = Gemma4Assistant::Load(o.model_draft, *m.target, head);
       m.spec.type = o.spec_type == "none" ? SpecType::kNone : SpecType::kMtp;
     } else if (arch == "gemma4") {
-      Fail(ErrorKind::kUnsupported, o.model_draft +
-                                        ": a separate gemma4 draft model (--spec-type draft) is "
-                                        "not implemented yet; use an MTP assistant");
+      if (o.spec_type == "mtp") {
+        Fail(ErrorKind::kInvalidArgument, o.model_draft +
+                                              " is a gemma4 model, not an assistant; use "
+                                              "--spec-type draft (or auto)");
+      }
+      m.draft_model = Gemma4Model::Load(o.model_draft);
+      m.spec.type = o.spec_type == "none" ? SpecType::kNone : SpecType::kDraft;
     } else {
       Fail(ErrorKind::kInvalidArgument,
            o.model_draft + ": architecture '" + arch + "' is neither gemma4-assistant nor gemma4");

@@ -43,6 +43,7 @@ void AddSamplingFlags(CLI::App& app, SamplingParams& params);
 struct LoadedModels {
   std::unique_ptr<Gemma4Model> target;
   std::unique_ptr<Gemma4Assistant> assistant;
+  std::unique_ptr<Gemma4Model> draft_model;  // --spec-type draft
   std::unique_ptr<Tokenizer> tokenizer;
   std::unique_ptr<ThreadPool> pool;
   SpecOptions spec;

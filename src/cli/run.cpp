@@ -70,7 +70,7 @@ int RunPrompt(const RunArgs& a, const CLI::App& app) {
                                           " tokens but the context (-c) is " +
                                           std::to_string(m.kv.n_ctx));
   }
-  Generator gen(*m.target, m.assistant.get(), *m.pool, m.kv);
+  Generator gen(*m.target, m.assistant.get(), *m.pool, m.kv, m.draft_model.get());
   StreamingDecoder decoder(*m.tokenizer);
   StopStringFilter stops(a.stop);
   std::string text;
@@ -90,7 +90,10 @@ int RunPrompt(const RunArgs& a, const CLI::App& app) {
   if (stops.stopped()) r.stop_reason = "stop";
   const size_t kv_bytes = gen.cache().bytes();
   if (a.json) {
-    std::printf("%s\n", GenerationJson(text, r, m, kv_bytes).dump().c_str());
+    // Generated text may hold invalid UTF-8 (byte tokens): replace it rather than fail.
+    std::printf("%s\n", GenerationJson(text, r, m, kv_bytes)
+                            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                            .c_str());
   } else {
     std::printf("\n");
     std::fprintf(stderr, "\n%s", GenerationSummary(r, m, kv_bytes).c_str());
@@ -100,7 +103,7 @@ int RunPrompt(const RunArgs& a, const CLI::App& app) {
 
 int RunChat(const RunArgs& a, const CLI::App& app) {
   LoadedModels m = LoadModels(a.model, app);
-  Generator gen(*m.target, m.assistant.get(), *m.pool, m.kv);
+  Generator gen(*m.target, m.assistant.get(), *m.pool, m.kv, m.draft_model.get());
   std::vector<ChatMessage> messages;
   bool thinking = a.thinking;
   ChatRenderOptions render;

@@ -22,7 +22,8 @@ struct EngineOptions {
   KvCacheOptions kv;        // n_seq is set to n_slots; n_ctx is per slot
   int max_queue = 64;       // queued requests beyond the busy slots; more are refused
   int prefill_chunk = 256;  // most prompt rows one slot adds to a step
-  SpecOptions spec;         // default speculation for requests that do not override it
+  SpecOptions spec;         // default speculation; callers copy it into params.spec (then apply
+                            // per-request overrides): the engine uses params.spec as given
 };
 
 // One event per emitted token, then a final one. Runs on the engine thread: keep it short
@@ -46,9 +47,9 @@ struct EngineRequest {
 
 // requests_started counts requests Submit accepted; each ends as exactly one of finished
 // (eog/length/context), cancelled (Cancel, on_event false, shutdown) or failed, so started ==
-// finished + cancelled + failed + queue_depth + busy_slots. rejected counts Submit refusals for
-// a full queue or a shutdown (invalid requests throw without being counted).
-// Metrics are updated before a request's final event is sent.
+// finished + cancelled + failed + queue_depth + busy_slots between steps. rejected counts Submit
+// refusals for a full queue or a shutdown (invalid requests throw without being counted). Metrics
+// are updated before a request's final event is sent.
 struct EngineMetrics {
   int64_t requests_started = 0, requests_finished = 0, requests_cancelled = 0, requests_failed = 0,
           requests_rejected = 0;

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/thread_pool.h"
 #include "sampling/speculative_accept.h"
+#include "spec/draft_model_drafter.h"
 #include "spec/mtp_drafter.h"
 
 namespace tandem {
@@ -21,12 +22,15 @@ double MsSince(Clock::time_point t0) {
 }  // namespace
 
 Generator::Generator(const Gemma4Model& target, const Gemma4Assistant* assistant, ThreadPool& pool,
-                     const KvCacheOptions& kv_options)
+                     const KvCacheOptions& kv_options, const Gemma4Model* draft_model)
     : target_(target), assistant_(assistant), pool_(pool) {
   KvCacheOptions options = kv_options;
   options.n_seq = 1;
   cache_ = target.NewKvCache(options);
   if (assistant_ != nullptr) mtp_drafter_ = std::make_unique<MtpDrafter>(*assistant_, pool_);
+  if (draft_model != nullptr) {
+    model_drafter_ = std::make_unique<DraftModelDrafter>(*draft_model, target, options, pool_);
+  }
 }
 
 Generator::~Generator() = default;
@@ -65,7 +69,10 @@ GenerateResult Generator::Generate(std::span<const int32_t> prompt, const Genera
     }
     drafter = mtp_drafter_.get();
   } else if (so.type == SpecType::kDraft) {
-    Fail(ErrorKind::kUnsupported, "--spec-type draft is not implemented yet");
+    if (model_drafter_ == nullptr) {
+      Fail(ErrorKind::kInvalidArgument, "draft-model speculation asked for, but none is loaded");
+    }
+    drafter = model_drafter_.get();
   }
   if (so.draft_max < 0 || so.draft_min < 0 || so.draft_min > so.draft_max) {
     Fail(ErrorKind::kInvalidArgument, "draft lengths must satisfy 0 <= draft-min <= draft-max");
@@ -107,6 +114,10 @@ GenerateResult Generator::Generate(std::span<const int32_t> prompt, const Genera
   std::vector<float> probs(V), residual(V);
   SpecStats& stats = result.spec;
   DraftLengthController controller(drafter ? so.draft_max : 0, so.adaptive);
+  // Sampled output depends on the draft lengths, so they must not depend on measured times.
+  if (drafter != nullptr && !greedy) {
+    controller.UseStaticCosts(drafter->BytesPerStep() / target_.BytesPerToken());
+  }
   const int64_t max_tokens =
       params.n_predict < 0 ? std::numeric_limits<int64_t>::max() : params.n_predict;
 

@@ -46,8 +46,9 @@ struct GenerateResult {
 class Generator {
  public:
   // `assistant` may be null (no MTP). The generator owns a one-sequence KV cache.
+  // `draft_model` (may be null) serves --spec-type draft with its own cache.
   Generator(const Gemma4Model& target, const Gemma4Assistant* assistant, ThreadPool& pool,
-            const KvCacheOptions& kv_options);
+            const KvCacheOptions& kv_options, const Gemma4Model* draft_model = nullptr);
   ~Generator();
 
   // Evaluates `prompt` (reusing the longest prefix still valid in the cache) and generates.
@@ -70,6 +71,7 @@ class Generator {
   ThreadPool& pool_;
   std::unique_ptr<KvCache> cache_;
   std::unique_ptr<Drafter> mtp_drafter_;
+  std::unique_ptr<Drafter> model_drafter_;
   std::vector<int32_t> cached_;  // tokens whose K/V the cache holds, in order
 };
 

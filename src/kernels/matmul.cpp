@@ -11,19 +11,17 @@
 #include "base/error.h"
 #include "kernels/isa.h"
 #include "kernels/matmul_kernel.h"
-#include "tensor/dequantize.h"
 
 namespace tandem::kernels {
 namespace {
 
 // How a weight type meets its activations.
 enum class Family {
-  kFloat,    // F32/F16/BF16 weights, f32 activations
-  kQ8_0,     // activations quantized to Q8_0
-  kQ8_1,     // ... to Q8_1
-  kQ8_K,     // ... to Q8_K
-  kDequant,  // weights dequantized to f32 per tile, f32 activations
-  kNone,     // not readable
+  kFloat,  // F32/F16/BF16 weights, f32 activations
+  kQ8_0,   // activations quantized to Q8_0
+  kQ8_1,   // ... to Q8_1
+  kQ8_K,   // ... to Q8_K
+  kNone,   // not readable
 };
 
 Family FamilyOf(TensorType type) {
@@ -36,20 +34,19 @@ Family FamilyOf(TensorType type) {
     case T::kQ4_0:
     case T::kQ5_0:
     case T::kQ8_0:
+    case T::kIQ4_NL:
+    case T::kMXFP4:
       return Family::kQ8_0;
     case T::kQ4_1:
     case T::kQ5_1:
       return Family::kQ8_1;
+    case T::kQ2_K:
+    case T::kQ3_K:
     case T::kQ4_K:
     case T::kQ5_K:
     case T::kQ6_K:
-      return Family::kQ8_K;
-    case T::kQ2_K:
-    case T::kQ3_K:
-    case T::kIQ4_NL:
     case T::kIQ4_XS:
-    case T::kMXFP4:
-      return Family::kDequant;
+      return Family::kQ8_K;
     default:
       return Family::kNone;
   }
@@ -124,7 +121,6 @@ QuantizedActivations QuantizeActivations(Family family, QuantizeRowFn quantize, 
 struct Kernels {
   FloatTileFn float_tile = nullptr;
   QuantTileFn quant_tile = nullptr;
-  FloatTileFn f32_tile = nullptr;  // for the dequantize-then-dot family
   QuantizeRowFn quantize = nullptr;
 };
 
@@ -149,9 +145,6 @@ Kernels SelectKernels(TensorType type) {
   if (k.float_tile == nullptr) k.float_tile = ref::MatMulKernels().float_tile[id];
   k.quant_tile = TableFor(isa, true).quant_tile[id];
   if (k.quant_tile == nullptr) k.quant_tile = ref::MatMulKernels().quant_tile[id];
-  const size_t f32 = static_cast<size_t>(TensorType::kF32);
-  k.f32_tile = TableFor(isa, false).float_tile[f32];
-  if (k.f32_tile == nullptr) k.f32_tile = ref::MatMulKernels().float_tile[f32];
   const MatMulKernelTable& q = TableFor(isa, true);
   const MatMulKernelTable& r = ref::MatMulKernels();
   switch (FamilyOf(type)) {
@@ -185,7 +178,7 @@ void RunTiles(const WeightMatrix& w, Family family, const Kernels& k, RowIndex r
       const int64_t r = row_index(first + std::min(i, tile.n_rows - 1));
       tile.rows[i] = data + r * w.row_bytes;
     }
-    // Dense row ranges: prefetch the next tile while this one computes.
+    // Dense row ranges: prefetch the next tile of this thread's range while this one computes.
     if (dense && tile_index + 1 < end) {
       const int64_t next = first + kTileRows;
       tile.prefetch = data + next * w.row_bytes;
@@ -197,20 +190,6 @@ void RunTiles(const WeightMatrix& w, Family family, const Kernels& k, RowIndex r
       case Family::kFloat:
         k.float_tile(tile, w.cols, x, w.cols, T, y_tile, n_out);
         break;
-      case Family::kDequant: {
-        thread_local std::vector<float> rows_f32;
-        rows_f32.resize(static_cast<size_t>(kTileRows * w.cols));
-        WeightTile f32_tile;
-        f32_tile.n_rows = tile.n_rows;
-        for (int i = 0; i < kTileRows; ++i) {
-          float* dst = rows_f32.data() + i * w.cols;
-          if (i < tile.n_rows) DequantizeRow(w.type, tile.rows[i], dst, w.cols);
-          f32_tile.rows[i] = reinterpret_cast<const uint8_t*>(
-              rows_f32.data() + std::min(i, tile.n_rows - 1) * w.cols);
-        }
-        k.f32_tile(f32_tile, w.cols, x, w.cols, T, y_tile, n_out);
-        break;
-      }
       default:
         k.quant_tile(tile, acts, y_tile, n_out);
         break;

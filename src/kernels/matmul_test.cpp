@@ -36,21 +36,27 @@ bool IsFloat(TensorType t) {
   return t == T::kF32 || t == T::kF16 || t == T::kBF16;
 }
 
-// Types whose activations are quantized (Q8_0 / Q8_1 / Q8_K): results are exact per block and
-// bitwise equal across ISA paths.
+// Every other type meets quantized activations (Q8_0 / Q8_1 / Q8_K): results are exact per block
+// and bitwise equal across ISA paths.
 bool IsIntegerDot(TensorType t) {
+  return !IsFloat(t);
+}
+
+// The activation format the integer kernels quantize to for weight type t.
+TensorType ActivationType(TensorType t) {
   switch (t) {
-    case T::kQ8_0:
-    case T::kQ4_0:
     case T::kQ4_1:
-    case T::kQ5_0:
     case T::kQ5_1:
+      return T::kQ8_1;
+    case T::kQ2_K:
+    case T::kQ3_K:
     case T::kQ4_K:
     case T::kQ5_K:
     case T::kQ6_K:
-      return true;
+    case T::kIQ4_XS:
+      return T::kQ8_K;
     default:
-      return false;
+      return T::kQ8_0;
   }
 }
 
@@ -163,11 +169,11 @@ std::vector<float> QuantizedActivationValues(TensorType type, const std::vector<
   for (int64_t t = 0; t < n_t; ++t) {
     const float* src = x.data() + t * cols;
     float* dst = out.data() + t * cols;
-    if (type == T::kQ4_1 || type == T::kQ5_1) {
+    if (ActivationType(type) == T::kQ8_1) {
       std::vector<BlockQ8_1> q(cols / 32);
       QuantizeRowQ8_1(src, q.data(), cols);
       DequantizeRowQ8_1(q.data(), dst, cols);
-    } else if (type == T::kQ4_K || type == T::kQ5_K || type == T::kQ6_K) {
+    } else if (ActivationType(type) == T::kQ8_K) {
       std::vector<BlockQ8_K> q(cols / 256);
       QuantizeRowQ8_K(src, q.data(), cols);
       DequantizeRowQ8_K(q.data(), dst, cols);
@@ -246,7 +252,9 @@ TEST(MatMulTest, ActivationQuantizersMatchReference) {
       EXPECT_EQ(a.sum32, b.sum32);
       const size_t n_d = f == 2 ? 3 : 24;
       EXPECT_TRUE(BitwiseEqual(a.d.data(), b.d.data(), n_d));
-      if (f == 1) EXPECT_TRUE(BitwiseEqual(a.s.data(), b.s.data(), n_d));
+      if (f == 1) {
+        EXPECT_TRUE(BitwiseEqual(a.s.data(), b.s.data(), n_d));
+      }
     }
   }
 }
@@ -267,7 +275,7 @@ TEST(MatMulTest, ScalarMatchesDoubleOracle) {
     if (IsIntegerDot(type)) {
       const auto xq = QuantizedActivationValues(type, x, n_t, cols);
       // Q8_1 carries d·Σq as fp16 (s), so Q4_1/Q5_1 keep that rounding (~1e-3 of the m·s term).
-      const bool fp16_sum = type == T::kQ4_1 || type == T::kQ5_1;
+      const bool fp16_sum = ActivationType(type) == T::kQ8_1;
       EXPECT_LT(Nmse(y, Oracle(type, w, rows, cols, xq, n_t)), fp16_sum ? 1e-7 : 1e-10);
       EXPECT_LT(Nmse(y, Oracle(type, w, rows, cols, x, n_t)), 1e-3);
     } else {

@@ -160,6 +160,18 @@ std::unique_ptr<Gemma4Assistant> Gemma4Assistant::Load(const std::string& path,
   return a;
 }
 
+double Gemma4Assistant::BytesPerStep() const {
+  double bytes = 0;
+  for (const TensorInfo& t : file_->tensors()) {
+    double b = static_cast<double>(t.nbytes);
+    if (t.name == "token_embd.weight" && use_centroids_)
+      b *= double(centroid_top_k_) / n_centroids_;
+    if (t.name == "masked_embd_centroids.weight" && !use_centroids_) b = 0;
+    bytes += b;
+  }
+  return bytes;
+}
+
 void Gemma4Assistant::DenseLogits(const float* y, int n, float* logits, ThreadPool& pool) const {
   MatMul(weights_.output, y, n, logits, pool);
 }

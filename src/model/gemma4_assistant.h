@@ -58,6 +58,8 @@ class Gemma4Assistant {
   bool uses_centroids() const { return use_centroids_; }
   int n_centroids() const { return n_centroids_; }
   int centroid_top_k() const { return centroid_top_k_; }
+  // Bytes of weights one draft step reads (the centroid head reads only the kept clusters' rows).
+  double BytesPerStep() const;
   // Target layer (a KV-owning one) whose cache assistant layer `l` reads.
   int target_kv_layer(int l) const { return kv_layer_[l]; }
 

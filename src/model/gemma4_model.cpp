@@ -78,6 +78,19 @@ std::unique_ptr<KvCache> Gemma4Model::NewKvCache(const KvCacheOptions& options) 
   return std::make_unique<KvCache>(std::move(specs), options);
 }
 
+double Gemma4Model::BytesPerToken() const {
+  double bytes = 0;
+  for (const TensorInfo& t : file_->tensors()) {
+    if (t.name == "per_layer_token_embd.weight") continue;
+    double b = static_cast<double>(t.nbytes);
+    if (t.name.find("_exps") != std::string::npos && config_.n_expert > 0) {
+      b *= static_cast<double>(config_.n_expert_used) / config_.n_expert;
+    }
+    bytes += b;
+  }
+  return bytes;
+}
+
 void Gemma4Model::EmbedToken(int32_t token, float* out) const {
   kernels::EmbedRow(weights_.token_embd, token, std::sqrt(static_cast<float>(config_.n_embd)), out);
 }

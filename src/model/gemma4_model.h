@@ -38,6 +38,10 @@ class Gemma4Model {
   void Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput& out,
                ThreadPool& pool) const;
 
+  // Bytes of weights one decode step reads: every tensor but the per-layer-embedding table (of
+  // which a token reads one row), MoE expert tensors counted for the experts used.
+  double BytesPerToken() const;
+
   // Scaled token embedding row (E[id] * sqrt(D)): the MTP assistant's input.
   void EmbedToken(int32_t token, float* out) const;
 

@@ -44,10 +44,25 @@ class RowRng {
   uint64_t state_;
 };
 
-void FillRow(const Gemma4TensorSpec& spec, uint64_t seed, uint64_t row, float* out) {
+bool IsPostBranchNorm(const std::string& name) {
+  for (const char* s : {"post_attention_norm.weight", "post_ffw_norm.weight", "post_norm.weight"}) {
+    if (name.size() > std::strlen(s) &&
+        name.compare(name.size() - std::strlen(s), std::string::npos, s) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void FillRow(const Gemma4TensorSpec& spec, uint64_t seed, uint64_t row, float epsilon, float* out) {
   const int64_t n = static_cast<int64_t>(spec.ne[0]);
   RowRng rng(seed, row);
   float lo = -1, hi = 1;
+  if (epsilon >= 0 && spec.name == "nextn.pre_projection.weight") {
+    // Echo drafter: output j copies input j, the first half (the scaled target embedding).
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<uint64_t>(i) == row ? 1.0f : 0.0f;
+    return;
+  }
   switch (spec.role) {
     case TensorRole::kMatrix:
     case TensorRole::kEmbedding: {
@@ -66,6 +81,7 @@ void FillRow(const Gemma4TensorSpec& spec, uint64_t seed, uint64_t row, float* o
           spec.name.find("attn_k_norm") != std::string::npos) {
         s = std::pow(static_cast<float>(n), -0.25f) / 1.0263f;  // 1.0263 = RMS of U(0.6, 1.4)
       }
+      if (epsilon >= 0 && IsPostBranchNorm(spec.name)) s = epsilon;
       lo = 0.6f * s;
       hi = 1.4f * s;
       break;
@@ -131,7 +147,8 @@ void AddRandomTensors(GgufWriter& w, const std::vector<Gemma4TensorSpec>& list,
       continue;
     }
     const uint64_t seed = SplitMix64(options.seed) ^ HashName(spec.name);
-    w.AddTensor(spec.name, type, spec.ne, [spec, seed, type](const GgufByteSink& sink) {
+    const float epsilon = options.echo_epsilon;
+    w.AddTensor(spec.name, type, spec.ne, [spec, seed, type, epsilon](const GgufByteSink& sink) {
       const int64_t n = static_cast<int64_t>(spec.ne[0]);
       uint64_t rows = 1;
       for (size_t i = 1; i < spec.ne.size(); ++i) rows *= spec.ne[i];
@@ -144,7 +161,7 @@ void AddRandomTensors(GgufWriter& w, const std::vector<Gemma4TensorSpec>& list,
         GlobalThreadPool().ParallelForRange(nr, [&](size_t b, size_t e, int) {
           std::vector<float> values(n);
           for (size_t r = b; r < e; ++r) {
-            FillRow(spec, seed, r0 + r, values.data());
+            FillRow(spec, seed, r0 + r, epsilon, values.data());
             if (type == TensorType::kF32) {
               std::memcpy(out.data() + r * row_bytes, values.data(), row_bytes);
             } else {

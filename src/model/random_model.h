@@ -15,6 +15,12 @@ struct RandomModelOptions {
   uint64_t seed = 1234;
   TensorType weight_type = TensorType::kF32;  // matrices and embeddings; norms/scales stay F32
   std::string name = "tandem random gemma4";
+  // Acceptance knob for speculative benchmarks at full size (< 0: off). The target's post-branch
+  // norms (post-attention, post-FFN, PLE post-norm) are scaled by epsilon so each layer barely
+  // changes the residual and the model echoes its input token; the assistant becomes a "repeat
+  // the input token" drafter (its pre-projection reads only the embedding half, its tied head is
+  // the target's embedding). epsilon 0 gives ~100% acceptance; acceptance falls as it grows.
+  float echo_epsilon = -1.0f;
 };
 
 // Weights: matrices uniform with variance 1/fan_in, embeddings variance 1/row length (so the

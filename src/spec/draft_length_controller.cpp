@@ -99,11 +99,19 @@ void DraftLengthController::RecordRound(int n_drafted, int n_accepted) {
   }
 }
 
+void DraftLengthController::UseStaticCosts(double draft_step_cost) {
+  static_costs_ = true;
+  draft_step_ms_ = std::max(1e-6, draft_step_cost);
+  for (size_t rows = 1; rows < verify_ms_.size(); ++rows)
+    verify_ms_[rows] = 1.0 + 0.05 * (rows - 1);
+}
+
 void DraftLengthController::RecordDraftTime(int n_steps, double ms) {
-  if (n_steps > 0) Ema(draft_step_ms_, ms / n_steps);
+  if (n_steps > 0 && !static_costs_) Ema(draft_step_ms_, ms / n_steps);
 }
 
 void DraftLengthController::RecordVerifyTime(int rows, double ms) {
+  if (static_costs_) return;
   if (rows >= 1 && rows < static_cast<int>(verify_ms_.size())) Ema(verify_ms_[rows], ms);
 }
 

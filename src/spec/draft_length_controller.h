@@ -15,6 +15,11 @@ class DraftLengthController {
   // The draft length for the next round, in [0, cap].
   int Choose(int cap);
 
+  // Decide from acceptance and a fixed cost model instead of measured times: a draft step costs
+  // `draft_step_cost` target single-row forwards and each extra verified row 5% of one. Then the
+  // draft lengths, and with them a sampled request's output, depend only on the seed.
+  void UseStaticCosts(double draft_step_cost);
+
   // After a round that drafted n tokens of which the first `accepted` were accepted.
   void RecordRound(int n_drafted, int n_accepted);
   // Measured wall time of `n_steps` draft steps, and of a target forward of `rows` rows.
@@ -35,6 +40,7 @@ class DraftLengthController {
   std::vector<double> accepted_, tried_;  // decayed counts per draft position
   std::vector<double> verify_ms_;         // EMA per row count (0 = unmeasured), index = rows
   double draft_step_ms_ = 0;              // EMA per draft step (0 = unmeasured)
+  bool static_costs_ = false;             // times are not measured (UseStaticCosts)
   int plain_streak_ = 0;                  // plain rounds since the last probe
   int probe_interval_ = 8;                // plain rounds between probes, doubled after a miss
 };

@@ -43,6 +43,8 @@ class Drafter {
   virtual ~Drafter() = default;
   virtual void Draft(const DraftRequest& request, const KvCache& target_cache,
                      DraftResult& result) = 0;
+  // Weight bytes one draft step reads (the static cost model of sampled requests).
+  virtual double BytesPerStep() const = 0;
 };
 
 // Probability of the best token after keeping the 10 largest logits and renormalising (the

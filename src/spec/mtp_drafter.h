@@ -13,6 +13,7 @@ class MtpDrafter : public Drafter {
       : assistant_(assistant), pool_(pool) {}
   void Draft(const DraftRequest& request, const KvCache& target_cache,
              DraftResult& result) override;
+  double BytesPerStep() const override { return assistant_.BytesPerStep(); }
 
  private:
   const Gemma4Assistant& assistant_;

@@ -1,4 +1,4 @@
-// AVX2 matmul tiles for the K-quants Q4_K, Q5_K, Q6_K (Q8_K activations).
+// AVX2 matmul tiles for the Q8_K-activation types: Q2_K..Q6_K and IQ4_XS.
 // Lane r of group g = tile row 8g + r; see dot_lanes.h.
 #include <immintrin.h>
 
@@ -6,6 +6,7 @@
 
 #include "kernels/avx2/dot_avx2.h"
 #include "kernels/avx2/dot_lanes.h"
+#include "tensor/blocks.h"
 
 namespace tandem::kernels::avx2 {
 namespace {
@@ -14,9 +15,14 @@ namespace {
 struct DecodedK {
   __m256i w[kGroups][64];
   __m256i sc[kGroups][16];
-  __m256i m[kGroups][8];
+  __m256i m[kGroups][16];
   __m256 d[kGroups];
   __m256 dmin[kGroups];
+};
+
+// For signed weights (IQ4_XS): w holds the signed values and w_abs their magnitudes.
+struct DecodedKSigned : DecodedK {
+  __m256i w_abs[kGroups][64];
 };
 
 inline __m256i Bits(__m256i v, int shift, int mask) {
@@ -56,7 +62,119 @@ inline __m256i BitToFour(__m256i v, int bit) {
   return _mm256_and_si256(shifted, _mm256_set1_epi8(0x10));
 }
 
+// Bit `from` of every byte of v moved to bit `to` of that byte (other bits cleared).
+inline __m256i MoveBit(__m256i v, int from, int to) {
+  const __m256i shifted =
+      from <= to ? _mm256_slli_epi32(v, to - from) : _mm256_srli_epi32(v, from - to);
+  return _mm256_and_si256(shifted, _mm256_set1_epi8(static_cast<char>(1 << to)));
+}
+
+// Byte m (0..15) of the transposed 16-byte window v, per lane.
+inline __m256i ByteAt(const __m256i v[4], int m) {
+  return Bits(v[m / 4], 8 * (m % 4), 0xFF);
+}
+
+// Q2_K/Q3_K low bits (and for Q3_K, hmask_offset >= 0, the high bit as bit 2); see avx512.
+inline void DecodeTwoBits(const TileRows& rows, int g, int64_t qs_offset, int64_t hmask_offset,
+                          DecodedK* out) {
+  for (int chunk = 0; chunk < 4; ++chunk) {
+    const int n = chunk / 2, h = chunk % 2;
+    __m256i q[4], hm[4];
+    LoadTransposed(rows, g, qs_offset + 16 * chunk, q);
+    if (hmask_offset >= 0) LoadTransposed(rows, g, hmask_offset + 16 * h, hm);
+    for (int j = 0; j < 4; ++j) {
+      for (int k = 0; k < 4; ++k) {
+        __m256i v = _mm256_and_si256(_mm256_srli_epi32(q[k], 2 * j), _mm256_set1_epi8(3));
+        if (hmask_offset >= 0) v = _mm256_or_si256(v, MoveBit(hm[k], 4 * n + j, 2));
+        out->w[g][32 * n + 8 * j + 4 * h + k] = v;
+      }
+    }
+  }
+}
+
+struct Q2_K {
+  static constexpr int kSubBlock = 16;
+  static constexpr int kOffset = 0;
+  static constexpr bool kHasMins = true;
+  static constexpr bool kSigned = false;
+  using Decoded = DecodedK;
+  static void Decode(const TileRows& rows, int64_t b, DecodedK* out) {
+    const int64_t off = 84 * b;
+    for (int g = 0; g < kGroups; ++g) {
+      __m256i s[4];
+      LoadTransposed(rows, g, off, s);
+      for (int k = 0; k < 16; ++k) {
+        out->sc[g][k] = Bits(s[k / 4], 8 * (k % 4), 0xF);
+        out->m[g][k] = Bits(s[k / 4], 8 * (k % 4) + 4, 0xF);
+      }
+      DecodeTwoBits(rows, g, off + 16, -1, out);
+      const __m256i dm = GatherDword(rows, g, off + 80);
+      out->d[g] = HalfToFloat(dm);
+      out->dmin[g] = HalfToFloat<true>(dm);
+    }
+  }
+};
+
+struct Q3_K {
+  static constexpr int kSubBlock = 16;
+  static constexpr int kOffset = 4;
+  static constexpr bool kHasMins = false;
+  static constexpr bool kSigned = false;
+  using Decoded = DecodedK;
+  static void Decode(const TileRows& rows, int64_t b, DecodedK* out) {
+    const int64_t off = 110 * b;
+    for (int g = 0; g < kGroups; ++g) {
+      DecodeTwoBits(rows, g, off + 32, off, out);
+      __m256i win[4];  // bytes 94..109: qs tail, the 12 scale bytes (2..13) and d (14..15)
+      LoadTransposed(rows, g, off + 94, win);
+      for (int k = 0; k < 16; ++k) {
+        const __m256i low =
+            k < 8 ? Bits(ByteAt(win, 2 + k), 0, 0xF) : Bits(ByteAt(win, k - 6), 4, 0xF);
+        const __m256i high = Bits(ByteAt(win, 10 + k % 4), 2 * (k / 4), 3);
+        out->sc[g][k] = _mm256_sub_epi32(_mm256_or_si256(low, _mm256_slli_epi32(high, 4)),
+                                         _mm256_set1_epi32(32));
+      }
+      out->d[g] = HalfToFloat<true>(win[3]);
+    }
+  }
+};
+
+struct IQ4_XS {
+  static constexpr int kSubBlock = 32;
+  static constexpr int kOffset = 0;
+  static constexpr bool kHasMins = false;
+  static constexpr bool kSigned = true;
+  using Decoded = DecodedKSigned;
+  static void Decode(const TileRows& rows, int64_t b, DecodedKSigned* out) {
+    const int64_t off = 136 * b;
+    const __m256i table = _mm256_broadcastsi128_si256(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues)));
+    for (int g = 0; g < kGroups; ++g) {
+      __m256i h[4];
+      LoadTransposed(rows, g, off, h);  // d | scales_h << 16, scales_l[0..3], then qs
+      out->d[g] = HalfToFloat(h[0]);
+      for (int ib = 0; ib < 8; ++ib) {
+        const __m256i low = Bits(h[1], 8 * (ib / 2) + 4 * (ib % 2), 0xF);
+        const __m256i high = Bits(h[0], 16 + 2 * ib, 3);
+        out->sc[g][ib] = _mm256_sub_epi32(_mm256_or_si256(low, _mm256_slli_epi32(high, 4)),
+                                          _mm256_set1_epi32(32));
+      }
+      for (int ib = 0; ib < 8; ++ib) {
+        __m256i q[4];
+        LoadTransposed(rows, g, off + 8 + 16 * ib, q);
+        for (int k = 0; k < 4; ++k) {
+          out->w[g][8 * ib + k] = _mm256_shuffle_epi8(table, LowNibbles(q[k]));
+          out->w[g][8 * ib + 4 + k] = _mm256_shuffle_epi8(table, HighNibbles(q[k]));
+        }
+      }
+      for (int k = 0; k < 64; ++k) out->w_abs[g][k] = _mm256_abs_epi8(out->w[g][k]);
+    }
+  }
+};
+
 struct Q4_K {
+  static constexpr bool kSigned = false;
+  using Decoded = DecodedK;
   static constexpr int kSubBlock = 32;
   static constexpr int kOffset = 0;
   static constexpr bool kHasMins = true;
@@ -70,6 +188,8 @@ struct Q4_K {
 };
 
 struct Q5_K {
+  static constexpr bool kSigned = false;
+  using Decoded = DecodedK;
   static constexpr int kSubBlock = 32;
   static constexpr int kOffset = 0;
   static constexpr bool kHasMins = true;
@@ -95,6 +215,8 @@ struct Q5_K {
 };
 
 struct Q6_K {
+  static constexpr bool kSigned = false;
+  using Decoded = DecodedK;
   static constexpr int kSubBlock = 16;
   static constexpr int kOffset = 32;
   static constexpr bool kHasMins = false;
@@ -136,10 +258,10 @@ template <class W>
 struct Q8_KFamily : W {
   static constexpr int kBlockValues = 256;
   static constexpr int kChunkBlocks = 1;
-  using Decoded = DecodedK;
+  using Decoded = typename W::Decoded;
 
   template <int NT>
-  static void Accumulate(const DecodedK& dec, const QuantizedActivations& acts, int64_t b,
+  static void Accumulate(const Decoded& dec, const QuantizedActivations& acts, int64_t b,
                          int64_t t0, __m256 acc[NT][kGroups]) {
     constexpr int kSubs = 256 / W::kSubBlock, kSlots = W::kSubBlock / 4;
     for (int t = 0; t < NT; ++t) {
@@ -155,7 +277,12 @@ struct Q8_KFamily : W {
           const int slot = j * kSlots + s;
           const __m256i a0 = BroadcastDword(qs + 4 * slot), a1 = BroadcastDword(qs + 4 * slot + 4);
           for (int g = 0; g < kGroups; ++g) {
-            sub[g] = DotPair(sub[g], dec.w[g][slot], a0, dec.w[g][slot + 1], a1);
+            if constexpr (W::kSigned) {
+              sub[g] = DotSigned(sub[g], dec.w_abs[g][slot], dec.w[g][slot], a0);
+              sub[g] = DotSigned(sub[g], dec.w_abs[g][slot + 1], dec.w[g][slot + 1], a1);
+            } else {
+              sub[g] = DotPair(sub[g], dec.w[g][slot], a0, dec.w[g][slot + 1], a1);
+            }
           }
         }
         for (int g = 0; g < kGroups; ++g) {
@@ -163,15 +290,14 @@ struct Q8_KFamily : W {
         }
       }
       const __m256 da = _mm256_set1_ps(acts.d[(t0 + t) * acts.d_stride + b]);
-      const int32_t* sum32 = acts.sum32 + (t0 + t) * acts.sum32_stride + 8 * b;
       for (int g = 0; g < kGroups; ++g) {
         acc[t][g] =
             _mm256_fmadd_ps(_mm256_mul_ps(dec.d[g], da), _mm256_cvtepi32_ps(isum[g]), acc[t][g]);
         if constexpr (W::kHasMins) {
           __m256i imin = _mm256_setzero_si256();
-          for (int j = 0; j < 8; ++j) {
-            imin = _mm256_add_epi32(imin,
-                                    _mm256_mullo_epi32(dec.m[g][j], _mm256_set1_epi32(sum32[j])));
+          for (int j = 0; j < kSubs; ++j) {
+            imin =
+                _mm256_add_epi32(imin, _mm256_mullo_epi32(dec.m[g][j], _mm256_set1_epi32(sums[j])));
           }
           acc[t][g] =
               _mm256_fnmadd_ps(_mm256_mul_ps(dec.dmin[g], da), _mm256_cvtepi32_ps(imin), acc[t][g]);
@@ -183,6 +309,18 @@ struct Q8_KFamily : W {
 
 }  // namespace
 
+void MatMulTileQ2_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                    int64_t ldy) {
+  RunQuantTile<Q8_KFamily<Q2_K>>(tile, acts, y, ldy);
+}
+void MatMulTileQ3_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                    int64_t ldy) {
+  RunQuantTile<Q8_KFamily<Q3_K>>(tile, acts, y, ldy);
+}
+void MatMulTileIQ4_XS(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                      int64_t ldy) {
+  RunQuantTile<Q8_KFamily<IQ4_XS>>(tile, acts, y, ldy);
+}
 void MatMulTileQ4_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
                     int64_t ldy) {
   RunQuantTile<Q8_KFamily<Q4_K>>(tile, acts, y, ldy);

@@ -1,17 +1,19 @@
-// AVX2 matmul tiles for the 32-value block types: Q4_0, Q5_0, Q8_0 (Q8_0 activations) and
-// Q4_1, Q5_1 (Q8_1 activations). Lane r of group g = tile row 8g + r; see dot_lanes.h.
+// AVX2 matmul tiles for the 32-value block types: Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4 (Q8_0
+// activations) and Q4_1, Q5_1 (Q8_1 activations). Lane r of group g = tile row 8g + r; see
+// dot_lanes.h.
 #include <immintrin.h>
 
 #include <cstdint>
 
 #include "kernels/avx2/dot_avx2.h"
 #include "kernels/avx2/dot_lanes.h"
+#include "tensor/blocks.h"
 
 namespace tandem::kernels::avx2 {
 namespace {
 
 // One 32-value block of 16 rows: w[g][k] lane r = row 8g + r's elements 4k..4k+3 as unsigned
-// bytes (weight + offset; for Q8_0 the signed weight, with its magnitude in w_abs); d and m =
+// bytes (weight + offset; for the signed types the weight, with its magnitude in w_abs); d, m =
 // the rows' scales and mins.
 struct Decoded {
   __m256i w[kGroups][8];
@@ -78,6 +80,51 @@ struct Q8_0 {
       LoadTransposed(rows, g, off + 18, out->w[g] + 4);
       for (int k = 0; k < 8; ++k) out->w_abs[g][k] = _mm256_abs_epi8(out->w[g][k]);
       out->d[g] = HalfToFloat(GatherDword(rows, g, off));
+    }
+  }
+};
+
+// Replaces each nibble code of group g by the signed table[code], with magnitudes in w_abs.
+inline void LookUpSigned(const int8_t (&table)[16], int g, Decoded* out) {
+  const __m256i t =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table)));
+  for (int k = 0; k < 8; ++k) {
+    out->w[g][k] = _mm256_shuffle_epi8(t, out->w[g][k]);
+    out->w_abs[g][k] = _mm256_abs_epi8(out->w[g][k]);
+  }
+}
+
+struct IQ4_NL {
+  static constexpr int kOffset = 0;
+  static constexpr bool kSigned = true;
+  static void Decode(const TileRows& rows, int64_t b, Decoded* out) {
+    const int64_t off = 18 * b;
+    for (int g = 0; g < kGroups; ++g) {
+      DecodeNibbles(rows, g, off + 2, out);
+      LookUpSigned(kIQ4NLValues, g, out);
+      out->d[g] = HalfToFloat(GatherDword(rows, g, off));
+    }
+  }
+};
+
+// 2^(e - 128) for the E8M0 byte e in the low 8 bits of each lane (e < 2 gives subnormals).
+inline __m256 E8M0Half(__m256i dwords) {
+  const __m256i e = _mm256_and_si256(dwords, _mm256_set1_epi32(0xFF));
+  const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+  const __m256i subnormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+  const __m256i small = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e);
+  return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, subnormal, small));
+}
+
+struct MXFP4 {
+  static constexpr int kOffset = 0;
+  static constexpr bool kSigned = true;
+  static void Decode(const TileRows& rows, int64_t b, Decoded* out) {
+    const int64_t off = 17 * b;
+    for (int g = 0; g < kGroups; ++g) {
+      DecodeNibbles(rows, g, off + 1, out);
+      LookUpSigned(kMxfp4Values, g, out);
+      out->d[g] = E8M0Half(GatherDword(rows, g, off));
     }
   }
 };
@@ -174,6 +221,14 @@ void MatMulTileQ5_0(const WeightTile& tile, const QuantizedActivations& acts, fl
 void MatMulTileQ8_0(const WeightTile& tile, const QuantizedActivations& acts, float* y,
                     int64_t ldy) {
   RunQuantTile<Family<Q8_0, false>>(tile, acts, y, ldy);
+}
+void MatMulTileIQ4_NL(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                      int64_t ldy) {
+  RunQuantTile<Family<IQ4_NL, false>>(tile, acts, y, ldy);
+}
+void MatMulTileMXFP4(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                     int64_t ldy) {
+  RunQuantTile<Family<MXFP4, false>>(tile, acts, y, ldy);
 }
 void MatMulTileQ4_1(const WeightTile& tile, const QuantizedActivations& acts, float* y,
                     int64_t ldy) {

@@ -15,6 +15,11 @@ MatMulKernelTable MakeTable() {
   t.quant_tile[at(TensorType::kQ8_0)] = MatMulTileQ8_0;
   t.quant_tile[at(TensorType::kQ4_1)] = MatMulTileQ4_1;
   t.quant_tile[at(TensorType::kQ5_1)] = MatMulTileQ5_1;
+  t.quant_tile[at(TensorType::kIQ4_NL)] = MatMulTileIQ4_NL;
+  t.quant_tile[at(TensorType::kMXFP4)] = MatMulTileMXFP4;
+  t.quant_tile[at(TensorType::kQ2_K)] = MatMulTileQ2_K;
+  t.quant_tile[at(TensorType::kQ3_K)] = MatMulTileQ3_K;
+  t.quant_tile[at(TensorType::kIQ4_XS)] = MatMulTileIQ4_XS;
   t.quant_tile[at(TensorType::kQ4_K)] = MatMulTileQ4_K;
   t.quant_tile[at(TensorType::kQ5_K)] = MatMulTileQ5_K;
   t.quant_tile[at(TensorType::kQ6_K)] = MatMulTileQ6_K;

@@ -22,10 +22,20 @@ void MatMulTileQ5_0(const WeightTile& tile, const QuantizedActivations& acts, fl
                     int64_t ldy);
 void MatMulTileQ8_0(const WeightTile& tile, const QuantizedActivations& acts, float* y,
                     int64_t ldy);
+void MatMulTileIQ4_NL(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                      int64_t ldy);
+void MatMulTileMXFP4(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                     int64_t ldy);
 void MatMulTileQ4_1(const WeightTile& tile, const QuantizedActivations& acts, float* y,
                     int64_t ldy);
 void MatMulTileQ5_1(const WeightTile& tile, const QuantizedActivations& acts, float* y,
                     int64_t ldy);
+void MatMulTileQ2_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                    int64_t ldy);
+void MatMulTileQ3_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                    int64_t ldy);
+void MatMulTileIQ4_XS(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                      int64_t ldy);
 void MatMulTileQ4_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
                     int64_t ldy);
 void MatMulTileQ5_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,

@@ -1,5 +1,5 @@
-// AVX-512 VNNI matmul tiles for the 32-value block types: Q4_0, Q5_0, Q8_0 (Q8_0 activations)
-// and Q4_1, Q5_1 (Q8_1 activations). Lane r = tile row r; see dot_lanes.h.
+// AVX-512 VNNI matmul tiles for the 32-value block types: Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4 (Q8_0
+// activations) and Q4_1, Q5_1 (Q8_1 activations). Lane r = tile row r; see dot_lanes.h.
 
 // GCC 12 reports its own _mm512_undefined_*() placeholders inside intrinsics as uninitialized.
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -11,6 +11,7 @@
 
 #include "kernels/avx512/dot_avx512.h"
 #include "kernels/avx512/dot_lanes.h"
+#include "tensor/blocks.h"
 
 namespace tandem::kernels::avx512 {
 namespace {
@@ -80,6 +81,48 @@ struct Q8_0 {
     LoadTransposed(rows, off + 18, out->w + 4);
     for (int k = 0; k < 8; ++k) out->w[k] = _mm512_xor_si512(out->w[k], flip);
     out->d = HalfToFloat(GatherDword(rows, off));
+  }
+};
+
+// 16-entry signed table biased by 128 (as unsigned bytes), in each 128-bit lane.
+inline __m512i BiasedTable(const int8_t (&table)[16]) {
+  alignas(16) uint8_t biased[16];
+  for (int i = 0; i < 16; ++i) biased[i] = static_cast<uint8_t>(table[i] + 128);
+  return _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(biased)));
+}
+
+// Replaces each nibble code of out->w by table[code] + 128.
+inline void LookUp(const int8_t (&table)[16], Decoded* out) {
+  const __m512i t = BiasedTable(table);
+  for (int k = 0; k < 8; ++k) out->w[k] = _mm512_shuffle_epi8(t, out->w[k]);
+}
+
+struct IQ4_NL {
+  static constexpr int kOffset = 128;
+  static void Decode(const TileRows& rows, int64_t b, Decoded* out) {
+    const int64_t off = 18 * b;
+    DecodeNibbles(rows, off + 2, out);
+    LookUp(kIQ4NLValues, out);
+    out->d = HalfToFloat(GatherDword(rows, off));
+  }
+};
+
+// 2^(e - 128) for the E8M0 byte e in the low 8 bits of each lane (e < 2 gives subnormals).
+inline __m512 E8M0Half(__m512i dwords) {
+  const __m512i e = _mm512_and_si512(dwords, _mm512_set1_epi32(0xFF));
+  const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+  const __m512i subnormal = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
+  const __mmask16 small = _mm512_cmplt_epu32_mask(e, _mm512_set1_epi32(2));
+  return _mm512_castsi512_ps(_mm512_mask_blend_epi32(small, normal, subnormal));
+}
+
+struct MXFP4 {
+  static constexpr int kOffset = 128;
+  static void Decode(const TileRows& rows, int64_t b, Decoded* out) {
+    const int64_t off = 17 * b;
+    DecodeNibbles(rows, off + 1, out);
+    LookUp(kMxfp4Values, out);
+    out->d = E8M0Half(GatherDword(rows, off));
   }
 };
 
@@ -185,6 +228,14 @@ void MatMulTileQ5_0(const WeightTile& tile, const QuantizedActivations& acts, fl
 void MatMulTileQ8_0(const WeightTile& tile, const QuantizedActivations& acts, float* y,
                     int64_t ldy) {
   RunQuantTile<Q8_0Family<Q8_0>>(tile, acts, y, ldy);
+}
+void MatMulTileIQ4_NL(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                      int64_t ldy) {
+  RunQuantTile<Q8_0Family<IQ4_NL>>(tile, acts, y, ldy);
+}
+void MatMulTileMXFP4(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                     int64_t ldy) {
+  RunQuantTile<Q8_0Family<MXFP4>>(tile, acts, y, ldy);
 }
 void MatMulTileQ4_1(const WeightTile& tile, const QuantizedActivations& acts, float* y,
                     int64_t ldy) {

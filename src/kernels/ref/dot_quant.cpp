@@ -50,6 +50,28 @@ struct Q8_0 {
   static float Scale(const Block& b) { return Fp16ToFp32(b.d); }
 };
 
+struct IQ4_NL {
+  using Block = BlockIQ4_NL;
+  static void Decode(const Block& b, int w[32]) {
+    for (int j = 0; j < 16; ++j) {
+      w[j] = kIQ4NLValues[b.qs[j] & 0xF];
+      w[j + 16] = kIQ4NLValues[b.qs[j] >> 4];
+    }
+  }
+  static float Scale(const Block& b) { return Fp16ToFp32(b.d); }
+};
+
+struct MXFP4 {
+  using Block = BlockMXFP4;
+  static void Decode(const Block& b, int w[32]) {
+    for (int j = 0; j < 16; ++j) {
+      w[j] = kMxfp4Values[b.qs[j] & 0xF];
+      w[j + 16] = kMxfp4Values[b.qs[j] >> 4];
+    }
+  }
+  static float Scale(const Block& b) { return E8M0ToFp32Half(b.e); }
+};
+
 struct Q4_1 {
   using Block = BlockQ4_1;
   static void Decode(const Block& b, int w[32]) {
@@ -125,7 +147,62 @@ void TileQ8_1Family(const WeightTile& tile, const QuantizedActivations& acts, fl
   }
 }
 
-// ---- K-quants: Decode writes w[256], per-16 sub-scales sc[16] and mins m[16] ----
+// ---- K-quants (and IQ4_XS): Decode writes w[256], per-16 sub-scales sc[16] and mins m[16] ----
+
+struct Q2_K {
+  using Block = BlockQ2_K;
+  static constexpr bool kHasMins = true;
+  static void Decode(const Block& b, int w[256], int sc[16], int m[16]) {
+    for (int e = 0; e < 256; ++e) {
+      const int n = e / 128, j = (e % 128) / 32, l = e % 32;
+      w[e] = (b.qs[32 * n + l] >> (2 * j)) & 3;
+    }
+    for (int k = 0; k < 16; ++k) {
+      sc[k] = b.scales[k] & 0xF;
+      m[k] = b.scales[k] >> 4;
+    }
+  }
+  static float Scale(const Block& b) { return Fp16ToFp32(b.d); }
+  static float Min(const Block& b) { return Fp16ToFp32(b.dmin); }
+};
+
+struct Q3_K {
+  using Block = BlockQ3_K;
+  static constexpr bool kHasMins = false;
+  static void Decode(const Block& b, int w[256], int sc[16], int m[16]) {
+    for (int e = 0; e < 256; ++e) {
+      const int n = e / 128, j = (e % 128) / 32, l = e % 32;
+      const int low = (b.qs[32 * n + l] >> (2 * j)) & 3;
+      const int high = (b.hmask[l] >> (4 * n + j)) & 1;
+      w[e] = low + 4 * high - 4;
+    }
+    int8_t scales[16];
+    UnpackScalesQ3K(b.scales, scales);
+    for (int k = 0; k < 16; ++k) {
+      sc[k] = scales[k];
+      m[k] = 0;
+    }
+  }
+  static float Scale(const Block& b) { return Fp16ToFp32(b.d); }
+  static float Min(const Block&) { return 0.0f; }
+};
+
+struct IQ4_XS {
+  using Block = BlockIQ4_XS;
+  static constexpr bool kHasMins = false;
+  static void Decode(const Block& b, int w[256], int sc[16], int m[16]) {
+    for (int ib = 0; ib < 8; ++ib) {
+      for (int j = 0; j < 16; ++j) {
+        w[32 * ib + j] = kIQ4NLValues[b.qs[16 * ib + j] & 0xF];
+        w[32 * ib + 16 + j] = kIQ4NLValues[b.qs[16 * ib + j] >> 4];
+      }
+      sc[2 * ib] = sc[2 * ib + 1] = UnpackScaleIQ4XS(b, ib);
+      m[2 * ib] = m[2 * ib + 1] = 0;
+    }
+  }
+  static float Scale(const Block& b) { return Fp16ToFp32(b.d); }
+  static float Min(const Block&) { return 0.0f; }
+};
 
 struct Q4_K {
   using Block = BlockQ4_K;
@@ -234,6 +311,14 @@ void MatMulTileQ8_0(const WeightTile& tile, const QuantizedActivations& acts, fl
                     int64_t ldy) {
   TileQ8_0Family<Q8_0>(tile, acts, y, ldy);
 }
+void MatMulTileIQ4_NL(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                      int64_t ldy) {
+  TileQ8_0Family<IQ4_NL>(tile, acts, y, ldy);
+}
+void MatMulTileMXFP4(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                     int64_t ldy) {
+  TileQ8_0Family<MXFP4>(tile, acts, y, ldy);
+}
 void MatMulTileQ4_1(const WeightTile& tile, const QuantizedActivations& acts, float* y,
                     int64_t ldy) {
   TileQ8_1Family<Q4_1>(tile, acts, y, ldy);
@@ -241,6 +326,18 @@ void MatMulTileQ4_1(const WeightTile& tile, const QuantizedActivations& acts, fl
 void MatMulTileQ5_1(const WeightTile& tile, const QuantizedActivations& acts, float* y,
                     int64_t ldy) {
   TileQ8_1Family<Q5_1>(tile, acts, y, ldy);
+}
+void MatMulTileQ2_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                    int64_t ldy) {
+  TileQ8_KFamily<Q2_K>(tile, acts, y, ldy);
+}
+void MatMulTileQ3_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                    int64_t ldy) {
+  TileQ8_KFamily<Q3_K>(tile, acts, y, ldy);
+}
+void MatMulTileIQ4_XS(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                      int64_t ldy) {
+  TileQ8_KFamily<IQ4_XS>(tile, acts, y, ldy);
 }
 void MatMulTileQ4_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
                     int64_t ldy) {

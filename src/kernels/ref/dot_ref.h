@@ -18,10 +18,10 @@ void MatMulTileBF16(const WeightTile& tile, int64_t cols, const float* x, int64_
 
 // Quantized weights against quantized activations. Per block b, with exact integer sums and
 // fused multiply-adds (one rounding each), in block order:
-//   Q8_0 family (Q4_0, Q5_0, Q8_0):  acc = fma(d_w * d_a, float(sum_i w_i a_i), acc)
+//   Q8_0 family (Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4):  acc = fma(d_w * d_a, float(sum_i w_i a_i), acc)
 //   Q8_1 family (Q4_1, Q5_1):        acc = fma(d_w * d_a, float(sum_i q_i a_i), acc);
 //                                    acc = fma(m_w, s_a, acc)
-//   Q8_K family, per 256-block with sub-scales sc_k and mins m_k:
+//   Q8_K family (Q2_K..Q6_K, IQ4_XS), per 256-block with sub-scales sc_k and mins m_k:
 //     acc = fma(d * d_a, float(sum_k sc_k * sum_{i in k} w_i a_i), acc)
 //     [acc = fma(-(dmin * d_a), float(sum_k m_k * bsum_k), acc)]
 void MatMulTileQ4_0(const WeightTile& tile, const QuantizedActivations& acts, float* y,
@@ -30,10 +30,20 @@ void MatMulTileQ5_0(const WeightTile& tile, const QuantizedActivations& acts, fl
                     int64_t ldy);
 void MatMulTileQ8_0(const WeightTile& tile, const QuantizedActivations& acts, float* y,
                     int64_t ldy);
+void MatMulTileIQ4_NL(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                      int64_t ldy);
+void MatMulTileMXFP4(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                     int64_t ldy);
 void MatMulTileQ4_1(const WeightTile& tile, const QuantizedActivations& acts, float* y,
                     int64_t ldy);
 void MatMulTileQ5_1(const WeightTile& tile, const QuantizedActivations& acts, float* y,
                     int64_t ldy);
+void MatMulTileQ2_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                    int64_t ldy);
+void MatMulTileQ3_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                    int64_t ldy);
+void MatMulTileIQ4_XS(const WeightTile& tile, const QuantizedActivations& acts, float* y,
+                      int64_t ldy);
 void MatMulTileQ4_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
                     int64_t ldy);
 void MatMulTileQ5_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,

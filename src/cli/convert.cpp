@@ -1,0 +1,59 @@
+// `tandem convert`: a Hugging Face Gemma 4 checkpoint directory to a GGUF file.
+// Compiled into the binary only with the conversion library (TANDEM_HAVE_CONVERT).
+#ifdef TANDEM_HAVE_CONVERT
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "convert/converter.h"
+#include "convert/progress_bar.h"
+
+namespace tandem::cli {
+
+void AddConvertCommand(CLI::App& app, CommandRunner& runner) {
+  auto* sub = app.add_subcommand(
+      "convert", "Convert a Hugging Face Gemma 4 checkpoint (target or MTP assistant) to GGUF");
+  struct Args {
+    std::string input;
+    std::string output;
+    std::string type = "f16";
+    std::string name;
+    int threads = 0;
+    bool no_progress = false;
+  };
+  auto args = std::make_shared<Args>();
+  sub->add_option("HF_DIR", args->input,
+                  "Checkpoint directory: config.json, *.safetensors, tokenizer.json")
+      ->required();
+  sub->add_option("-o,--output", args->output, "Output GGUF path")->required();
+  sub->add_option("--type,--outtype", args->type, "Weight type: f32, f16, bf16 or q8_0")
+      ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0"}, CLI::ignore_case))
+      ->capture_default_str();
+  sub->add_option("--name", args->name, "general.name (default: the directory's name)");
+  sub->add_option("-t,--threads", args->threads, "Threads (default: physical cores)");
+  sub->add_flag("--no-progress", args->no_progress, "Do not draw a progress bar");
+  sub->callback([&runner, args] {
+    runner = [args] {
+      ConvertOptions options;
+      options.input_dir = args->input;
+      options.output_path = args->output;
+      options.out_type = *ParseTensorTypeName(args->type);  // checked by IsMember
+      options.name = args->name;
+      options.n_threads = args->threads;
+      options.progress = !args->no_progress;
+      const ConvertSummary s = ConvertHfToGguf(options);
+      std::printf("wrote %s: %s (%s, %zu shard%s) -> arch %s, %zu tensors, %s of %s weights\n",
+                  args->output.c_str(), args->input.c_str(), s.hf_architecture.c_str(), s.n_shards,
+                  s.n_shards == 1 ? "" : "s", s.gguf_arch.c_str(), s.n_tensors,
+                  FormatBytes(s.tensor_bytes).c_str(), args->type.c_str());
+      return 0;
+    };
+  });
+}
+
+}  // namespace tandem::cli
+
+#endif  // TANDEM_HAVE_CONVERT

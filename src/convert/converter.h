@@ -1,0 +1,42 @@
+// `tandem convert`: a Hugging Face Gemma 4 checkpoint directory (target or MTP assistant) to one
+// GGUF file with the metadata and tensors llama.cpp's converter writes, streamed tensor by tensor.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tensor/type_traits.h"
+
+namespace tandem {
+
+struct ConvertOptions {
+  std::string input_dir;                   // config.json, *.safetensors, tokenizer.json
+  std::string output_path;                 // the GGUF to write
+  TensorType out_type = TensorType::kF16;  // F32, F16, BF16 or Q8_0 for the matrices
+  std::string name;                        // general.name; empty: the directory's name
+  bool progress = true;                    // draw a progress bar if stderr is a terminal
+  int n_threads = 0;                       // conversion threads; 0 = physical cores
+};
+
+struct ConvertSummary {
+  std::string hf_architecture;  // e.g. "Gemma4ForConditionalGeneration"
+  std::string gguf_arch;        // "gemma4" or "gemma4-assistant"
+  size_t n_tensors = 0;         // GGUF tensors written
+  size_t n_multimodal = 0;      // vision/audio tensors skipped
+  size_t n_dropped = 0;         // tied lm_head, K/V of KV-shared layers
+  size_t n_shards = 0;
+  uint64_t tensor_bytes = 0;  // tensor data written
+};
+
+// Converts options.input_dir into options.output_path. Memory stays bounded by one chunk of rows
+// per thread (the checkpoint is mapped, not loaded). Nothing is written until the whole plan
+// checks out (config, tokenizer, every tensor's name, shape and dtype); the file is written to
+// `output_path + ".tmp"` and renamed into place, so a failure never leaves a partial file at
+// `output_path` (an older file there survives). Throws Error naming the file, tensor or field at
+// fault (see PlanConversion, ParseHfConfig, SafetensorsCheckpoint::Open, LoadHfTokenizer).
+ConvertSummary ConvertHfToGguf(const ConvertOptions& options);
+
+// llama.cpp's `general.file_type` for a conversion to `out_type` (F32 0, F16 1, Q8_0 7, BF16 32).
+uint32_t ConvertFileType(TensorType out_type);
+
+}  // namespace tandem

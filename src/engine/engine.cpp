@@ -1,0 +1,484 @@
+// The serving engine: a request queue, the slots, and the engine thread that drafts for every
+// speculating slot at once and then merges every active slot's rows into one target forward per
+// step (continuous batching).
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "base/thread_pool.h"
+#include "engine/engine_draft_batch.h"
+#include "engine/engine_slot.h"
+
+namespace tandem {
+namespace {
+
+struct QueuedRequest {
+  uint64_t id = 0;
+  EngineRequest request;
+};
+
+// A slot's share of the merged batch.
+struct BatchPart {
+  EngineSlot* slot = nullptr;
+  int row0 = 0;               // its first batch row
+  int n_rows = 0;             // its rows
+  int logit0 = 0;             // its first logits row
+  int32_t length_before = 0;  // its cache length before the forward
+};
+
+double MsSince(EngineClock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(EngineClock::now() - t0).count();
+}
+
+}  // namespace
+
+struct Engine::Impl {
+  Impl(const Gemma4Model& target, const Gemma4Assistant* assistant, ThreadPool& pool,
+       const EngineOptions& options);
+
+  void Run();
+  // Admits `q` into the idle slot whose cache serves the longest prefix of its prompt (ties:
+  // the least recently used slot, so other caches survive longer).
+  void Admit(QueuedRequest q);
+  // One continuous-batching step over the active slots.
+  void Step();
+  // Plans the generating slots' rows and drafts for them; `budget` is the rows left in this
+  // step's batch. Who goes first rotates over the steps with a full budget (`rotate`), so every
+  // slot regularly goes first, and the first always fits (1 + its draft cap <= max_batch).
+  void PlanGenerating(int& budget, bool rotate, std::vector<EngineSlot*>& planned);
+  // Plans prompt chunks, oldest request first, at most `limit` rows per slot.
+  void PlanPrefill(int& budget, int limit, std::vector<EngineSlot*>& planned);
+  // Runs the merged forward and hands each slot its rows; if the merged forward fails, runs
+  // each slot alone so only the slot at fault fails.
+  void ForwardParts(const std::vector<BatchPart>& parts, bool record_verify_time);
+  void Consume(EngineSlot* slot, int row0, int logit0, double ms, bool record_verify_time);
+  void FailSlot(EngineSlot* slot, const std::string& error);
+  // Sends the final event of requests that ended in the queue.
+  void EndQueued(std::vector<QueuedRequest>& requests, const std::string& error);
+  // Concludes every finished slot: metrics first, then the final event.
+  void ReleaseDone();
+  bool AnyActive() const;
+  void UpdateLiveMetrics(double step_seconds, bool generating);
+
+  const Gemma4Model& target_;
+  const Gemma4Assistant* assistant_;
+  ThreadPool& pool_;
+  EngineOptions options_;
+  std::unique_ptr<KvCache> cache_;
+
+  // Engine thread only.
+  std::vector<std::unique_ptr<EngineSlot>> slots_;
+  uint64_t stamp_ = 0;
+  size_t rotation_ = 0;
+  bool prefill_turn_ = false;  // prompts go first in the next step
+  ForwardBatch batch_;
+  ForwardOutput out_;
+
+  // Guarded by mutex_.
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<QueuedRequest> queue_;
+  std::vector<uint64_t> cancels_;
+  uint64_t next_id_ = 1;
+  int in_flight_ = 0;  // queued + in slots
+  bool stopping_ = false;
+  bool finish_running_ = true;
+  EngineMetrics metrics_;
+
+  std::thread thread_;
+};
+
+Engine::Impl::Impl(const Gemma4Model& target, const Gemma4Assistant* assistant, ThreadPool& pool,
+                   const EngineOptions& options)
+    : target_(target), assistant_(assistant), pool_(pool), options_(options) {
+  if (options.n_slots < 1 || options.max_queue < 0 || options.prefill_chunk < 1) {
+    Fail(ErrorKind::kInvalidArgument,
+         "engine: n_slots and prefill_chunk must be >= 1 and max_queue >= 0");
+  }
+  options_.kv.n_seq = options.n_slots;
+  cache_ = target.NewKvCache(options_.kv);
+  for (int s = 0; s < options.n_slots; ++s) {
+    slots_.push_back(
+        std::make_unique<EngineSlot>(s, *cache_, target.config().n_vocab, target.config().n_embd));
+  }
+  metrics_.n_slots = options.n_slots;
+  metrics_.kv_bytes = cache_->bytes();
+  metrics_.kv_capacity_positions = static_cast<int64_t>(options_.kv.n_ctx) * options.n_slots;
+}
+
+bool Engine::Impl::AnyActive() const {
+  return std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->active(); });
+}
+
+void Engine::Impl::Run() {
+  for (;;) {
+    std::vector<QueuedRequest> admit, cancelled, dropped;
+    std::vector<uint64_t> cancel_ids;
+    bool stop = false, finish_running = true;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock,
+                 [&] { return stopping_ || !queue_.empty() || !cancels_.empty() || AnyActive(); });
+      cancel_ids.swap(cancels_);
+      stop = stopping_;
+      finish_running = finish_running_;
+      for (uint64_t id : cancel_ids) {
+        auto it = std::find_if(queue_.begin(), queue_.end(),
+                               [id](const QueuedRequest& q) { return q.id == id; });
+        if (it != queue_.end()) {
+          cancelled.push_back(std::move(*it));
+          queue_.erase(it);
+        }
+      }
+      if (stop) {
+        for (QueuedRequest& q : queue_) dropped.push_back(std::move(q));
+        queue_.clear();
+      } else {
+        int free = static_cast<int>(std::count_if(slots_.begin(), slots_.end(),
+                                                  [](const auto& s) { return !s->active(); }));
+        for (; free > 0 && !queue_.empty(); --free) {
+          admit.push_back(std::move(queue_.front()));
+          queue_.pop_front();
+        }
+      }
+      metrics_.queue_depth = static_cast<int>(queue_.size());
+    }
+    EndQueued(cancelled, "");
+    EndQueued(dropped, "shutting down");
+    for (uint64_t id : cancel_ids) {
+      for (auto& slot : slots_) {
+        if (slot->active() && slot->request_id() == id) slot->Cancel("");
+      }
+    }
+    if (stop && !finish_running) {
+      for (auto& slot : slots_) slot->Cancel("shutting down");
+    }
+    for (QueuedRequest& q : admit) Admit(std::move(q));
+    ReleaseDone();
+    if (!AnyActive()) {
+      if (stop) break;
+      continue;
+    }
+    const auto t0 = EngineClock::now();
+    bool generating = false;
+    for (const auto& slot : slots_) generating |= slot->phase() == SlotPhase::kGenerate;
+    try {
+      Step();
+    } catch (const std::exception& e) {  // a bug in the step itself: fail its requests, live on
+      LogError(std::string("engine step failed: ") + e.what());
+      for (auto& slot : slots_) FailSlot(slot.get(), std::string("engine error: ") + e.what());
+    }
+    ReleaseDone();
+    UpdateLiveMetrics(MsSince(t0) / 1000.0, generating);
+  }
+}
+
+void Engine::Impl::Admit(QueuedRequest q) {
+  EngineSlot* best = nullptr;
+  int best_prefix = -1;
+  for (auto& slot : slots_) {
+    if (slot->active()) continue;
+    const int prefix = slot->ReusablePrefix(q.request.prompt);
+    if (prefix > best_prefix || (prefix == best_prefix && slot->last_used() < best->last_used())) {
+      best = slot.get();
+      best_prefix = prefix;
+    }
+  }
+  if (best == nullptr) {  // cannot happen (Run counted the idle slots); keep the request
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.push_front(std::move(q));
+    return;
+  }
+  try {
+    const double draft_step_cost =
+        assistant_ != nullptr ? assistant_->BytesPerStep() / target_.BytesPerToken() : 0.0;
+    best->Start(q.id, std::move(q.request), ++stamp_, options_.kv.max_batch - 1, draft_step_cost);
+  } catch (const std::exception& e) {
+    best->Fail(e.what());
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  metrics_.prompt_tokens += best->result().prompt_tokens;
+  metrics_.cached_prompt_tokens += best->result().cached_prompt_tokens;
+  ++metrics_.busy_slots;
+}
+
+void Engine::Impl::Step() {
+  int budget = options_.kv.max_batch;
+  std::vector<EngineSlot*> generating, prefilling;
+  // Generating slots go first so they never starve. When a prompt got no row in such a step,
+  // prompts go first in the next one (with at most half the batch each), so no prompt waits
+  // forever either; the two orders at most alternate.
+  const bool prefill_first = prefill_turn_;
+  if (prefill_first) {
+    PlanPrefill(budget, std::max(1, std::min(options_.prefill_chunk, budget / 2)), prefilling);
+    PlanGenerating(budget, false, generating);
+  } else {
+    PlanGenerating(budget, true, generating);
+    PlanPrefill(budget, options_.prefill_chunk, prefilling);
+  }
+  prefill_turn_ = false;
+  for (const auto& slot : slots_) {
+    if (!prefill_first && slot->phase() == SlotPhase::kPrefill &&
+        std::find(prefilling.begin(), prefilling.end(), slot.get()) == prefilling.end()) {
+      prefill_turn_ = true;
+    }
+  }
+
+  batch_.Clear();
+  std::vector<BatchPart> parts;
+  int n_logits = 0;
+  for (const std::vector<EngineSlot*>* group : {&generating, &prefilling}) {
+    for (EngineSlot* slot : *group) {
+      if (slot->phase() != SlotPhase::kGenerate && slot->phase() != SlotPhase::kPrefill) continue;
+      BatchPart part;
+      part.slot = slot;
+      part.row0 = batch_.size();
+      part.logit0 = n_logits;
+      part.length_before = cache_->Length(slot->seq());
+      n_logits += slot->AddRows(batch_);
+      part.n_rows = batch_.size() - part.row0;
+      parts.push_back(part);
+    }
+  }
+  if (!parts.empty()) ForwardParts(parts, prefilling.empty());
+}
+
+void Engine::Impl::PlanGenerating(int& budget, bool rotate, std::vector<EngineSlot*>& planned) {
+  std::vector<DraftJob> jobs;
+  std::vector<EngineSlot*> job_slots;
+  const size_t n = slots_.size();
+  const size_t first = rotation_ % n;
+  if (rotate) ++rotation_;
+  for (size_t i = 0; i < n; ++i) {
+    EngineSlot* slot = slots_[(first + i) % n].get();
+    if (slot->phase() != SlotPhase::kGenerate || budget < 1) continue;
+    const int cap = slot->DraftCap();
+    int n_draft = cap > 0 ? slot->ChooseDraftLength(cap) : 0;
+    if (1 + n_draft > budget) {
+      // A sampled request with a fixed draft length must get exactly that length (its random
+      // draws depend on it): it waits for a later step. Otherwise shorter drafts are harmless.
+      if (!slot->CanShortenDrafts()) continue;
+      n_draft = budget - 1;
+    }
+    budget -= 1 + n_draft;
+    planned.push_back(slot);
+    if (n_draft > 0) {
+      jobs.push_back(DraftJob{slot->MakeDraftRequest(n_draft), {}, 0, {}});
+      job_slots.push_back(slot);
+    }
+  }
+  if (jobs.empty()) return;
+  DraftBatch(*assistant_, *cache_, jobs, pool_);
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    EngineSlot* slot = job_slots[j];
+    const int asked = jobs[j].request.n_max;
+    if (!jobs[j].error.empty()) {
+      FailSlot(slot, "drafting failed: " + jobs[j].error);
+      budget += 1 + asked;
+      continue;
+    }
+    budget += asked - static_cast<int>(jobs[j].result.tokens.size());
+    slot->SetDrafts(std::move(jobs[j].result), jobs[j].ms);
+  }
+}
+
+void Engine::Impl::PlanPrefill(int& budget, int limit, std::vector<EngineSlot*>& planned) {
+  std::vector<EngineSlot*> waiting;
+  for (auto& slot : slots_) {
+    if (slot->phase() == SlotPhase::kPrefill) waiting.push_back(slot.get());
+  }
+  std::sort(waiting.begin(), waiting.end(), [](const EngineSlot* a, const EngineSlot* b) {
+    return a->last_used() < b->last_used();
+  });
+  for (EngineSlot* slot : waiting) {
+    const int n = std::min({limit, budget, slot->PrefillRemaining()});
+    if (n <= 0) break;
+    slot->PlanPrefill(n);
+    budget -= n;
+    planned.push_back(slot);
+  }
+}
+
+void Engine::Impl::ForwardParts(const std::vector<BatchPart>& parts, bool record_verify_time) {
+  std::string what;
+  bool failed = false;
+  auto t0 = EngineClock::now();
+  try {
+    target_.Forward(batch_, *cache_, out_, pool_);
+  } catch (const std::exception& e) {
+    failed = true;
+    what = e.what();
+  }
+  if (!failed) {
+    const double ms = MsSince(t0);
+    for (const BatchPart& p : parts) Consume(p.slot, p.row0, p.logit0, ms, record_verify_time);
+    return;
+  }
+  LogWarn("engine: a merged forward failed (" + what + "); running its slots one by one");
+  for (const BatchPart& p : parts) {
+    if (cache_->Length(p.slot->seq()) > p.length_before) {
+      cache_->Truncate(p.slot->seq(), p.length_before);
+    }
+  }
+  const ForwardBatch merged = batch_;
+  for (const BatchPart& p : parts) {
+    batch_.Clear();
+    for (int r = p.row0; r < p.row0 + p.n_rows; ++r) {
+      batch_.Add(merged.tokens[r], merged.positions[r], merged.seqs[r], merged.want_logits[r]);
+    }
+    t0 = EngineClock::now();
+    try {
+      target_.Forward(batch_, *cache_, out_, pool_);
+    } catch (const std::exception& e) {
+      if (cache_->Length(p.slot->seq()) > p.length_before) {
+        cache_->Truncate(p.slot->seq(), p.length_before);
+      }
+      FailSlot(p.slot, e.what());
+      continue;
+    }
+    Consume(p.slot, 0, 0, MsSince(t0), false);
+  }
+}
+
+void Engine::Impl::Consume(EngineSlot* slot, int row0, int logit0, double ms,
+                           bool record_verify_time) {
+  try {
+    slot->OnForward(out_, row0, logit0, ms, record_verify_time);
+  } catch (const std::exception& e) {
+    FailSlot(slot, e.what());
+  } catch (...) {
+    FailSlot(slot, "unknown exception");
+  }
+}
+
+void Engine::Impl::FailSlot(EngineSlot* slot, const std::string& error) {
+  if (slot->active() && slot->phase() != SlotPhase::kDone) slot->Fail(error);
+}
+
+void Engine::Impl::EndQueued(std::vector<QueuedRequest>& requests, const std::string& error) {
+  for (QueuedRequest& q : requests) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++metrics_.requests_cancelled;
+      --in_flight_;
+    }
+    if (!q.request.on_event) continue;
+    GenerateResult result;
+    result.stop_reason = "cancelled";
+    result.prompt_tokens = static_cast<int>(q.request.prompt.size());
+    EngineEvent event;
+    event.final = true;
+    event.result = &result;
+    event.error = error;
+    try {
+      q.request.on_event(event);
+    } catch (...) {  // NOLINT: the request is over
+    }
+  }
+  requests.clear();
+}
+
+void Engine::Impl::ReleaseDone() {
+  for (auto& slot : slots_) {
+    const int new_tokens = slot->TakeNewTokens();
+    if (new_tokens > 0) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      metrics_.generated_tokens += new_tokens;
+    }
+    if (slot->phase() != SlotPhase::kDone) continue;
+    slot->Conclude();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      const GenerateResult& r = slot->result();
+      if (r.stop_reason == "error") {
+        ++metrics_.requests_failed;
+      } else if (r.stop_reason == "cancelled" || slot->stopped_by_client()) {
+        ++metrics_.requests_cancelled;
+      } else {
+        ++metrics_.requests_finished;
+      }
+      metrics_.spec.Add(r.spec);
+      --metrics_.busy_slots;
+      --in_flight_;
+    }
+    slot->Release();
+  }
+}
+
+void Engine::Impl::UpdateLiveMetrics(double step_seconds, bool generating) {
+  int64_t used = 0;
+  for (const auto& slot : slots_) used += cache_->Length(slot->seq());
+  std::lock_guard<std::mutex> lock(mutex_);
+  metrics_.kv_used_positions = used;
+  if (generating) metrics_.generate_seconds += step_seconds;
+}
+
+Engine::Engine(const Gemma4Model& target, const Gemma4Assistant* assistant, ThreadPool& pool,
+               const EngineOptions& options)
+    : impl_(std::make_unique<Impl>(target, assistant, pool, options)) {
+  impl_->thread_ = std::thread([this] { impl_->Run(); });
+}
+
+Engine::~Engine() {
+  Shutdown(false);
+}
+
+uint64_t Engine::Submit(EngineRequest request) {
+  Impl& m = *impl_;
+  ValidateEngineRequest(request, m.target_.config().n_vocab, m.options_.kv.n_ctx,
+                        m.assistant_ != nullptr);
+  std::lock_guard<std::mutex> lock(m.mutex_);
+  if (m.stopping_) {
+    ++m.metrics_.requests_rejected;
+    Fail(ErrorKind::kUnsupported, "the engine is shutting down");
+  }
+  if (m.in_flight_ >= m.options_.n_slots + m.options_.max_queue) {
+    ++m.metrics_.requests_rejected;
+    Fail(ErrorKind::kUnsupported, "queue full: " + std::to_string(m.options_.n_slots) +
+                                      " slots busy and " + std::to_string(m.options_.max_queue) +
+                                      " requests waiting");
+  }
+  const uint64_t id = m.next_id_++;
+  m.queue_.push_back(QueuedRequest{id, std::move(request)});
+  ++m.in_flight_;
+  ++m.metrics_.requests_started;
+  m.metrics_.queue_depth = static_cast<int>(m.queue_.size());
+  m.wake_.notify_one();
+  return id;
+}
+
+void Engine::Cancel(uint64_t id) {
+  std::lock_guard<std::mutex> lock(impl_->mutex_);
+  impl_->cancels_.push_back(id);
+  impl_->wake_.notify_one();
+}
+
+EngineMetrics Engine::Metrics() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex_);
+  return impl_->metrics_;
+}
+
+void Engine::Shutdown(bool finish) {
+  Impl& m = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(m.mutex_);
+    if (!m.stopping_) {
+      m.stopping_ = true;
+      m.finish_running_ = finish;
+    } else if (!finish) {
+      m.finish_running_ = false;
+    }
+    m.wake_.notify_one();
+  }
+  // From on_event (the engine thread itself) the flags are all it can set; a later call joins.
+  if (m.thread_.joinable() && std::this_thread::get_id() != m.thread_.get_id()) m.thread_.join();
+}
+
+}  // namespace tandem

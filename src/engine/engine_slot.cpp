@@ -1,0 +1,323 @@
+// One serving slot's request: prompt-cache reuse, prefill progress, and the per-row sampling and
+// speculative verification of Generator, driven one step at a time by the engine.
+#include "engine/engine_slot.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "base/error.h"
+#include "sampling/speculative_accept.h"
+
+namespace tandem {
+namespace {
+
+double MsSince(EngineClock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(EngineClock::now() - t0).count();
+}
+
+}  // namespace
+
+void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx,
+                           bool has_assistant) {
+  const std::vector<int32_t>& prompt = request.prompt;
+  const int n_prompt = static_cast<int>(prompt.size());
+  if (n_prompt == 0) Fail(ErrorKind::kInvalidArgument, "the prompt is empty");
+  if (n_prompt >= n_ctx) {
+    Fail(ErrorKind::kInvalidArgument, "the prompt has " + std::to_string(n_prompt) +
+                                          " tokens, which does not fit a context of " +
+                                          std::to_string(n_ctx));
+  }
+  for (int i = 0; i < n_prompt; ++i) {
+    if (prompt[i] < 0 || prompt[i] >= n_vocab) {
+      Fail(ErrorKind::kInvalidArgument, "prompt token " + std::to_string(i) + " has id " +
+                                            std::to_string(prompt[i]) + ", outside [0, " +
+                                            std::to_string(n_vocab) + ")");
+    }
+  }
+  const GenerateParams& p = request.params;
+  ValidateSamplingParams(p.sampling);
+  for (const LogitBias& b : p.sampling.logit_bias) {
+    if (b.token < 0 || b.token >= n_vocab) {
+      Fail(ErrorKind::kInvalidArgument, "sampling: logit_bias token " + std::to_string(b.token) +
+                                            " is outside [0, " + std::to_string(n_vocab) + ")");
+    }
+  }
+  const SpecOptions& so = p.spec;
+  if (so.type == SpecType::kMtp && !has_assistant) {
+    Fail(ErrorKind::kInvalidArgument, "MTP speculation asked for, but no assistant is loaded");
+  }
+  if (so.type == SpecType::kDraft) {
+    Fail(ErrorKind::kUnsupported, "--spec-type draft is not implemented yet");
+  }
+  if (so.draft_max < 0 || so.draft_min < 0 || so.draft_min > so.draft_max) {
+    Fail(ErrorKind::kInvalidArgument, "draft lengths must satisfy 0 <= draft-min <= draft-max");
+  }
+  if (!(so.draft_p_min >= 0.0f && so.draft_p_min <= 1.0f)) {
+    Fail(ErrorKind::kInvalidArgument, "draft-p-min must be in [0, 1]");
+  }
+}
+
+EngineSlot::EngineSlot(int seq, KvCache& cache, int n_vocab, int n_embd)
+    : seq_(seq), cache_(cache), n_vocab_(n_vocab), n_embd_(n_embd) {}
+
+int EngineSlot::ReusablePrefix(std::span<const int32_t> prompt) const {
+  // Same rule as Generator: at least one prompt token is evaluated, for its logits.
+  size_t common = 0;
+  while (common < cached_.size() && common + 1 < prompt.size() &&
+         cached_[common] == prompt[common]) {
+    ++common;
+  }
+  if (common == 0 || !cache_.CanTruncateTo(seq_, static_cast<int32_t>(common))) return 0;
+  return static_cast<int>(common);
+}
+
+void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int draft_max_limit,
+                       double draft_step_cost) {
+  const int common = ReusablePrefix(request.prompt);
+  if (common > 0) {
+    cache_.Truncate(seq_, common);
+  } else {
+    cache_.Clear(seq_);
+  }
+  cached_.clear();
+  last_used_ = stamp;
+
+  phase_ = SlotPhase::kPrefill;
+  id_ = id;
+  prompt_ = std::move(request.prompt);
+  params_ = std::move(request.params);
+  on_event_ = std::move(request.on_event);
+  sampler_ = Sampler(params_.sampling);
+  const uint32_t seed = ResolveSeed(params_.sampling.seed);
+  rng_ = Rng(seed, 0);
+  draft_rng_ = Rng(seed, 1);
+  synthetic_rng_ = Rng(seed, 2);
+  greedy_ = params_.sampling.greedy();
+  speculating_ = params_.spec.type == SpecType::kMtp;
+  // Capping draft_max at the most drafts a round can hold changes no choice of the controller
+  // (it never looks past the cap) but bounds its memory for absurd requests.
+  controller_ = DraftLengthController(
+      speculating_ ? std::min(params_.spec.draft_max, draft_max_limit) : 0, params_.spec.adaptive);
+  if (speculating_ && !greedy_) controller_.UseStaticCosts(draft_step_cost);
+  max_tokens_ = params_.n_predict < 0 ? std::numeric_limits<int64_t>::max() : params_.n_predict;
+  result_ = GenerateResult();
+  result_.prompt_tokens = static_cast<int>(prompt_.size());
+  result_.cached_prompt_tokens = common;
+  error_.clear();
+  stopped_by_client_ = false;
+  new_tokens_ = 0;
+  t_prompt_ = EngineClock::now();
+  generating_started_ = false;
+  prefill_pos_ = common;
+  planned_prefill_ = 0;
+  history_.assign(prompt_.begin(), prompt_.end());
+  hidden_.assign(n_embd_, 0.0f);
+  probs_.resize(n_vocab_);
+  residual_.resize(n_vocab_);
+  drafts_.Clear();
+}
+
+int EngineSlot::DraftCap() const {
+  if (!speculating_) return 0;
+  const int64_t pos = static_cast<int64_t>(history_.size()) - 1;
+  const int64_t remaining = max_tokens_ - result_.spec.generated;
+  const int64_t cap = std::min<int64_t>(
+      {remaining - 1, cache_.n_ctx() - pos - 1, cache_.max_batch() - 1, params_.spec.draft_max});
+  return static_cast<int>(std::max<int64_t>(0, cap));
+}
+
+DraftRequest EngineSlot::MakeDraftRequest(int n) {
+  DraftRequest request;
+  request.last = history_.back();
+  request.pos = static_cast<int32_t>(history_.size()) - 1;
+  request.seq = seq_;
+  request.hidden = hidden_.data();
+  request.history = history_;
+  request.n_max = n;
+  request.n_min = params_.spec.draft_min;
+  request.p_min = params_.spec.draft_p_min;
+  request.sampler = greedy_ ? nullptr : &sampler_;
+  request.rng = &draft_rng_;
+  return request;
+}
+
+void EngineSlot::SetDrafts(DraftResult drafts, double ms) {
+  drafts_ = std::move(drafts);
+  result_.spec.draft_ms += ms;
+  controller_.RecordDraftTime(drafts_.steps, ms);
+}
+
+int EngineSlot::AddRows(ForwardBatch& batch) {
+  if (phase_ == SlotPhase::kPrefill) {
+    const int n_prompt = static_cast<int>(prompt_.size());
+    const int end = prefill_pos_ + planned_prefill_;
+    for (int i = prefill_pos_; i < end; ++i) batch.Add(prompt_[i], i, seq_, i == n_prompt - 1);
+    return end == n_prompt ? 1 : 0;
+  }
+  step_pos_ = static_cast<int32_t>(history_.size()) - 1;
+  batch.Add(history_.back(), step_pos_, seq_, true);
+  const int k = static_cast<int>(drafts_.tokens.size());
+  for (int i = 0; i < k; ++i) batch.Add(drafts_.tokens[i], step_pos_ + 1 + i, seq_, true);
+  return k + 1;
+}
+
+void EngineSlot::OnForward(const ForwardOutput& out, int row0, int logit0, double forward_ms,
+                           bool record_verify_time) {
+  if (phase_ == SlotPhase::kPrefill) {
+    OnPrefillRows(out, row0, logit0);
+  } else if (phase_ == SlotPhase::kGenerate) {
+    OnGenerateRows(out, row0, logit0, forward_ms, record_verify_time);
+  }
+}
+
+void EngineSlot::OnPrefillRows(const ForwardOutput& out, int row0, int logit0) {
+  prefill_pos_ += planned_prefill_;
+  const int last_row = row0 + planned_prefill_ - 1;
+  planned_prefill_ = 0;
+  if (prefill_pos_ < static_cast<int>(prompt_.size())) return;
+  result_.prompt_ms = MsSince(t_prompt_);
+  t_gen_ = EngineClock::now();
+  generating_started_ = true;
+  phase_ = SlotPhase::kGenerate;
+  hidden_.assign(out.Hidden(last_row), out.Hidden(last_row) + n_embd_);
+  if (max_tokens_ == 0) {
+    Stop("length");
+    return;
+  }
+  Emit(sampler_.Sample(out.Logits(logit0), n_vocab_, history_, rng_, probs_));
+}
+
+void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, double forward_ms,
+                                bool record_verify_time) {
+  const int k = static_cast<int>(drafts_.tokens.size());
+  SpecStats& stats = result_.spec;
+  stats.verify_ms += forward_ms;
+  if (record_verify_time) controller_.RecordVerifyTime(k + 1, forward_ms);
+  if (k == 0) {
+    ++stats.plain_steps;
+    hidden_.assign(out.Hidden(row0), out.Hidden(row0) + n_embd_);
+    Emit(sampler_.Sample(out.Logits(logit0), n_vocab_, history_, rng_, probs_));
+    return;
+  }
+  // Verify exactly as Generator: greedy accepts while the draft equals the target's choice;
+  // sampling accepts with probability min(1, p/q) and otherwise resamples from the residual.
+  // (A synthetic-acceptance benchmark request is not lossless: its drafts' lengths matter.)
+  int accepted = 0;
+  for (int i = 0; i <= k && phase_ == SlotPhase::kGenerate; ++i) {
+    const float* logits = out.Logits(logit0 + i);
+    int32_t token;
+    bool match = false;
+    if (i < k && !params_.synthetic_acceptance.empty()) {
+      // Benchmarks only: accept at a chosen rate instead of verifying.
+      const std::vector<float>& rates = params_.synthetic_acceptance;
+      match = synthetic_rng_.Uniform() < rates[std::min<size_t>(i, rates.size() - 1)];
+      token = match ? drafts_.tokens[i] : sampler_.Sample(logits, n_vocab_, history_, rng_, probs_);
+    } else if (i < k && !greedy_) {
+      sampler_.Distribution(logits, n_vocab_, history_, probs_);
+      SpeculativeOutcome o =
+          SpeculativeAccept(probs_, drafts_.q[i], drafts_.tokens[i], rng_, residual_);
+      token = o.token;
+      match = o.accepted;
+    } else {
+      token = sampler_.Sample(logits, n_vocab_, history_, rng_, probs_);
+      match = i < k && token == drafts_.tokens[i];
+    }
+    if (match) {
+      ++accepted;
+      if (InRepetitionLoop(history_)) ++stats.repetition_accepted;
+    }
+    Emit(token);
+    if (!match) break;
+  }
+  stats.RecordRound(k, accepted);
+  controller_.RecordRound(k, accepted);
+  // The row that produced the last emitted token carries the hidden for the next draft; the
+  // cache keeps [last, accepted drafts].
+  hidden_.assign(out.Hidden(row0 + accepted), out.Hidden(row0 + accepted) + n_embd_);
+  cache_.Truncate(seq_, step_pos_ + accepted + 1);
+  drafts_.Clear();
+}
+
+void EngineSlot::Emit(int32_t token) {
+  history_.push_back(token);
+  result_.tokens.push_back(token);
+  ++result_.spec.generated;
+  ++new_tokens_;
+  bool keep = true;
+  if (on_event_) {
+    EngineEvent event;
+    event.token = token;
+    keep = on_event_(event);
+  }
+  const std::vector<int32_t>& eog = params_.eog_tokens;
+  if (std::find(eog.begin(), eog.end(), token) != eog.end()) {
+    Stop("eog");
+  } else if (!keep) {
+    stopped_by_client_ = true;
+    Stop("stopped");
+  } else if (result_.spec.generated >= max_tokens_) {
+    Stop("length");
+  } else if (static_cast<int>(history_.size()) >= cache_.n_ctx()) {
+    Stop("context");
+  }
+}
+
+void EngineSlot::Stop(const char* reason) {
+  result_.stop_reason = reason;
+  phase_ = SlotPhase::kDone;
+}
+
+void EngineSlot::Cancel(const std::string& error) {
+  if (!active() || phase_ == SlotPhase::kDone) return;
+  // Rows of an unfinished round are never left behind: cancellation happens between steps.
+  error_ = error;
+  Stop("cancelled");
+}
+
+void EngineSlot::Fail(const std::string& error) {
+  if (!active()) return;
+  error_ = error.empty() ? "internal error" : error;
+  result_.stop_reason = "error";
+  phase_ = SlotPhase::kDone;
+  cache_.Clear(seq_);
+  history_.clear();
+  prompt_.clear();
+}
+
+int EngineSlot::TakeNewTokens() {
+  const int n = new_tokens_;
+  new_tokens_ = 0;
+  return n;
+}
+
+void EngineSlot::Conclude() {
+  if (phase_ != SlotPhase::kDone) return;
+  if (generating_started_) result_.generate_ms = MsSince(t_gen_);
+  SpecStats& stats = result_.spec;
+  stats.other_ms = std::max(0.0, result_.generate_ms - stats.draft_ms - stats.verify_ms);
+  // The cache holds every committed token but the last (as Generator leaves it); a request
+  // stopped mid-prefill holds the evaluated part of its prompt.
+  if (!history_.empty()) cached_.assign(history_.begin(), history_.end() - 1);
+  if (static_cast<int>(cached_.size()) > cache_.Length(seq_)) cached_.resize(cache_.Length(seq_));
+}
+
+void EngineSlot::Release() {
+  if (phase_ != SlotPhase::kDone) return;
+  if (on_event_) {
+    EngineEvent event;
+    event.final = true;
+    event.result = &result_;
+    event.error = error_;
+    try {
+      on_event_(event);
+    } catch (...) {  // NOLINT: the request is over; a failing callback cannot change that
+    }
+  }
+  phase_ = SlotPhase::kIdle;
+  on_event_ = nullptr;
+  prompt_.clear();
+  history_.clear();
+  drafts_.Clear();
+}
+
+}  // namespace tandem

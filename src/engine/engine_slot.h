@@ -1,0 +1,147 @@
+// One serving slot: a KV-cache sequence, the tokens it holds for the prompt cache, and the request
+// running in it. Each step the engine asks the slot for its rows, runs the merged forward, and
+// hands the slot its output rows; the slot then samples and verifies exactly as Generator does
+// for a single sequence (same Sampler, same Rng streams, same history, same draft lengths).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/generator.h"
+
+namespace tandem {
+
+using EngineClock = std::chrono::steady_clock;
+
+enum class SlotPhase {
+  kIdle,      // no request; cached_ describes what the cache holds
+  kPrefill,   // evaluating the prompt, chunk by chunk
+  kGenerate,  // one decode row or one verification round per step
+  kDone,      // stopped (or failed); waits for Conclude() and Release()
+};
+
+// Checks a request before it is queued: throws Error(kInvalidArgument) for an empty prompt, a
+// prompt that does not fit n_ctx (it needs room for at least one generated token), a token or
+// logit-bias id outside [0, n_vocab), bad sampling parameters, bad draft limits or MTP without
+// an assistant; Error(kUnsupported) for a speculation type tandem cannot run.
+void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx,
+                           bool has_assistant);
+
+class EngineSlot {
+ public:
+  // `seq` is this slot's sequence in `cache`; n_vocab and n_embd are the target's.
+  EngineSlot(int seq, KvCache& cache, int n_vocab, int n_embd);
+
+  int seq() const { return seq_; }
+  SlotPhase phase() const { return phase_; }
+  bool active() const { return phase_ != SlotPhase::kIdle; }
+  uint64_t request_id() const { return id_; }
+  uint64_t last_used() const { return last_used_; }  // stamp given to the last Start()
+
+  // How many leading tokens of `prompt` this slot's cache could serve: the common prefix with
+  // what it holds, leaving at least one prompt token to evaluate, and 0 when truncating to it
+  // would break a sliding window (KvCache::CanTruncateTo). Only meaningful while idle.
+  int ReusablePrefix(std::span<const int32_t> prompt) const;
+
+  // Starts a validated request: keeps ReusablePrefix(prompt) cached positions (clears the rest)
+  // and creates its Sampler, Rng streams and draft-length controller (sampled requests use the
+  // static cost model with `draft_step_cost`, as Generator does). `draft_max_limit` caps
+  // the controller (the verification rows of a round never exceed it anyway).
+  void Start(uint64_t id, EngineRequest request, uint64_t stamp, int draft_max_limit,
+             double draft_step_cost);
+
+  // --- Planning a step ---
+  int PrefillRemaining() const { return static_cast<int>(prompt_.size()) - prefill_pos_; }
+  bool speculating() const { return speculating_; }
+  // Most drafts this round may have (Generator's cap: remaining tokens - 1, the context, the
+  // per-call batch limit, draft_max); 0 when not speculating.
+  int DraftCap() const;
+  // The controller's choice for this round, in [0, cap].
+  int ChooseDraftLength(int cap) { return controller_.Choose(cap); }
+  // True if a shorter draft than chosen cannot change the output: greedy (verification keeps the
+  // target's argmax) or adaptive (lengths already depend on timing). Sampled (or synthetic-
+  // acceptance) requests with a fixed draft length must get exactly that length, or wait.
+  bool CanShortenDrafts() const {
+    return (greedy_ && params_.synthetic_acceptance.empty()) || params_.spec.adaptive;
+  }
+  // The draft request for n tokens from the committed state (pointers into this slot).
+  DraftRequest MakeDraftRequest(int n);
+  // The drafts for this round and the time spent making them.
+  void SetDrafts(DraftResult drafts, double ms);
+  // Sets the number of prompt rows this step evaluates (prefill phase).
+  void PlanPrefill(int n_rows) { planned_prefill_ = n_rows; }
+
+  // Appends this step's rows to `batch`: the planned prompt chunk (logits only for the last
+  // prompt row) or [last, drafts...] (all with logits). Returns how many rows carry logits.
+  int AddRows(ForwardBatch& batch);
+  // Consumes this slot's rows of a forward: its first row is batch row `row0`, its first logits
+  // row is `logit0`. Samples, verifies, emits token events, rolls back rejected drafts.
+  // `forward_ms` is the forward's wall time; `record_verify_time` feeds it to the controller.
+  // May throw (sampler, on_event): the caller then calls Fail().
+  void OnForward(const ForwardOutput& out, int row0, int logit0, double forward_ms,
+                 bool record_verify_time);
+
+  // Ends the request at once: stop_reason "cancelled", and `error` if not empty.
+  void Cancel(const std::string& error);
+  // Ends the request with an error; forgets the cache (it may hold rows nobody committed).
+  void Fail(const std::string& error);
+
+  // Tokens emitted since the last call (for live metrics).
+  int TakeNewTokens();
+  const GenerateResult& result() const { return result_; }
+  const std::string& error() const { return error_; }
+  bool stopped_by_client() const { return stopped_by_client_; }
+
+  // For a kDone slot: finishes the timings and remembers which tokens the cache now holds.
+  void Conclude();
+  // Then sends the final event (an exception from on_event is swallowed: the request is over)
+  // and goes idle.
+  void Release();
+
+ private:
+  // Appends `token` to the output, sends its event and decides whether generation stops.
+  void Emit(int32_t token);
+  void Stop(const char* reason);
+  void OnPrefillRows(const ForwardOutput& out, int row0, int logit0);
+  void OnGenerateRows(const ForwardOutput& out, int row0, int logit0, double forward_ms,
+                      bool record_verify_time);
+
+  const int seq_;
+  KvCache& cache_;
+  const int n_vocab_, n_embd_;
+  std::vector<int32_t> cached_;  // idle: tokens whose K/V the cache holds, in order
+  uint64_t last_used_ = 0;
+
+  // The running request.
+  SlotPhase phase_ = SlotPhase::kIdle;
+  uint64_t id_ = 0;
+  std::vector<int32_t> prompt_;
+  GenerateParams params_;
+  std::function<bool(const EngineEvent&)> on_event_;
+  Sampler sampler_{SamplingParams{}};
+  Rng rng_{0, 0}, draft_rng_{0, 1}, synthetic_rng_{0, 2};
+  bool greedy_ = true;
+  bool speculating_ = false;
+  DraftLengthController controller_{0, false};
+  int64_t max_tokens_ = 0;
+  GenerateResult result_;
+  std::string error_;
+  bool stopped_by_client_ = false;
+  int new_tokens_ = 0;
+  EngineClock::time_point t_prompt_, t_gen_;
+  bool generating_started_ = false;
+
+  int prefill_pos_ = 0;           // prompt tokens whose K/V are in the cache
+  int planned_prefill_ = 0;       // prompt rows of this step
+  std::vector<int32_t> history_;  // prompt + emitted tokens; the last is not in the cache yet
+  std::vector<float> hidden_;     // [n_embd] hidden of the row that produced history_.back()
+  std::vector<float> probs_, residual_;  // [n_vocab] scratch
+  DraftResult drafts_;                   // this round's drafts
+  int32_t step_pos_ = 0;                 // position of history_.back() this step
+};
+
+}  // namespace tandem

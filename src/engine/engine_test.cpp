@@ -1,0 +1,244 @@
+// The engine's promise: every request gets exactly the tokens Generator gives it alone, whatever
+// else runs (1, 2 or 3 slots, queueing, prefill chunks merged with drafts and decode rows), the
+// prompt cache reuses KV only where it is still valid, and the metrics add up.
+#include <gtest/gtest.h>
+
+#include "engine/engine_test_util.h"
+
+namespace tandem {
+namespace {
+
+using testing_engine::Concat;
+using testing_engine::Greedy;
+using testing_engine::Models;
+using testing_engine::Outcome;
+using testing_engine::Prompt;
+using testing_engine::Recorder;
+using testing_engine::RunAlone;
+using testing_engine::Sampled;
+using testing_engine::WithMtp;
+
+struct Case {
+  std::vector<int32_t> prompt;
+  GenerateParams params;
+};
+
+// A mix of prompt lengths, greedy and seeded sampling, MTP on (fixed or adaptive) and off,
+// shared prefixes, an EOG stop and a run to the end of the context.
+std::vector<Case> MixedCases(const KvCacheOptions& kv) {
+  std::vector<Case> cases;
+  cases.push_back({Prompt(20, 1), WithMtp(Greedy(24), 4, true)});
+  cases.push_back({Prompt(45, 2), Greedy(20)});
+  cases.push_back({Prompt(12, 3), WithMtp(Sampled(24, 7), 3, false)});
+  cases.push_back({Prompt(30, 4), Sampled(20, 11, 1.0f)});
+  cases.push_back({Concat(Prompt(20, 1), Prompt(8, 5)), WithMtp(Greedy(20), 5, false)});
+  GenerateParams penalised = WithMtp(Sampled(24, 3, 0.7f), 5, false);
+  penalised.sampling.repeat_penalty = 1.3f;
+  penalised.spec.draft_min = 2;
+  cases.push_back({Prompt(25, 6), penalised});
+  // Stops on an EOG token: the 11th token the request would generate.
+  GenerateParams eog = WithMtp(Greedy(30), 8, true);
+  eog.spec.draft_p_min = 0.2f;
+  eog.eog_tokens = {RunAlone(Prompt(9, 7), eog, kv).tokens.at(10)};
+  cases.push_back({Prompt(9, 7), eog});
+  GenerateParams to_context = WithMtp(Sampled(-1, 99, 1.2f), 2, false);
+  to_context.sampling.top_p = 0.9f;
+  to_context.sampling.min_p = 0.1f;
+  cases.push_back({Concat(Prompt(20, 1), Prompt(40, 8)), to_context});
+  cases.push_back({Prompt(7, 9), WithMtp(Sampled(16, 5), 6, false)});
+  // The benchmarks' synthetic acceptance: accepted drafts are not verified, so its output
+  // depends on the draft lengths, which must then never be shortened.
+  GenerateParams synthetic = WithMtp(Greedy(20), 7, false);
+  synthetic.synthetic_acceptance = {0.9f, 0.6f};
+  synthetic.sampling.seed = 42;  // the acceptance draws use the seed even when greedy
+  cases.push_back({Prompt(10, 10), synthetic});
+  return cases;
+}
+
+struct Layout {
+  int n_slots;
+  int max_batch;
+  int prefill_chunk;
+};
+
+class EngineInvariance : public testing::TestWithParam<Layout> {};
+
+TEST_P(EngineInvariance, EveryRequestGetsItsAloneTokensAndMetricsAddUp) {
+  const Layout layout = GetParam();
+  EngineOptions options;
+  options.n_slots = layout.n_slots;
+  options.kv = {.type = TensorType::kF16, .n_ctx = 128, .n_seq = 1, .max_batch = layout.max_batch};
+  options.prefill_chunk = layout.prefill_chunk;
+  const std::vector<Case> cases = MixedCases(options.kv);
+  std::vector<GenerateResult> want;
+  for (const Case& c : cases) want.push_back(RunAlone(c.prompt, c.params, options.kv));
+
+  ThreadPool pool(2);
+  Recorder rec(static_cast<int>(cases.size()));
+  {
+    Engine engine(*Models().target, Models().assistant.get(), pool, options);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      engine.Submit({cases[i].prompt, cases[i].params, rec.Callback(static_cast<int>(i))});
+    }
+    rec.WaitFinals(static_cast<int>(cases.size()));
+
+    int64_t prompt_tokens = 0, cached = 0, generated = 0, drafted = 0, accepted = 0;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      SCOPED_TRACE("request " + std::to_string(i));
+      const Outcome o = rec.Get(static_cast<int>(i));
+      EXPECT_EQ(o.error, "");
+      EXPECT_EQ(o.finals, 1);
+      EXPECT_EQ(o.events_after_final, 0);
+      EXPECT_EQ(o.result.tokens, want[i].tokens);
+      EXPECT_EQ(o.event_tokens, o.result.tokens);
+      EXPECT_EQ(o.result.stop_reason, want[i].stop_reason);
+      EXPECT_EQ(o.result.prompt_tokens, static_cast<int>(cases[i].prompt.size()));
+      const GenerateParams& p = cases[i].params;
+      if (p.spec.type == SpecType::kMtp && !p.spec.adaptive && !p.sampling.greedy()) {
+        // A sampled request with fixed draft lengths gets exactly those lengths (greedy ones
+        // may be shortened to fit the batch: that cannot change their tokens) and the same
+        // draws, so even its statistics agree.
+        EXPECT_GT(o.result.spec.drafted, 0);
+        EXPECT_EQ(o.result.spec.drafted, want[i].spec.drafted);
+        EXPECT_EQ(o.result.spec.accepted, want[i].spec.accepted);
+      }
+      prompt_tokens += o.result.prompt_tokens;
+      cached += o.result.cached_prompt_tokens;
+      generated += static_cast<int64_t>(o.result.tokens.size());
+      drafted += o.result.spec.drafted;
+      accepted += o.result.spec.accepted;
+    }
+    EXPECT_EQ(want[6].stop_reason, "eog");
+    EXPECT_EQ(want[7].stop_reason, "context");
+
+    const EngineMetrics m = engine.Metrics();
+    EXPECT_EQ(m.requests_started, static_cast<int64_t>(cases.size()));
+    EXPECT_EQ(m.requests_finished, static_cast<int64_t>(cases.size()));
+    EXPECT_EQ(m.requests_cancelled + m.requests_failed + m.requests_rejected, 0);
+    EXPECT_EQ(m.prompt_tokens, prompt_tokens);
+    EXPECT_EQ(m.cached_prompt_tokens, cached);
+    EXPECT_EQ(m.generated_tokens, generated);
+    EXPECT_EQ(m.spec.generated, generated);
+    EXPECT_EQ(m.spec.drafted, drafted);
+    EXPECT_EQ(m.spec.accepted, accepted);
+    EXPECT_GT(m.spec.drafted, 0);
+    EXPECT_EQ(m.queue_depth, 0);
+    EXPECT_EQ(m.busy_slots, 0);
+    EXPECT_EQ(m.n_slots, layout.n_slots);
+    EXPECT_EQ(m.kv_capacity_positions, 128 * layout.n_slots);
+    EXPECT_GT(m.kv_bytes, 0u);
+    EXPECT_GT(m.kv_used_positions, 0);  // idle slots keep their prompt cache
+    EXPECT_LE(m.kv_used_positions, m.kv_capacity_positions);
+    EXPECT_GT(m.generate_seconds, 0.0);
+  }
+}
+
+// max_batch 12 with drafts of up to 8 forces shortened drafts and deferred slots; a prefill chunk
+// larger than the batch is clipped to it.
+INSTANTIATE_TEST_SUITE_P(Slots, EngineInvariance,
+                         testing::Values(Layout{1, 64, 8}, Layout{2, 16, 16}, Layout{3, 12, 5},
+                                         Layout{3, 64, 64}),
+                         [](const testing::TestParamInfo<Layout>& info) {
+                           return std::to_string(info.param.n_slots) + "slots_batch" +
+                                  std::to_string(info.param.max_batch) + "_chunk" +
+                                  std::to_string(info.param.prefill_chunk);
+                         });
+
+// Runs `first` then `second` through one engine, one after the other.
+std::vector<Outcome> RunTwoTurns(
+    Engine& engine, const std::vector<Case>& first,
+    const std::function<std::vector<Case>(const std::vector<Outcome>&)>& second) {
+  Recorder a(static_cast<int>(first.size()));
+  for (size_t i = 0; i < first.size(); ++i) {
+    engine.Submit({first[i].prompt, first[i].params, a.Callback(static_cast<int>(i))});
+  }
+  a.WaitFinals(static_cast<int>(first.size()));
+  std::vector<Outcome> outcomes;
+  for (size_t i = 0; i < first.size(); ++i) outcomes.push_back(a.Get(static_cast<int>(i)));
+  const std::vector<Case> next = second(outcomes);
+  Recorder b(static_cast<int>(next.size()));
+  for (size_t i = 0; i < next.size(); ++i) {
+    engine.Submit({next[i].prompt, next[i].params, b.Callback(static_cast<int>(i))});
+  }
+  b.WaitFinals(static_cast<int>(next.size()));
+  for (size_t i = 0; i < next.size(); ++i) outcomes.push_back(b.Get(static_cast<int>(i)));
+  return outcomes;
+}
+
+TEST(EnginePromptCache, FollowUpsReuseTheirConversationsSlotAndMatchUncachedRuns) {
+  EngineOptions options;
+  options.n_slots = 2;
+  options.kv = {.type = TensorType::kF16, .n_ctx = 128, .n_seq = 1, .max_batch = 16};
+  ThreadPool pool(2);
+  Engine engine(*Models().target, Models().assistant.get(), pool, options);
+  const std::vector<Case> first = {{Prompt(30, 10), Greedy(12)},
+                                   {Prompt(26, 11), WithMtp(Sampled(12, 4), 3, false)}};
+  std::vector<Case> second;
+  const std::vector<Outcome> got = RunTwoTurns(engine, first, [&](const std::vector<Outcome>& o) {
+    // Follow-ups in the other order, so reuse depends on picking the right slot.
+    second = {{Concat(Concat(first[1].prompt, o[1].result.tokens), {5, 6, 7}),
+               WithMtp(Greedy(12), 4, false)},
+              {Concat(Concat(first[0].prompt, o[0].result.tokens), {8}), Sampled(12, 9)}};
+    return second;
+  });
+  ASSERT_EQ(got.size(), 4u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(got[i].error, "");
+    EXPECT_EQ(got[i].result.cached_prompt_tokens, 0);
+  }
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE("follow-up " + std::to_string(i));
+    const Outcome& o = got[2 + i];
+    const Outcome& before = got[1 - i];
+    EXPECT_EQ(o.error, "");
+    // Everything the earlier turn committed but its last token is in the cache.
+    EXPECT_EQ(o.result.cached_prompt_tokens,
+              static_cast<int>(first[1 - i].prompt.size() + before.result.tokens.size()) - 1);
+    EXPECT_EQ(o.result.tokens, RunAlone(second[i].prompt, second[i].params, options.kv).tokens);
+  }
+  EXPECT_EQ(engine.Metrics().cached_prompt_tokens,
+            got[2].result.cached_prompt_tokens + got[3].result.cached_prompt_tokens);
+}
+
+TEST(EnginePromptCache, SlidingWindowsDecideWhatCanBeReused) {
+  // max_batch 8: the sliding layers' rings hold 32 + 8 - 1 = 39 positions.
+  EngineOptions options;
+  options.n_slots = 1;
+  options.kv = {.type = TensorType::kQ8_0, .n_ctx = 128, .n_seq = 1, .max_batch = 8};
+  ThreadPool pool(2);
+  Engine engine(*Models().target, Models().assistant.get(), pool, options);
+  const std::vector<Case> first = {{Prompt(20, 12), WithMtp(Greedy(60), 3, false)}};
+  std::vector<Case> second;
+  std::vector<Outcome> got = RunTwoTurns(engine, first, [&](const std::vector<Outcome>& o) {
+    // Sharing only 10 tokens: the ring overwrote the window position 10 needs -> full prefill.
+    second = {{Concat(std::vector<int32_t>(first[0].prompt.begin(), first[0].prompt.begin() + 10),
+                      Prompt(6, 13)),
+               Greedy(10)}};
+    (void)o;
+    return second;
+  });
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1].result.cached_prompt_tokens, 0);
+  EXPECT_EQ(got[1].result.tokens, RunAlone(second[0].prompt, second[0].params, options.kv).tokens);
+
+  const std::vector<int32_t> held = second[0].prompt;
+
+  // Extending the whole conversation: the last window is intact -> reused.
+  const std::vector<Case> again = {{Prompt(20, 12), WithMtp(Greedy(60), 3, false)}};
+  got = RunTwoTurns(engine, again, [&](const std::vector<Outcome>& o) {
+    second = {{Concat(Concat(again[0].prompt, o[0].result.tokens), {3, 4}), Sampled(10, 2)}};
+    return second;
+  });
+  ASSERT_EQ(got.size(), 2u);
+  // The slot held the 16-token request (26 positions, nothing overwritten): its shared prefix
+  // with this prompt is reused.
+  size_t common = 0;
+  while (held[common] == again[0].prompt[common]) ++common;
+  EXPECT_EQ(got[0].result.cached_prompt_tokens, static_cast<int>(common));
+  EXPECT_EQ(got[0].result.tokens, RunAlone(again[0].prompt, again[0].params, options.kv).tokens);
+  EXPECT_EQ(got[1].result.cached_prompt_tokens, 20 + 60 - 1);
+  EXPECT_EQ(got[1].result.tokens, RunAlone(second[0].prompt, second[0].params, options.kv).tokens);
+}
+
+}  // namespace
+}  // namespace tandem

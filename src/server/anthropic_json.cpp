@@ -1,0 +1,278 @@
+// Anthropic request parsing and message / stream-event building.
+#include "server/anthropic_json.h"
+
+#include <limits>
+
+#include "base/error.h"
+#include "server/request_fields.h"
+
+namespace tandem::server {
+namespace {
+
+[[noreturn]] void Unsupported(const std::string& where, const std::string& what) {
+  Fail(ErrorKind::kInvalidArgument, where + ": " + what + " is not supported (tandem serves text)");
+}
+
+// A string, or an array of text blocks (concatenated).
+std::string TextOf(const Json& content, const std::string& where) {
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) {
+    Fail(ErrorKind::kInvalidArgument,
+         where + ": expected a string or an array of blocks, got " + JsonTypeName(content));
+  }
+  std::string text;
+  for (size_t i = 0; i < content.size(); ++i) {
+    const std::string bw = ElementPath(where, i);
+    ExpectType(content[i], "object", bw);
+    const std::string type = RequiredString(content[i], "type", bw);
+    if (type != "text") Unsupported(bw, "block type '" + type + "'");
+    text += RequiredString(content[i], "text", bw);
+  }
+  return text;
+}
+
+// One API message; a user turn can yield tool messages followed by a user message.
+void ParseMessage(const Json& m, const std::string& where, std::vector<ChatMessage>& out) {
+  ExpectType(m, "object", where);
+  const std::string role = RequiredString(m, "role", where);
+  if (role != "user" && role != "assistant") {
+    Fail(ErrorKind::kInvalidArgument,
+         where + ".role: expected \"user\" or \"assistant\", got \"" + role + "\"");
+  }
+  const bool user = role == "user";
+  ChatMessage msg;
+  msg.role = user ? ChatRole::kUser : ChatRole::kAssistant;
+  const Json& content = RequiredField(m, "content", where);
+  const std::string cw = where + ".content";
+  if (content.is_string()) {
+    msg.content = content.get<std::string>();
+    out.push_back(std::move(msg));
+    return;
+  }
+  ExpectType(content, "array", cw);
+  std::vector<ChatMessage> results;
+  for (size_t i = 0; i < content.size(); ++i) {
+    const Json& block = content[i];
+    const std::string bw = ElementPath(cw, i);
+    ExpectType(block, "object", bw);
+    const std::string type = RequiredString(block, "type", bw);
+    if (type == "text") {
+      msg.content += RequiredString(block, "text", bw);
+    } else if (type == "thinking" && !user) {
+      msg.reasoning += RequiredString(block, "thinking", bw);
+    } else if (type == "redacted_thinking" && !user) {
+      continue;
+    } else if (type == "tool_use" && !user) {
+      ToolCall call;
+      call.id = RequiredString(block, "id", bw);
+      call.name = RequiredString(block, "name", bw);
+      const Json* input = FindField(block, "input");
+      if (input != nullptr) ExpectType(*input, "object", bw + ".input");
+      call.arguments = input != nullptr ? JsonText(*input) : "{}";
+      msg.tool_calls.push_back(std::move(call));
+    } else if (type == "tool_result" && user) {
+      ChatMessage result;
+      result.role = ChatRole::kTool;
+      result.tool_call_id = RequiredString(block, "tool_use_id", bw);
+      if (const Json* c = FindField(block, "content")) result.content = TextOf(*c, bw + ".content");
+      if (OptionalBool(block, "is_error", bw).value_or(false)) {
+        result.content = "Error: " + result.content;
+      }
+      results.push_back(std::move(result));
+    } else {
+      Unsupported(bw, "block type '" + type + "' in a " + role + " message");
+    }
+  }
+  for (ChatMessage& r : results) out.push_back(std::move(r));
+  if (!user || !msg.content.empty() || results.empty()) out.push_back(std::move(msg));
+}
+
+ToolSpec ParseTool(const Json& tool, const std::string& where) {
+  ExpectType(tool, "object", where);
+  if (auto type = OptionalString(tool, "type", where); type && *type != "custom") {
+    Unsupported(where + ".type", "tool type '" + *type + "'");
+  }
+  ToolSpec spec;
+  spec.name = RequiredString(tool, "name", where);
+  if (spec.name.empty()) Fail(ErrorKind::kInvalidArgument, where + ".name must not be empty");
+  spec.description = OptionalString(tool, "description", where).value_or("");
+  if (const Json* schema = FindField(tool, "input_schema")) {
+    ExpectType(*schema, "object", where + ".input_schema");
+    spec.parameters = *schema;
+  }
+  return spec;
+}
+
+void ApplyToolChoice(const Json& body, GenerationRequest& request) {
+  const Json* choice = FindField(body, "tool_choice");
+  if (choice == nullptr) return;
+  ExpectType(*choice, "object", "tool_choice");
+  const std::string type = RequiredString(*choice, "type", "tool_choice");
+  (void)OptionalBool(*choice, "disable_parallel_tool_use", "tool_choice");
+  if (type == "auto" || type == "any") return;
+  if (type == "none") {
+    request.tools.clear();
+    return;
+  }
+  if (type != "tool") {
+    Fail(ErrorKind::kInvalidArgument,
+         "tool_choice.type: expected auto, any, tool or none, got \"" + type + "\"");
+  }
+  const std::string name = RequiredString(*choice, "name", "tool_choice");
+  std::vector<ToolSpec> kept;
+  for (ToolSpec& t : request.tools) {
+    if (t.name == name) kept.push_back(std::move(t));
+  }
+  if (kept.empty()) {
+    Fail(ErrorKind::kInvalidArgument,
+         "tool_choice names tool '" + name + "', which is not among the request's tools");
+  }
+  request.tools = std::move(kept);
+}
+
+void ParseBody(const Json& body, GenerationRequest& request, bool need_max_tokens) {
+  request.chat = true;
+  request.model = OptionalString(body, "model").value_or("");
+  if (auto n = OptionalInteger(body, "max_tokens", 1, std::numeric_limits<int32_t>::max())) {
+    request.max_tokens = static_cast<int>(*n);
+  } else if (need_max_tokens) {
+    Fail(ErrorKind::kInvalidArgument, "max_tokens is required");
+  }
+  if (const Json* system = FindField(body, "system")) {
+    ChatMessage msg;
+    msg.role = ChatRole::kSystem;
+    msg.content = TextOf(*system, "system");
+    request.messages.push_back(std::move(msg));
+  }
+  const Json& messages = RequiredField(body, "messages");
+  ExpectType(messages, "array", "messages");
+  if (messages.empty()) Fail(ErrorKind::kInvalidArgument, "messages must not be empty");
+  for (size_t i = 0; i < messages.size(); ++i) {
+    ParseMessage(messages[i], ElementPath("messages", i), request.messages);
+  }
+  if (const Json* tools = FindField(body, "tools")) {
+    ExpectType(*tools, "array", "tools");
+    for (size_t i = 0; i < tools->size(); ++i) {
+      request.tools.push_back(ParseTool((*tools)[i], ElementPath("tools", i)));
+    }
+  }
+  ApplyToolChoice(body, request);
+  if (const Json* thinking = FindField(body, "thinking")) {
+    ExpectType(*thinking, "object", "thinking");
+    const std::string type = RequiredString(*thinking, "type", "thinking");
+    if (type != "enabled" && type != "disabled" && type != "adaptive") {
+      Fail(ErrorKind::kInvalidArgument,
+           "thinking.type: expected enabled, disabled or adaptive, got \"" + type + "\"");
+    }
+    (void)OptionalInteger(*thinking, "budget_tokens", 0, std::numeric_limits<int32_t>::max(),
+                          "thinking");
+    request.thinking = type != "disabled";
+  }
+  request.stream = OptionalBool(body, "stream").value_or(false);
+  if (const Json* metadata = FindField(body, "metadata"))
+    ExpectType(*metadata, "object", "metadata");
+  ParseStopField(body, "stop_sequences", request);
+  ParseSamplingFields(body, request);
+  ParseSpeculativeField(body, request);
+}
+
+}  // namespace
+
+void ParseMessagesBody(const Json& body, GenerationRequest& request) {
+  ParseBody(body, request, /*need_max_tokens=*/true);
+}
+
+void ParseCountTokensBody(const Json& body, GenerationRequest& request) {
+  ParseBody(body, request, /*need_max_tokens=*/false);
+}
+
+const char* AnthropicStopReason(const GenerationTotals& totals, bool made_tool_calls) {
+  if (totals.finish == FinishReason::kLength) return "max_tokens";
+  if (totals.finish == FinishReason::kStopString) return "stop_sequence";
+  if (made_tool_calls) return "tool_use";
+  return "end_turn";
+}
+
+Json AnthropicUsage(const GenerationTotals& totals) {
+  return {
+      {"input_tokens", totals.prompt_tokens - totals.cached_prompt_tokens},
+      {"output_tokens", totals.completion_tokens},
+      {"cache_read_input_tokens", totals.cached_prompt_tokens},
+      {"cache_creation_input_tokens", 0},
+  };
+}
+
+Json ToolUseBlock(const ToolCall& call) {
+  Json input = Json::parse(call.arguments.empty() ? "{}" : call.arguments, nullptr, false);
+  if (!input.is_object()) input = Json::object();
+  return {{"type", "tool_use"}, {"id", call.id}, {"name", call.name}, {"input", input}};
+}
+
+Json MessageJson(const std::string& id, const std::string& model, const ChatOutput& output,
+                 const GenerationTotals& totals, const Json& timings) {
+  Json content = Json::array();
+  if (!output.reasoning.empty()) {
+    content.push_back({{"type", "thinking"}, {"thinking", output.reasoning}, {"signature", ""}});
+  }
+  if (!output.content.empty() || output.tool_calls.empty()) {
+    content.push_back({{"type", "text"}, {"text", output.content}});
+  }
+  for (const ToolCall& c : output.tool_calls) content.push_back(ToolUseBlock(c));
+  const bool stopped = totals.finish == FinishReason::kStopString;
+  return {
+      {"id", id},
+      {"type", "message"},
+      {"role", "assistant"},
+      {"model", model},
+      {"content", content},
+      {"stop_reason", AnthropicStopReason(totals, !output.tool_calls.empty())},
+      {"stop_sequence", stopped ? Json(totals.stop_string) : Json(nullptr)},
+      {"usage", AnthropicUsage(totals)},
+      {"timings", timings},
+  };
+}
+
+Json MessageStartEvent(const std::string& id, const std::string& model, int input_tokens) {
+  return {{"type", "message_start"},
+          {"message",
+           {{"id", id},
+            {"type", "message"},
+            {"role", "assistant"},
+            {"model", model},
+            {"content", Json::array()},
+            {"stop_reason", nullptr},
+            {"stop_sequence", nullptr},
+            {"usage", {{"input_tokens", input_tokens}, {"output_tokens", 0}}}}}};
+}
+
+Json ContentBlockStartEvent(int index, const Json& block) {
+  return {{"type", "content_block_start"}, {"index", index}, {"content_block", block}};
+}
+
+Json ContentBlockDeltaEvent(int index, const Json& delta) {
+  return {{"type", "content_block_delta"}, {"index", index}, {"delta", delta}};
+}
+
+Json ContentBlockStopEvent(int index) {
+  return {{"type", "content_block_stop"}, {"index", index}};
+}
+
+Json MessageDeltaEvent(const GenerationTotals& totals, bool made_tool_calls, const Json& timings) {
+  const bool stopped = totals.finish == FinishReason::kStopString;
+  return {{"type", "message_delta"},
+          {"delta",
+           {{"stop_reason", AnthropicStopReason(totals, made_tool_calls)},
+            {"stop_sequence", stopped ? Json(totals.stop_string) : Json(nullptr)}}},
+          {"usage", AnthropicUsage(totals)},
+          {"timings", timings}};
+}
+
+Json MessageStopEvent() {
+  return {{"type", "message_stop"}};
+}
+
+Json PingEvent() {
+  return {{"type", "ping"}};
+}
+
+}  // namespace tandem::server

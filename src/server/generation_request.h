@@ -1,0 +1,39 @@
+// One completion request as the server runs it, whatever API (OpenAI chat or completions,
+// Anthropic messages) it arrived through: the parsers fill it, the routes hand it to the engine.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sampling/sampling_params.h"
+#include "tokenizer/chat_types.h"
+
+namespace tandem::server {
+
+struct GenerationRequest {
+  std::string model;  // as the client named it; empty: the loaded model
+
+  // Chat requests render `messages` and `tools` in the Gemma 4 chat format; the output is parsed
+  // into content, reasoning and tool calls. Raw requests encode `prompt` (or take
+  // `prompt_tokens`) as they are and return plain text.
+  bool chat = true;
+  std::vector<ChatMessage> messages;
+  std::vector<ToolSpec> tools;  // after tool_choice: none clears it, a named tool keeps only it
+  bool thinking = false;
+  std::string prompt;
+  std::vector<int32_t> prompt_tokens;  // raw requests given as token ids (prompt then unused)
+
+  bool stream = false;
+  bool include_usage = false;  // OpenAI stream_options.include_usage
+  int max_tokens = -1;         // -1: the server's default
+  std::vector<std::string> stop;
+  SamplingParams sampling;  // starts as the server's defaults; request fields override
+
+  // Extension field "speculative": {"enabled": bool, "draft_max": int}.
+  std::optional<bool> spec_enabled;
+  std::optional<int> spec_draft_max;
+};
+
+}  // namespace tandem::server

@@ -1,0 +1,174 @@
+// The handler side of one engine request: a token queue filled by the engine thread, drained and
+// decoded here.
+#include "server/generation_stream.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <utility>
+
+#include "server/ids.h"
+
+namespace tandem::server {
+
+// Shared with the engine callback, which may outlive the stream (it runs until the final event).
+struct GenerationStream::Channel {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<int32_t> tokens;  // GUARDED_BY(mu): arrived, not yet taken
+  bool done = false;            // GUARDED_BY(mu): the final event arrived
+  GenerateResult result;        // GUARDED_BY(mu): set by the final event
+  std::string error;            // GUARDED_BY(mu)
+  std::atomic<bool> cancelled{false};
+};
+
+void AppendDelta(ParsedDelta& into, ParsedDelta from) {
+  for (ChatPart& part : from.parts) {
+    if (part.kind != ChatPartKind::kToolCall && !into.parts.empty() &&
+        into.parts.back().kind == part.kind) {
+      into.parts.back().text += part.text;
+    } else if (part.kind == ChatPartKind::kToolCall || !part.text.empty()) {
+      into.parts.push_back(std::move(part));
+    }
+  }
+  for (std::string& w : from.warnings) into.warnings.push_back(std::move(w));
+}
+
+void AccumulateOutput(const ParsedDelta& delta, std::string_view id_prefix, ChatOutput& output) {
+  for (const ChatPart& part : delta.parts) {
+    switch (part.kind) {
+      case ChatPartKind::kContent:
+        output.content += part.text;
+        break;
+      case ChatPartKind::kReasoning:
+        output.reasoning += part.text;
+        break;
+      case ChatPartKind::kToolCall:
+        output.tool_calls.push_back(part.tool_call);
+        output.tool_calls.back().id = RandomId(id_prefix);
+        break;
+    }
+  }
+}
+
+GenerationStream::GenerationStream(Backend& backend, const Tokenizer& tokenizer,
+                                   std::vector<int32_t> prompt, const GenerateParams& params,
+                                   StreamOptions options)
+    : backend_(backend),
+      tokenizer_(tokenizer),
+      channel_(std::make_shared<Channel>()),
+      chat_(options.chat),
+      prompt_tokens_(static_cast<int>(prompt.size())),
+      decoder_(tokenizer, /*render_special=*/options.chat),
+      stops_(std::move(options.stop)) {
+  EngineRequest request;
+  request.prompt = std::move(prompt);
+  request.params = params;
+  request.on_event = [channel = channel_](const EngineEvent& event) {
+    {
+      std::lock_guard<std::mutex> lock(channel->mu);
+      if (event.final) {
+        channel->done = true;
+        if (event.result != nullptr) channel->result = *event.result;
+        channel->error = event.error;
+      } else {
+        channel->tokens.push_back(event.token);
+      }
+    }
+    channel->cv.notify_all();
+    return !channel->cancelled.load();
+  };
+  id_ = backend_.Submit(std::move(request));
+}
+
+GenerationStream::~GenerationStream() {
+  if (!finished_) Cancel();
+}
+
+void GenerationStream::Cancel() {
+  if (cancelled_) return;
+  cancelled_ = true;
+  channel_->cancelled.store(true);
+  backend_.Cancel(id_);
+}
+
+void GenerationStream::EmitText(const std::string& text, ParsedDelta& delta) {
+  if (text.empty()) return;  // an empty piece never reaches the parser
+  if (chat_) {
+    AppendDelta(delta, parser_.Feed(text));
+  } else {
+    ParsedDelta plain;
+    plain.parts.push_back({ChatPartKind::kContent, text, {}});
+    AppendDelta(delta, std::move(plain));
+  }
+}
+
+void GenerationStream::Consume(int32_t token, ParsedDelta& delta) {
+  if (stop_matched_) return;  // tokens the engine made before it saw the cancellation
+  ++consumed_tokens_;
+  if (tokenizer_.IsEog(token)) return;
+  const std::string text = stops_.Feed(decoder_.Push(token));
+  EmitText(text, delta);
+  if (stops_.stopped()) {
+    stop_matched_ = true;
+    Cancel();
+  }
+}
+
+void GenerationStream::Finalize(ParsedDelta& delta) {
+  if (!stop_matched_) {
+    std::string tail = stops_.Feed(decoder_.Flush());
+    if (!stops_.stopped()) tail += stops_.Flush();
+    stop_matched_ = stops_.stopped();
+    EmitText(tail, delta);
+  }
+  if (chat_) AppendDelta(delta, parser_.Finish());
+  finished_ = true;
+}
+
+ParsedDelta GenerationStream::Next(std::chrono::milliseconds timeout) {
+  ParsedDelta delta;
+  if (finished_) return delta;
+  std::vector<int32_t> tokens;
+  bool done = false;
+  {
+    std::unique_lock<std::mutex> lock(channel_->mu);
+    channel_->cv.wait_for(lock, timeout,
+                          [&] { return !channel_->tokens.empty() || channel_->done; });
+    tokens.swap(channel_->tokens);
+    done = channel_->done;
+    if (done) {
+      totals_.result = std::move(channel_->result);
+      totals_.error = channel_->error;
+    }
+  }
+  for (int32_t t : tokens) Consume(t, delta);
+  if (!done) return delta;
+
+  Finalize(delta);
+  const GenerateResult& r = totals_.result;
+  totals_.prompt_tokens = r.prompt_tokens > 0 ? r.prompt_tokens : prompt_tokens_;
+  totals_.cached_prompt_tokens = r.cached_prompt_tokens;
+  totals_.completion_tokens = stop_matched_ ? consumed_tokens_ : static_cast<int>(r.tokens.size());
+  if (!totals_.error.empty()) {
+    totals_.finish = FinishReason::kError;
+  } else if (stop_matched_) {
+    totals_.finish = FinishReason::kStopString;
+    totals_.stop_string = stops_.matched();
+  } else if (r.stop_reason == "eog") {
+    totals_.finish = FinishReason::kEndOfTurn;
+  } else if (r.stop_reason == "length" || r.stop_reason == "context") {
+    totals_.finish = FinishReason::kLength;
+  } else {
+    totals_.finish = FinishReason::kCancelled;
+  }
+  return delta;
+}
+
+ParsedDelta GenerationStream::ReadAll() {
+  ParsedDelta all;
+  while (!finished_) AppendDelta(all, Next(std::chrono::milliseconds(1000)));
+  return all;
+}
+
+}  // namespace tandem::server

@@ -1,0 +1,108 @@
+// One submitted request seen from an HTTP handler thread: the engine thread only appends token
+// ids to a queue (it never waits on a socket); the handler takes them, decodes them, applies stop
+// strings and, for chat requests, parses content / reasoning / tool calls as they become certain.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/generator.h"
+#include "server/backend.h"
+#include "tokenizer/chat_parser.h"
+#include "tokenizer/stop_strings.h"
+#include "tokenizer/streaming_decoder.h"
+#include "tokenizer/tokenizer.h"
+
+namespace tandem::server {
+
+// Why generation ended, as the APIs distinguish it.
+enum class FinishReason {
+  kEndOfTurn,   // the model emitted an end-of-generation token
+  kStopString,  // a client stop string matched (it is not part of the output)
+  kLength,      // max_tokens or the context ran out
+  kCancelled,   // the client went away or the server shut down
+  kError,       // the engine failed the request
+};
+
+struct StreamOptions {
+  bool chat = false;              // parse the Gemma 4 chat output; else plain text
+  std::vector<std::string> stop;  // stop strings
+};
+
+// Known once the stream has finished.
+struct GenerationTotals {
+  FinishReason finish = FinishReason::kEndOfTurn;
+  std::string stop_string;  // the stop string that matched (kStopString)
+  int prompt_tokens = 0;
+  int cached_prompt_tokens = 0;
+  int completion_tokens = 0;  // tokens generated up to the end (or the stop string)
+  GenerateResult result;      // the engine's result: timings, speculative statistics
+  std::string error;          // kError: the engine's message
+};
+
+// Appends `from` to `into`, merging adjacent text parts of one kind.
+void AppendDelta(ParsedDelta& into, ParsedDelta from);
+
+// The whole output of one generation, as non-streaming responses return it.
+struct ChatOutput {
+  std::string content;
+  std::string reasoning;
+  std::vector<ToolCall> tool_calls;  // ids assigned
+};
+
+// Adds the parts of `delta` to `output`; tool calls get RandomId(id_prefix) ids.
+void AccumulateOutput(const ParsedDelta& delta, std::string_view id_prefix, ChatOutput& output);
+
+// Not thread-safe: one handler thread drives it. The backend and tokenizer must outlive it.
+class GenerationStream {
+ public:
+  // Submits the request. Throws what Backend::Submit throws (nothing is left running then).
+  GenerationStream(Backend& backend, const Tokenizer& tokenizer, std::vector<int32_t> prompt,
+                   const GenerateParams& params, StreamOptions options);
+  // Cancels the request if it has not finished; returns without waiting for the engine.
+  ~GenerationStream();
+  GenerationStream(const GenerationStream&) = delete;
+  GenerationStream& operator=(const GenerationStream&) = delete;
+
+  // Waits up to `timeout` for tokens or the end and returns the output they completed (often
+  // empty: text that may still become a marker or a stop string is held back). After the final
+  // event, returns the rest and sets finished().
+  ParsedDelta Next(std::chrono::milliseconds timeout);
+  // Everything up to the end, for non-streaming responses.
+  ParsedDelta ReadAll();
+  // Stops generation at the engine's next step (client disconnect). Idempotent.
+  void Cancel();
+
+  bool finished() const { return finished_; }
+  int prompt_tokens() const { return prompt_tokens_; }
+  // Valid once finished().
+  const GenerationTotals& totals() const { return totals_; }
+
+ private:
+  struct Channel;
+
+  void Consume(int32_t token, ParsedDelta& delta);
+  void EmitText(const std::string& text, ParsedDelta& delta);
+  void Finalize(ParsedDelta& delta);
+
+  Backend& backend_;
+  const Tokenizer& tokenizer_;
+  std::shared_ptr<Channel> channel_;
+  uint64_t id_ = 0;
+  bool chat_;
+  int prompt_tokens_;
+  StreamingDecoder decoder_;
+  StopStringFilter stops_;
+  ChatOutputParser parser_;
+  int consumed_tokens_ = 0;
+  bool stop_matched_ = false;
+  bool cancelled_ = false;
+  bool finished_ = false;
+  GenerationTotals totals_;
+};
+
+}  // namespace tandem::server

@@ -1,0 +1,42 @@
+// The HTTP exchange as the routes see it, independent of the HTTP library: a request with its
+// body read, and a response that is either a whole body or a stream of chunks.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tandem::server {
+
+struct HttpRequest {
+  std::string method;                          // "GET", "POST", ...
+  std::string path;                            // without the query string
+  std::map<std::string, std::string> headers;  // names lower-cased
+  std::string body;
+
+  // The header's value, or "" (`name` in lower case).
+  std::string Header(std::string_view name) const {
+    auto it = headers.find(std::string(name));
+    return it == headers.end() ? std::string() : it->second;
+  }
+};
+
+// Sends one chunk of a streamed body; returns false once the client has gone.
+using ChunkWriter = std::function<bool(std::string_view chunk)>;
+// Called again and again on the connection's thread; writes what is ready (it may wait a little
+// first) and returns true while more will come, false when the body is complete or a write
+// failed. Owning everything it needs, it cleans up (cancels generation) when destroyed.
+using BodyStreamer = std::function<bool(const ChunkWriter& write)>;
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  BodyStreamer stream;  // set: a chunked streamed body; `body` is ignored
+};
+
+}  // namespace tandem::server

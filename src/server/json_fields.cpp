@@ -1,0 +1,141 @@
+// Typed reads of request JSON with field-naming error messages.
+#include "server/json_fields.h"
+
+#include <cmath>
+
+#include "base/error.h"
+
+namespace tandem::server {
+namespace {
+
+[[noreturn]] void WrongType(std::string_view path, std::string_view expected, const Json& got) {
+  Fail(ErrorKind::kInvalidArgument,
+       std::string(path) + ": expected " + std::string(expected) + ", got " + JsonTypeName(got));
+}
+
+std::string NumberText(double v) {
+  Json j = v;
+  return j.dump();
+}
+
+}  // namespace
+
+Json ParseJsonObject(std::string_view body) {
+  Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    // Parse again with exceptions to get the position the parser stopped at.
+    try {
+      const Json again = Json::parse(body);
+      (void)again;
+    } catch (const Json::parse_error& e) {
+      Fail(ErrorKind::kInvalidArgument, "malformed JSON in the request body at byte " +
+                                            std::to_string(e.byte) + ": " + e.what());
+    }
+    Fail(ErrorKind::kInvalidArgument, "malformed JSON in the request body");
+  }
+  if (!j.is_object()) WrongType("request body", "a JSON object", j);
+  return j;
+}
+
+std::string JsonText(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+const char* JsonTypeName(const Json& value) {
+  if (value.is_number()) return "number";
+  return value.type_name();
+}
+
+std::string FieldPath(std::string_view where, std::string_view name) {
+  if (where.empty()) return std::string(name);
+  return std::string(where) + "." + std::string(name);
+}
+
+std::string ElementPath(std::string_view where, size_t i) {
+  return std::string(where) + "[" + std::to_string(i) + "]";
+}
+
+const Json* FindField(const Json& object, std::string_view name) {
+  auto it = object.find(name);
+  if (it == object.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::optional<std::string> OptionalString(const Json& object, std::string_view name,
+                                          std::string_view where) {
+  const Json* v = FindField(object, name);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_string()) WrongType(FieldPath(where, name), "a string", *v);
+  return v->get<std::string>();
+}
+
+std::optional<bool> OptionalBool(const Json& object, std::string_view name,
+                                 std::string_view where) {
+  const Json* v = FindField(object, name);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_boolean()) WrongType(FieldPath(where, name), "a boolean", *v);
+  return v->get<bool>();
+}
+
+std::optional<double> OptionalNumber(const Json& object, std::string_view name, double min,
+                                     double max, std::string_view where) {
+  const Json* v = FindField(object, name);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_number()) WrongType(FieldPath(where, name), "a number", *v);
+  const double d = v->get<double>();
+  if (!std::isfinite(d) || d < min || d > max) {
+    Fail(ErrorKind::kInvalidArgument, FieldPath(where, name) + " = " + NumberText(d) +
+                                          " is outside [" + NumberText(min) + ", " +
+                                          NumberText(max) + "]");
+  }
+  return d;
+}
+
+std::optional<int64_t> OptionalInteger(const Json& object, std::string_view name, int64_t min,
+                                       int64_t max, std::string_view where) {
+  const Json* v = FindField(object, name);
+  if (v == nullptr) return std::nullopt;
+  int64_t n = 0;
+  if (v->is_number_integer()) {
+    if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+      n = INT64_MAX;
+    } else {
+      n = v->get<int64_t>();
+    }
+  } else if (v->is_number_float() && std::nearbyint(v->get<double>()) == v->get<double>() &&
+             std::fabs(v->get<double>()) < 9e18) {
+    n = static_cast<int64_t>(v->get<double>());
+  } else {
+    WrongType(FieldPath(where, name), "an integer", *v);
+  }
+  if (n < min || n > max) {
+    Fail(ErrorKind::kInvalidArgument, FieldPath(where, name) + " = " + std::to_string(n) +
+                                          " is outside [" + std::to_string(min) + ", " +
+                                          std::to_string(max) + "]");
+  }
+  return n;
+}
+
+const Json& RequiredField(const Json& object, std::string_view name, std::string_view where) {
+  const Json* v = FindField(object, name);
+  if (v == nullptr) Fail(ErrorKind::kInvalidArgument, FieldPath(where, name) + " is required");
+  return *v;
+}
+
+std::string RequiredString(const Json& object, std::string_view name, std::string_view where) {
+  const Json& v = RequiredField(object, name, where);
+  if (!v.is_string()) WrongType(FieldPath(where, name), "a string", v);
+  return v.get<std::string>();
+}
+
+void ExpectType(const Json& value, std::string_view type, std::string_view name) {
+  const bool ok =
+      (type == "object" && value.is_object()) || (type == "array" && value.is_array()) ||
+      (type == "string" && value.is_string()) || (type == "number" && value.is_number()) ||
+      (type == "boolean" && value.is_boolean());
+  if (!ok)
+    WrongType(name, (type == "object" || type == "array" ? "an " : "a ") + std::string(type),
+              value);
+}
+
+}  // namespace tandem::server

@@ -1,0 +1,52 @@
+// Typed reads of request JSON: every wrong type or out-of-range value becomes
+// Error(kInvalidArgument) naming the field, so handlers parse at the edge in one pass.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace tandem::server {
+
+using Json = nlohmann::json;
+
+// Parses a request body. Throws Error(kInvalidArgument) for malformed JSON (naming the byte
+// offset) and for a top-level value that is not an object.
+Json ParseJsonObject(std::string_view body);
+
+// Compact JSON text; invalid UTF-8 in strings is replaced by U+FFFD instead of throwing.
+std::string JsonText(const Json& value);
+
+// "string", "number", "object", ... as JSON calls the type of `value`.
+const char* JsonTypeName(const Json& value);
+
+// The member `name` of `object`, or nullptr when absent or null. `object` must be an object.
+const Json* FindField(const Json& object, std::string_view name);
+
+// Optional members with type checks; `where` prefixes messages (e.g. "messages[1].content").
+// Integers must be integral JSON numbers within [min, max].
+std::optional<std::string> OptionalString(const Json& object, std::string_view name,
+                                          std::string_view where = {});
+std::optional<bool> OptionalBool(const Json& object, std::string_view name,
+                                 std::string_view where = {});
+std::optional<double> OptionalNumber(const Json& object, std::string_view name, double min,
+                                     double max, std::string_view where = {});
+std::optional<int64_t> OptionalInteger(const Json& object, std::string_view name, int64_t min,
+                                       int64_t max, std::string_view where = {});
+
+// The same for required members: absent or null fails with "NAME is required".
+const Json& RequiredField(const Json& object, std::string_view name, std::string_view where = {});
+std::string RequiredString(const Json& object, std::string_view name, std::string_view where = {});
+
+// Fails unless `value` has JSON type `type` ("object", "array", "string"); `name` names it.
+void ExpectType(const Json& value, std::string_view type, std::string_view name);
+
+// "where.name" (or "name" when where is empty).
+std::string FieldPath(std::string_view where, std::string_view name);
+// "where[i]".
+std::string ElementPath(std::string_view where, size_t i);
+
+}  // namespace tandem::server

@@ -1,0 +1,107 @@
+// Prometheus text format for /metrics.
+#include "server/metrics.h"
+
+#include <cstdio>
+#include <string_view>
+
+namespace tandem::server {
+namespace {
+
+class Writer {
+ public:
+  // # HELP and # TYPE lines for one metric family.
+  void Family(std::string_view name, std::string_view type, std::string_view help) {
+    out_.append("# HELP tandem_").append(name).append(" ").append(help).append("\n");
+    out_.append("# TYPE tandem_").append(name).append(" ").append(type).append("\n");
+  }
+  void Sample(std::string_view name, double value, std::string_view labels = {}) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", value);
+    out_.append("tandem_").append(name);
+    if (!labels.empty()) out_.append("{").append(labels).append("}");
+    out_.append(" ").append(buf).append("\n");
+  }
+  void One(std::string_view name, std::string_view type, std::string_view help, double value) {
+    Family(name, type, help);
+    Sample(name, value);
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+std::string Label(std::string_view key, const std::string& value) {
+  std::string label(key);
+  label.append("=\"").append(value).append("\"");
+  return label;
+}
+
+}  // namespace
+
+void ResponseCounters::Count(int status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++by_status_[status];
+}
+
+std::map<int, int64_t> ResponseCounters::Snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return by_status_;
+}
+
+std::string PrometheusText(const std::map<int, int64_t>& responses, const EngineMetrics& m) {
+  Writer w;
+  w.Family("requests_total", "counter", "HTTP responses sent, by status code.");
+  for (const auto& [status, n] : responses) {
+    w.Sample("requests_total", double(n), Label("status", std::to_string(status)));
+  }
+  w.Family("engine_requests_total", "counter", "Generation requests by outcome.");
+  w.Sample("engine_requests_total", double(m.requests_started), Label("outcome", "started"));
+  w.Sample("engine_requests_total", double(m.requests_finished), Label("outcome", "finished"));
+  w.Sample("engine_requests_total", double(m.requests_cancelled), Label("outcome", "cancelled"));
+  w.Sample("engine_requests_total", double(m.requests_failed), Label("outcome", "failed"));
+  w.Sample("engine_requests_total", double(m.requests_rejected), Label("outcome", "rejected"));
+  w.One("prompt_tokens_total", "counter", "Prompt tokens of admitted requests.",
+        double(m.prompt_tokens));
+  w.One("prompt_tokens_cached_total", "counter", "Prompt tokens reused from a slot's KV cache.",
+        double(m.cached_prompt_tokens));
+  w.One("generated_tokens_total", "counter", "Tokens generated.", double(m.generated_tokens));
+  w.One("generate_tokens_per_second", "gauge",
+        "Generated tokens per second of engine time spent generating.",
+        m.generate_seconds > 0 ? double(m.generated_tokens) / m.generate_seconds : 0.0);
+  w.One("queue_depth", "gauge", "Requests waiting for a slot.", m.queue_depth);
+  w.One("busy_slots", "gauge", "Slots running a request.", m.busy_slots);
+  w.One("slots", "gauge", "Slots (--parallel).", m.n_slots);
+  w.One("kv_cache_bytes", "gauge", "Bytes of KV cache allocated.", double(m.kv_bytes));
+  w.One("kv_cache_used_positions", "gauge", "KV positions holding tokens, all slots.",
+        double(m.kv_used_positions));
+  w.One("kv_cache_capacity_positions", "gauge", "KV positions available, all slots.",
+        double(m.kv_capacity_positions));
+  w.One("kv_cache_usage_ratio", "gauge", "Used / capacity KV positions.",
+        m.kv_capacity_positions > 0 ? double(m.kv_used_positions) / double(m.kv_capacity_positions)
+                                    : 0.0);
+  const SpecStats& s = m.spec;
+  w.One("spec_rounds_total", "counter", "Speculative verification rounds.", double(s.rounds));
+  w.One("spec_plain_steps_total", "counter", "Target steps without drafts.", double(s.plain_steps));
+  w.One("spec_drafted_tokens_total", "counter", "Draft tokens proposed.", double(s.drafted));
+  w.One("spec_accepted_tokens_total", "counter", "Draft tokens accepted.", double(s.accepted));
+  w.One("spec_acceptance_rate", "gauge", "Accepted / drafted tokens.", s.AcceptanceRate());
+  w.Family("spec_drafted_at_position_total", "counter", "Rounds that drafted position i.");
+  for (size_t i = 0; i < s.drafted_at.size(); ++i) {
+    w.Sample("spec_drafted_at_position_total", double(s.drafted_at[i]),
+             Label("position", std::to_string(i)));
+  }
+  w.Family("spec_accepted_at_position_total", "counter", "Rounds whose position i was accepted.");
+  for (size_t i = 0; i < s.accepted_at.size(); ++i) {
+    w.Sample("spec_accepted_at_position_total", double(s.accepted_at[i]),
+             Label("position", std::to_string(i)));
+  }
+  w.Family("spec_acceptance_by_position", "gauge", "Acceptance rate at draft position i.");
+  const std::vector<double> by_position = s.AcceptanceByPosition();
+  for (size_t i = 0; i < by_position.size(); ++i) {
+    w.Sample("spec_acceptance_by_position", by_position[i], Label("position", std::to_string(i)));
+  }
+  return w.Take();
+}
+
+}  // namespace tandem::server

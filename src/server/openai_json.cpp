@@ -1,0 +1,365 @@
+// OpenAI request parsing and response building.
+#include "server/openai_json.h"
+
+#include <limits>
+
+#include "base/error.h"
+#include "server/request_fields.h"
+
+namespace tandem::server {
+namespace {
+
+constexpr int64_t kMaxTokensLimit = std::numeric_limits<int32_t>::max();
+
+// Message content: a string, or an array of {"type": "text", "text": ...} parts (concatenated).
+std::string ContentText(const Json& content, const std::string& where) {
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) {
+    Fail(ErrorKind::kInvalidArgument,
+         where + ": expected a string or an array of content parts, got " + JsonTypeName(content));
+  }
+  std::string text;
+  for (size_t j = 0; j < content.size(); ++j) {
+    const std::string part_where = ElementPath(where, j);
+    ExpectType(content[j], "object", part_where);
+    const std::string type = RequiredString(content[j], "type", part_where);
+    if (type != "text") {
+      Fail(ErrorKind::kInvalidArgument,
+           part_where + ": content type '" + type + "' is not supported (tandem serves text only)");
+    }
+    text += RequiredString(content[j], "text", part_where);
+  }
+  return text;
+}
+
+// Tool-call arguments: JSON object text (or an object), stored compact.
+std::string ArgumentsText(const Json& function, const std::string& where) {
+  const Json* args = FindField(function, "arguments");
+  if (args == nullptr) return "{}";
+  Json parsed;
+  if (args->is_string()) {
+    const std::string& text = args->get_ref<const std::string&>();
+    if (text.empty()) return "{}";
+    parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  } else {
+    parsed = *args;
+  }
+  if (!parsed.is_object()) {
+    Fail(ErrorKind::kInvalidArgument, where + ".arguments: expected a JSON object");
+  }
+  return JsonText(parsed);
+}
+
+ToolCall ParseToolCall(const Json& call, const std::string& where) {
+  ExpectType(call, "object", where);
+  if (auto type = OptionalString(call, "type", where); type && *type != "function") {
+    Fail(ErrorKind::kInvalidArgument, where + ".type: only \"function\" tool calls are supported");
+  }
+  const std::string fn_where = where + ".function";
+  const Json& function = RequiredField(call, "function", where);
+  ExpectType(function, "object", fn_where);
+  ToolCall tc;
+  tc.id = OptionalString(call, "id", where).value_or("");
+  tc.name = RequiredString(function, "name", fn_where);
+  tc.arguments = ArgumentsText(function, fn_where);
+  return tc;
+}
+
+ChatRole ParseRole(const Json& message, const std::string& where) {
+  const std::string role = RequiredString(message, "role", where);
+  try {
+    return ParseChatRole(role);
+  } catch (const Error& e) {
+    Fail(ErrorKind::kInvalidArgument, where + ".role: " + e.what());
+  }
+}
+
+ChatMessage ParseMessage(const Json& m, const std::string& where) {
+  ExpectType(m, "object", where);
+  ChatMessage msg;
+  msg.role = ParseRole(m, where);
+  const Json* content = FindField(m, "content");
+  if (content != nullptr) msg.content = ContentText(*content, where + ".content");
+  switch (msg.role) {
+    case ChatRole::kSystem:
+    case ChatRole::kUser:
+      if (content == nullptr) Fail(ErrorKind::kInvalidArgument, where + ".content is required");
+      break;
+    case ChatRole::kAssistant: {
+      msg.reasoning = OptionalString(m, "reasoning_content", where).value_or("");
+      if (const Json* calls = FindField(m, "tool_calls")) {
+        ExpectType(*calls, "array", where + ".tool_calls");
+        for (size_t j = 0; j < calls->size(); ++j) {
+          msg.tool_calls.push_back(
+              ParseToolCall((*calls)[j], ElementPath(where + ".tool_calls", j)));
+        }
+      }
+      break;
+    }
+    case ChatRole::kTool:
+      if (content == nullptr) Fail(ErrorKind::kInvalidArgument, where + ".content is required");
+      msg.tool_call_id = OptionalString(m, "tool_call_id", where).value_or("");
+      msg.name = OptionalString(m, "name", where).value_or("");
+      break;
+  }
+  return msg;
+}
+
+ToolSpec ParseTool(const Json& tool, const std::string& where) {
+  ExpectType(tool, "object", where);
+  const std::string type = OptionalString(tool, "type", where).value_or("function");
+  if (type != "function") {
+    Fail(ErrorKind::kInvalidArgument, where + ".type: only \"function\" tools are supported");
+  }
+  const std::string fn_where = where + ".function";
+  const Json& function = RequiredField(tool, "function", where);
+  ExpectType(function, "object", fn_where);
+  ToolSpec spec;
+  spec.name = RequiredString(function, "name", fn_where);
+  if (spec.name.empty()) Fail(ErrorKind::kInvalidArgument, fn_where + ".name must not be empty");
+  spec.description = OptionalString(function, "description", fn_where).value_or("");
+  if (const Json* params = FindField(function, "parameters")) {
+    ExpectType(*params, "object", fn_where + ".parameters");
+    spec.parameters = *params;
+  }
+  return spec;
+}
+
+// tool_choice: "none" drops the tools, "auto"/"required" keep them, a named function keeps it.
+void ApplyToolChoice(const Json& body, GenerationRequest& request) {
+  const Json* choice = FindField(body, "tool_choice");
+  if (choice == nullptr) return;
+  std::string name;
+  if (choice->is_string()) {
+    const std::string mode = choice->get<std::string>();
+    if (mode == "none") request.tools.clear();
+    if (mode == "none" || mode == "auto" || mode == "required") return;
+    Fail(ErrorKind::kInvalidArgument,
+         "tool_choice: expected \"none\", \"auto\", \"required\" or a function, got \"" + mode +
+             "\"");
+  }
+  ExpectType(*choice, "object", "tool_choice");
+  const Json& function = RequiredField(*choice, "function", "tool_choice");
+  ExpectType(function, "object", "tool_choice.function");
+  name = RequiredString(function, "name", "tool_choice.function");
+  std::vector<ToolSpec> kept;
+  for (ToolSpec& t : request.tools) {
+    if (t.name == name) kept.push_back(std::move(t));
+  }
+  if (kept.empty()) {
+    Fail(ErrorKind::kInvalidArgument,
+         "tool_choice names function '" + name + "', which is not among the request's tools");
+  }
+  request.tools = std::move(kept);
+}
+
+void ParseThinking(const Json& body, GenerationRequest& request) {
+  if (auto effort = OptionalString(body, "reasoning_effort")) {
+    request.thinking = *effort != "none" && *effort != "minimal";
+  }
+  if (const Json* kwargs = FindField(body, "chat_template_kwargs")) {
+    ExpectType(*kwargs, "object", "chat_template_kwargs");
+    if (auto on = OptionalBool(*kwargs, "enable_thinking", "chat_template_kwargs")) {
+      request.thinking = *on;
+    }
+  }
+}
+
+// Fields both endpoints read: model, stream, max_tokens, n, stop, sampling, speculative.
+void ParseCommonFields(const Json& body, GenerationRequest& request) {
+  request.model = OptionalString(body, "model").value_or("");
+  request.stream = OptionalBool(body, "stream").value_or(false);
+  if (const Json* options = FindField(body, "stream_options")) {
+    ExpectType(*options, "object", "stream_options");
+    request.include_usage =
+        OptionalBool(*options, "include_usage", "stream_options").value_or(false);
+  }
+  for (const char* name : {"max_tokens", "max_completion_tokens"}) {
+    if (auto n = OptionalInteger(body, name, -1, kMaxTokensLimit)) {
+      if (*n == 0) Fail(ErrorKind::kInvalidArgument, std::string(name) + " must be >= 1");
+      request.max_tokens = static_cast<int>(*n);
+    }
+  }
+  if (auto n = OptionalInteger(body, "n", 1, kMaxTokensLimit); n && *n != 1) {
+    Fail(ErrorKind::kInvalidArgument, "n: only n = 1 is supported");
+  }
+  if (OptionalBool(body, "logprobs").value_or(false)) {
+    Fail(ErrorKind::kInvalidArgument, "logprobs: not supported");
+  }
+  ParseStopField(body, "stop", request);
+  ParseSamplingFields(body, request);
+  ParseSpeculativeField(body, request);
+}
+
+}  // namespace
+
+void ParseChatCompletionBody(const Json& body, GenerationRequest& request) {
+  request.chat = true;
+  const Json& messages = RequiredField(body, "messages");
+  ExpectType(messages, "array", "messages");
+  if (messages.empty()) Fail(ErrorKind::kInvalidArgument, "messages must not be empty");
+  for (size_t i = 0; i < messages.size(); ++i) {
+    request.messages.push_back(ParseMessage(messages[i], ElementPath("messages", i)));
+  }
+  if (const Json* tools = FindField(body, "tools")) {
+    ExpectType(*tools, "array", "tools");
+    for (size_t i = 0; i < tools->size(); ++i) {
+      request.tools.push_back(ParseTool((*tools)[i], ElementPath("tools", i)));
+    }
+  }
+  ApplyToolChoice(body, request);
+  (void)OptionalBool(body, "parallel_tool_calls");
+  if (const Json* format = FindField(body, "response_format")) {
+    ExpectType(*format, "object", "response_format");
+    const std::string type = OptionalString(*format, "type", "response_format").value_or("text");
+    if (type != "text") {
+      Fail(ErrorKind::kInvalidArgument,
+           "response_format: type '" + type + "' is not supported (only \"text\")");
+    }
+  }
+  ParseThinking(body, request);
+  ParseCommonFields(body, request);
+}
+
+void ParseCompletionBody(const Json& body, GenerationRequest& request) {
+  request.chat = false;
+  const Json& prompt = RequiredField(body, "prompt");
+  auto take_ids = [&](const Json& ids, const std::string& where) {
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (!ids[i].is_number_integer()) {
+        Fail(ErrorKind::kInvalidArgument,
+             ElementPath(where, i) + ": expected a token id, got " + JsonTypeName(ids[i]));
+      }
+      const int64_t id = ids[i].get<int64_t>();
+      if (id < 0 || id > std::numeric_limits<int32_t>::max()) {
+        Fail(ErrorKind::kInvalidArgument, ElementPath(where, i) + ": token id out of range");
+      }
+      request.prompt_tokens.push_back(static_cast<int32_t>(id));
+    }
+  };
+  if (prompt.is_string()) {
+    request.prompt = prompt.get<std::string>();
+  } else if (prompt.is_array() && !prompt.empty() && prompt[0].is_number()) {
+    take_ids(prompt, "prompt");
+  } else if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_string()) {
+    request.prompt = prompt[0].get<std::string>();
+  } else if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_array() &&
+             !prompt[0].empty()) {
+    take_ids(prompt[0], "prompt[0]");
+  } else if (prompt.is_array()) {
+    Fail(ErrorKind::kInvalidArgument,
+         "prompt: expected a string, a token-id array, or one of them in a one-element array "
+         "(one prompt per request)");
+  } else {
+    Fail(ErrorKind::kInvalidArgument,
+         "prompt: expected a string or an array, got " + std::string(JsonTypeName(prompt)));
+  }
+  if (OptionalBool(body, "echo").value_or(false)) {
+    Fail(ErrorKind::kInvalidArgument, "echo: not supported");
+  }
+  if (auto suffix = OptionalString(body, "suffix"); suffix && !suffix->empty()) {
+    Fail(ErrorKind::kInvalidArgument, "suffix: not supported");
+  }
+  if (auto best_of = OptionalInteger(body, "best_of", 1, kMaxTokensLimit);
+      best_of && *best_of > 1) {
+    Fail(ErrorKind::kInvalidArgument, "best_of: only 1 is supported");
+  }
+  ParseCommonFields(body, request);
+}
+
+const char* OpenAiFinishReason(const GenerationTotals& totals, bool made_tool_calls) {
+  if (totals.finish == FinishReason::kLength) return "length";
+  if (made_tool_calls) return "tool_calls";
+  return "stop";
+}
+
+Json OpenAiUsage(const GenerationTotals& totals) {
+  return {
+      {"prompt_tokens", totals.prompt_tokens},
+      {"completion_tokens", totals.completion_tokens},
+      {"total_tokens", totals.prompt_tokens + totals.completion_tokens},
+      {"prompt_tokens_details", {{"cached_tokens", totals.cached_prompt_tokens}}},
+  };
+}
+
+Json OpenAiToolCall(const ToolCall& call, int index) {
+  Json j = {{"id", call.id},
+            {"type", "function"},
+            {"function",
+             {{"name", call.name}, {"arguments", call.arguments.empty() ? "{}" : call.arguments}}}};
+  if (index >= 0) j["index"] = index;
+  return j;
+}
+
+Json ChatCompletionJson(const ResponseMeta& meta, const ChatOutput& output,
+                        const GenerationTotals& totals, const Json& timings) {
+  Json message = {{"role", "assistant"}, {"content", output.content}};
+  if (!output.reasoning.empty()) message["reasoning_content"] = output.reasoning;
+  if (!output.tool_calls.empty()) {
+    Json calls = Json::array();
+    for (const ToolCall& c : output.tool_calls) calls.push_back(OpenAiToolCall(c, -1));
+    message["tool_calls"] = calls;
+    if (output.content.empty()) message["content"] = nullptr;
+  }
+  return {
+      {"id", meta.id},
+      {"object", "chat.completion"},
+      {"created", meta.created},
+      {"model", meta.model},
+      {"system_fingerprint", "tandem"},
+      {"choices",
+       Json::array({{{"index", 0},
+                     {"message", message},
+                     {"logprobs", nullptr},
+                     {"finish_reason", OpenAiFinishReason(totals, !output.tool_calls.empty())}}})},
+      {"usage", OpenAiUsage(totals)},
+      {"timings", timings},
+  };
+}
+
+Json ChatChunkJson(const ResponseMeta& meta, const Json& delta, const Json& finish_reason) {
+  return {
+      {"id", meta.id},
+      {"object", "chat.completion.chunk"},
+      {"created", meta.created},
+      {"model", meta.model},
+      {"system_fingerprint", "tandem"},
+      {"choices", Json::array({{{"index", 0},
+                                {"delta", delta},
+                                {"logprobs", nullptr},
+                                {"finish_reason", finish_reason}}})},
+  };
+}
+
+Json TextCompletionJson(const ResponseMeta& meta, const std::string& text,
+                        const GenerationTotals& totals, const Json& timings) {
+  return {
+      {"id", meta.id},
+      {"object", "text_completion"},
+      {"created", meta.created},
+      {"model", meta.model},
+      {"system_fingerprint", "tandem"},
+      {"choices", Json::array({{{"index", 0},
+                                {"text", text},
+                                {"logprobs", nullptr},
+                                {"finish_reason", OpenAiFinishReason(totals, false)}}})},
+      {"usage", OpenAiUsage(totals)},
+      {"timings", timings},
+  };
+}
+
+Json TextChunkJson(const ResponseMeta& meta, const std::string& text, const Json& finish_reason) {
+  return {
+      {"id", meta.id},
+      {"object", "text_completion"},
+      {"created", meta.created},
+      {"model", meta.model},
+      {"system_fingerprint", "tandem"},
+      {"choices", Json::array({{{"index", 0},
+                                {"text", text},
+                                {"logprobs", nullptr},
+                                {"finish_reason", finish_reason}}})},
+  };
+}
+
+}  // namespace tandem::server

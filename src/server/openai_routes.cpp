@@ -1,0 +1,187 @@
+// /v1/chat/completions, /v1/completions and /v1/models.
+#include <chrono>
+#include <memory>
+
+#include "server/api_error.h"
+#include "server/ids.h"
+#include "server/openai_json.h"
+#include "server/routes.h"
+#include "server/sse.h"
+#include "server/timings.h"
+
+namespace tandem::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long one streamer call waits for tokens, and the idle time after which a keep-alive
+// comment goes out (writing is how a vanished client is noticed while the request waits).
+constexpr auto kPoll = std::chrono::milliseconds(200);
+constexpr auto kKeepAlive = std::chrono::seconds(2);
+
+// Streams one chat completion (or text completion) as OpenAI chunks.
+class OpenAiStream {
+ public:
+  OpenAiStream(StartedGeneration generation, ResponseMeta meta, bool chat, bool include_usage)
+      : generation_(std::move(generation)),
+        meta_(std::move(meta)),
+        chat_(chat),
+        include_usage_(include_usage) {}
+
+  bool Step(const ChunkWriter& write) {
+    GenerationStream& stream = *generation_.stream;
+    if (!started_) {
+      started_ = true;
+      last_write_ = Clock::now();
+      if (!chat_) return true;
+      return Send(write, Chunk(Json{{"role", "assistant"}, {"content", ""}}, nullptr));
+    }
+    const ParsedDelta delta = stream.Next(kPoll);
+    for (const ChatPart& part : delta.parts) {
+      if (!Send(write, ChunkFor(part))) return false;
+    }
+    if (!stream.finished()) {
+      if (Clock::now() - last_write_ > kKeepAlive && !Send(write, SseComment("keep-alive"))) {
+        return false;
+      }
+      return true;
+    }
+    const GenerationTotals& totals = stream.totals();
+    if (totals.finish == FinishReason::kError) {
+      Send(write,
+           SseData(ErrorBody(ApiFlavor::kOpenAi, 500, "generation failed: " + totals.error)));
+      write(SseDone());
+      return false;
+    }
+    const Json timings = TimingsJson(totals, generation_.params.spec);
+    const Json finish = OpenAiFinishReason(totals, tool_calls_ > 0);
+    Json last =
+        chat_ ? ChatChunkJson(meta_, Json::object(), finish) : TextChunkJson(meta_, "", finish);
+    last["timings"] = timings;
+    if (!Send(write, SseData(last))) return false;
+    if (include_usage_) {
+      Json usage =
+          chat_ ? ChatChunkJson(meta_, Json::object(), nullptr) : TextChunkJson(meta_, "", nullptr);
+      usage["choices"] = Json::array();
+      usage["usage"] = OpenAiUsage(totals);
+      if (!Send(write, SseData(usage))) return false;
+    }
+    write(SseDone());
+    return false;
+  }
+
+ private:
+  std::string Chunk(const Json& delta, const Json& finish) {
+    return SseData(ChatChunkJson(meta_, delta, finish));
+  }
+
+  std::string ChunkFor(const ChatPart& part) {
+    if (!chat_) return SseData(TextChunkJson(meta_, part.text, nullptr));
+    switch (part.kind) {
+      case ChatPartKind::kContent:
+        return Chunk({{"content", part.text}}, nullptr);
+      case ChatPartKind::kReasoning:
+        return Chunk({{"reasoning_content", part.text}}, nullptr);
+      case ChatPartKind::kToolCall: {
+        ToolCall call = part.tool_call;
+        call.id = RandomId("call_");
+        return Chunk({{"tool_calls", Json::array({OpenAiToolCall(call, tool_calls_++)})}}, nullptr);
+      }
+    }
+    return {};
+  }
+
+  // Writes one chunk; on failure the client is gone: stop generating.
+  bool Send(const ChunkWriter& write, const std::string& chunk) {
+    if (!write(chunk)) {
+      generation_.stream->Cancel();
+      return false;
+    }
+    last_write_ = Clock::now();
+    return true;
+  }
+
+  StartedGeneration generation_;
+  ResponseMeta meta_;
+  bool chat_;
+  bool include_usage_;
+  bool started_ = false;
+  int tool_calls_ = 0;
+  Clock::time_point last_write_;
+};
+
+HttpResponse StreamResponse(StartedGeneration generation, ResponseMeta meta, bool chat,
+                            bool include_usage) {
+  auto stream =
+      std::make_shared<OpenAiStream>(std::move(generation), std::move(meta), chat, include_usage);
+  HttpResponse response;
+  response.content_type = "text/event-stream";
+  response.headers = {{"Cache-Control", "no-cache"}};
+  response.stream = [stream](const ChunkWriter& write) { return stream->Step(write); };
+  return response;
+}
+
+void CheckFinished(const GenerationTotals& totals) {
+  if (totals.finish == FinishReason::kError) {
+    throw HttpError(500, "generation failed: " + totals.error);
+  }
+}
+
+}  // namespace
+
+HttpResponse HandleChatCompletions(const RouteContext& context, const HttpRequest& http) {
+  const Json body = ParseJsonObject(http.body);
+  GenerationRequest request = NewRequest(context);
+  ParseChatCompletionBody(body, request);
+  CheckModel(context, request.model);
+  StartedGeneration generation = StartGeneration(context, request);
+  ResponseMeta meta{RandomId("chatcmpl-"), UnixSeconds(), context.model_id};
+  if (request.stream) {
+    return StreamResponse(std::move(generation), std::move(meta), true, request.include_usage);
+  }
+  ChatOutput output;
+  AccumulateOutput(generation.stream->ReadAll(), "call_", output);
+  const GenerationTotals& totals = generation.stream->totals();
+  CheckFinished(totals);
+  return JsonResponse(
+      200, ChatCompletionJson(meta, output, totals, TimingsJson(totals, generation.params.spec)));
+}
+
+HttpResponse HandleCompletions(const RouteContext& context, const HttpRequest& http) {
+  const Json body = ParseJsonObject(http.body);
+  GenerationRequest request = NewRequest(context);
+  ParseCompletionBody(body, request);
+  CheckModel(context, request.model);
+  StartedGeneration generation = StartGeneration(context, request);
+  ResponseMeta meta{RandomId("cmpl-"), UnixSeconds(), context.model_id};
+  if (request.stream) {
+    return StreamResponse(std::move(generation), std::move(meta), false, request.include_usage);
+  }
+  ChatOutput output;
+  AccumulateOutput(generation.stream->ReadAll(), "call_", output);
+  const GenerationTotals& totals = generation.stream->totals();
+  CheckFinished(totals);
+  return JsonResponse(200, TextCompletionJson(meta, output.content, totals,
+                                              TimingsJson(totals, generation.params.spec)));
+}
+
+HttpResponse HandleModels(const RouteContext& context, const HttpRequest&) {
+  Json model = {{"id", context.model_id},
+                {"object", "model"},
+                {"type", "model"},
+                {"display_name", context.model_id},
+                {"created", 0},
+                {"created_at", "1970-01-01T00:00:00Z"},
+                {"owned_by", "tandem"},
+                {"meta",
+                 {{"n_ctx", context.limits.n_ctx},
+                  {"n_vocab", context.tokenizer->n_tokens()},
+                  {"speculative", context.limits.spec.type != SpecType::kNone}}}};
+  return JsonResponse(200, {{"object", "list"},
+                            {"data", Json::array({model})},
+                            {"has_more", false},
+                            {"first_id", context.model_id},
+                            {"last_id", context.model_id}});
+}
+
+}  // namespace tandem::server

@@ -1,0 +1,127 @@
+// Shared sampling, stop and speculation fields of completion requests.
+#include "server/request_fields.h"
+
+#include <limits>
+#include <string>
+
+#include "base/error.h"
+#include "sampling/sampling_params.h"
+
+namespace tandem::server {
+namespace {
+
+constexpr int kMaxStopStrings = 16;
+constexpr int kMaxDraft = 64;
+
+LogitBias MakeBias(int64_t token, double bias) {
+  LogitBias b;
+  b.token = static_cast<int32_t>(token);
+  b.bias = bias <= -100.0 ? -std::numeric_limits<float>::infinity() : static_cast<float>(bias);
+  return b;
+}
+
+void ParseLogitBias(const Json& value, SamplingParams& sampling) {
+  constexpr int64_t kMaxId = std::numeric_limits<int32_t>::max();
+  if (value.is_object()) {
+    for (const auto& [key, bias] : value.items()) {
+      const std::string where = "logit_bias[\"" + key + "\"]";
+      size_t used = 0;
+      long long id = -1;
+      try {
+        id = std::stoll(key, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != key.size() || id < 0 || id > kMaxId) {
+        Fail(ErrorKind::kInvalidArgument, where + ": the key must be a token id");
+      }
+      if (!bias.is_number()) {
+        Fail(ErrorKind::kInvalidArgument,
+             where + ": expected a number, got " + std::string(JsonTypeName(bias)));
+      }
+      sampling.logit_bias.push_back(MakeBias(id, bias.get<double>()));
+    }
+    return;
+  }
+  if (value.is_array()) {
+    for (size_t i = 0; i < value.size(); ++i) {
+      const Json& pair = value[i];
+      const std::string where = "logit_bias[" + std::to_string(i) + "]";
+      if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_integer() ||
+          !pair[1].is_number()) {
+        Fail(ErrorKind::kInvalidArgument, where + ": expected [token_id, bias]");
+      }
+      const int64_t id = pair[0].get<int64_t>();
+      if (id < 0 || id > kMaxId) {
+        Fail(ErrorKind::kInvalidArgument,
+             where + ": token id " + std::to_string(id) + " is out of range");
+      }
+      sampling.logit_bias.push_back(MakeBias(id, pair[1].get<double>()));
+    }
+    return;
+  }
+  Fail(ErrorKind::kInvalidArgument,
+       "logit_bias: expected an object or an array, got " + std::string(JsonTypeName(value)));
+}
+
+}  // namespace
+
+void ParseSamplingFields(const Json& body, GenerationRequest& request) {
+  SamplingParams& s = request.sampling;
+  if (auto v = OptionalNumber(body, "temperature", 0.0, 100.0)) s.temperature = float(*v);
+  if (auto v = OptionalNumber(body, "top_p", 0.0, 1.0)) s.top_p = float(*v);
+  if (auto v = OptionalInteger(body, "top_k", -1, std::numeric_limits<int32_t>::max())) {
+    s.top_k = *v < 0 ? 0 : static_cast<int32_t>(*v);
+  }
+  if (auto v = OptionalNumber(body, "min_p", 0.0, 1.0)) s.min_p = float(*v);
+  if (auto v = OptionalInteger(body, "seed", std::numeric_limits<int64_t>::min(),
+                               std::numeric_limits<int64_t>::max())) {
+    s.seed = *v < 0 ? kRandomSeed : static_cast<uint32_t>(*v);
+  }
+  if (auto v = OptionalNumber(body, "presence_penalty", -2.0, 2.0)) s.presence_penalty = float(*v);
+  if (auto v = OptionalNumber(body, "frequency_penalty", -2.0, 2.0)) {
+    s.frequency_penalty = float(*v);
+  }
+  if (auto v = OptionalNumber(body, "repeat_penalty", 0.0, 100.0)) s.repeat_penalty = float(*v);
+  if (auto v = OptionalInteger(body, "repeat_last_n", -1, 1 << 20)) {
+    s.repeat_last_n = static_cast<int32_t>(*v);
+  }
+  if (const Json* bias = FindField(body, "logit_bias")) ParseLogitBias(*bias, s);
+}
+
+void ParseStopField(const Json& body, std::string_view name, GenerationRequest& request) {
+  const Json* stop = FindField(body, name);
+  if (stop == nullptr) return;
+  if (stop->is_string()) {
+    if (!stop->get<std::string>().empty()) request.stop.push_back(stop->get<std::string>());
+    return;
+  }
+  if (!stop->is_array()) {
+    Fail(ErrorKind::kInvalidArgument,
+         std::string(name) + ": expected a string or an array, got " + JsonTypeName(*stop));
+  }
+  if (stop->size() > kMaxStopStrings) {
+    Fail(ErrorKind::kInvalidArgument,
+         std::string(name) + ": at most " + std::to_string(kMaxStopStrings) + " stop strings");
+  }
+  for (size_t i = 0; i < stop->size(); ++i) {
+    const Json& s = (*stop)[i];
+    if (!s.is_string()) {
+      Fail(ErrorKind::kInvalidArgument, std::string(name) + "[" + std::to_string(i) +
+                                            "]: expected a string, got " + JsonTypeName(s));
+    }
+    if (!s.get<std::string>().empty()) request.stop.push_back(s.get<std::string>());
+  }
+}
+
+void ParseSpeculativeField(const Json& body, GenerationRequest& request) {
+  const Json* spec = FindField(body, "speculative");
+  if (spec == nullptr) return;
+  ExpectType(*spec, "object", "speculative");
+  request.spec_enabled = OptionalBool(*spec, "enabled", "speculative");
+  if (auto n = OptionalInteger(*spec, "draft_max", 0, kMaxDraft, "speculative")) {
+    request.spec_draft_max = static_cast<int>(*n);
+  }
+}
+
+}  // namespace tandem::server

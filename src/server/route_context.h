@@ -1,0 +1,49 @@
+// What the completion routes share: the loaded model and engine, the server's defaults, and the
+// steps every generating route takes (new request with defaults, model check, submit).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sampling/sampling_params.h"
+#include "server/backend.h"
+#include "server/generation_request.h"
+#include "server/generation_stream.h"
+#include "server/http_types.h"
+#include "server/json_fields.h"
+#include "server/request_to_prompt.h"
+#include "tokenizer/tokenizer.h"
+
+namespace tandem::server {
+
+struct RouteContext {
+  Backend* backend = nullptr;
+  const Tokenizer* tokenizer = nullptr;
+  ModelLimits limits;
+  SamplingParams default_sampling;
+  std::string model_id;                  // what /v1/models lists (the target's file name)
+  std::vector<std::string> model_names;  // names requests may use (id, stem, aliases)
+  int retry_after_seconds = 1;           // Retry-After on 503 queue full
+};
+
+// A request preset with the server's defaults (sampling, the rest empty).
+GenerationRequest NewRequest(const RouteContext& context);
+
+// Throws HttpError(404) unless `name` is empty or one of context.model_names.
+void CheckModel(const RouteContext& context, const std::string& name);
+
+// A submitted generation and the engine parameters it runs with.
+struct StartedGeneration {
+  std::unique_ptr<GenerationStream> stream;
+  GenerateParams params;
+};
+
+// Builds the prompt and parameters and submits. Throws Error(kInvalidArgument) for a request
+// that cannot run (400) and HttpError(503, Retry-After) when the engine's queue is full.
+StartedGeneration StartGeneration(const RouteContext& context, const GenerationRequest& request);
+
+// A JSON response with the given status.
+HttpResponse JsonResponse(int status, const Json& body);
+
+}  // namespace tandem::server

@@ -1,0 +1,25 @@
+// The endpoint handlers. Each parses the body at the edge (throwing Error(kInvalidArgument) or
+// HttpError for bad requests; the router turns those into error responses), runs the request,
+// and answers with a whole JSON body or an SSE stream.
+#pragma once
+
+#include "server/http_types.h"
+#include "server/route_context.h"
+
+namespace tandem::server {
+
+// openai_routes.cpp
+HttpResponse HandleChatCompletions(const RouteContext& context, const HttpRequest& request);
+HttpResponse HandleCompletions(const RouteContext& context, const HttpRequest& request);
+HttpResponse HandleModels(const RouteContext& context, const HttpRequest& request);
+
+// anthropic_routes.cpp
+HttpResponse HandleMessages(const RouteContext& context, const HttpRequest& request);
+HttpResponse HandleCountTokens(const RouteContext& context, const HttpRequest& request);
+
+// token_routes.cpp: llama-server's /tokenize ({content, add_special, parse_special,
+// with_pieces} → {tokens}) and /detokenize ({tokens} → {content}).
+HttpResponse HandleTokenize(const RouteContext& context, const HttpRequest& request);
+HttpResponse HandleDetokenize(const RouteContext& context, const HttpRequest& request);
+
+}  // namespace tandem::server

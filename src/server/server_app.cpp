@@ -1,0 +1,152 @@
+// Routing, authentication, limits and error mapping.
+#include "server/server_app.h"
+
+#include <string_view>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "server/routes.h"
+
+namespace tandem::server {
+namespace {
+
+struct RouteEntry {
+  const char* method;
+  const char* path;
+  HttpResponse (*handler)(const RouteContext&, const HttpRequest&);
+  bool generates;  // refused while shutting down
+};
+
+// /health and /metrics are handled before the table.
+constexpr RouteEntry kRoutes[] = {
+    {"POST", "/v1/chat/completions", HandleChatCompletions, true},
+    {"POST", "/chat/completions", HandleChatCompletions, true},
+    {"POST", "/v1/completions", HandleCompletions, true},
+    {"POST", "/completions", HandleCompletions, true},
+    {"POST", "/v1/messages", HandleMessages, true},
+    {"POST", "/v1/messages/count_tokens", HandleCountTokens, false},
+    {"GET", "/v1/models", HandleModels, false},
+    {"GET", "/models", HandleModels, false},
+    {"POST", "/tokenize", HandleTokenize, false},
+    {"POST", "/detokenize", HandleDetokenize, false},
+};
+
+bool IsHealth(std::string_view path) {
+  return path == "/health" || path == "/v1/health";
+}
+
+// Compares without an early exit, so timing does not reveal how much of a key matched.
+bool SameKey(std::string_view a, std::string_view b) {
+  unsigned diff = a.size() == b.size() ? 0u : 1u;
+  for (size_t i = 0; i < a.size(); ++i) diff |= unsigned(a[i] ^ (i < b.size() ? b[i] : 0));
+  return diff == 0;
+}
+
+}  // namespace
+
+ServerApp::ServerApp(ServerOptions options) : options_(std::move(options)) {}
+
+void ServerApp::SetReady(RouteContext context) {
+  context_ = std::move(context);
+  state_.store(State::kReady);
+}
+
+void ServerApp::BeginShutdown() {
+  state_.store(State::kStopping);
+}
+
+HttpResponse ServerApp::ErrorResponse(const std::string& path, int status,
+                                      const std::string& message) {
+  const ApiFlavor flavor =
+      path.rfind("/v1/messages", 0) == 0 ? ApiFlavor::kAnthropic : ApiFlavor::kOpenAi;
+  return JsonResponse(status, ErrorBody(flavor, status, message));
+}
+
+bool ServerApp::Authorized(const HttpRequest& request) const {
+  if (options_.api_keys.empty()) return true;
+  std::string key = request.Header("x-api-key");
+  const std::string auth = request.Header("authorization");
+  if (auth.rfind("Bearer ", 0) == 0) key = auth.substr(7);
+  bool ok = false;
+  for (const std::string& k : options_.api_keys) ok |= !key.empty() && SameKey(k, key);
+  return ok;
+}
+
+HttpResponse ServerApp::Health() const {
+  switch (state_.load()) {
+    case State::kLoading:
+      return ErrorResponse("/health", 503, "Loading model");
+    case State::kStopping:
+      return ErrorResponse("/health", 503, "Shutting down");
+    case State::kReady:
+      break;
+  }
+  return JsonResponse(200, {{"status", "ok"}});
+}
+
+HttpResponse ServerApp::Metrics() const {
+  HttpResponse response;
+  response.content_type = "text/plain; version=0.0.4";
+  response.body = PrometheusText(counters_.Snapshot(), context_.backend->Metrics());
+  return response;
+}
+
+HttpResponse ServerApp::Route(const HttpRequest& request) {
+  if (IsHealth(request.path)) return Health();
+  if (!Authorized(request)) {
+    return ErrorResponse(request.path, 401, "invalid or missing API key");
+  }
+  if (request.body.size() > options_.max_body_bytes) {
+    return ErrorResponse(request.path, 413,
+                         "the request body has " + std::to_string(request.body.size()) +
+                             " bytes; the limit is " + std::to_string(options_.max_body_bytes));
+  }
+  const RouteEntry* route = nullptr;
+  bool path_known = request.path == "/metrics";
+  for (const RouteEntry& r : kRoutes) {
+    if (request.path != r.path) continue;
+    path_known = true;
+    if (request.method == r.method) route = &r;
+  }
+  const bool metrics = request.path == "/metrics" && request.method == "GET";
+  if (route == nullptr && !metrics) {
+    if (path_known) {
+      return ErrorResponse(request.path, 405,
+                           "method " + request.method + " is not allowed on " + request.path);
+    }
+    return ErrorResponse(request.path, 404,
+                         "unknown route: " + request.method + " " + request.path);
+  }
+  const State state = state_.load();
+  if (state == State::kLoading) return ErrorResponse(request.path, 503, "Loading model");
+  if (metrics) return Metrics();
+  if (state == State::kStopping && route->generates) {
+    return ErrorResponse(request.path, 503, "the server is shutting down");
+  }
+  return route->handler(context_, request);
+}
+
+HttpResponse ServerApp::Handle(const HttpRequest& request) {
+  try {
+    return Route(request);
+  } catch (const HttpError& e) {
+    HttpResponse r = ErrorResponse(request.path, e.status(), e.what());
+    if (e.retry_after_seconds() > 0) {
+      r.headers.emplace_back("Retry-After", std::to_string(e.retry_after_seconds()));
+    }
+    return r;
+  } catch (const Error& e) {
+    const int status = HttpStatusForError(e.kind());
+    if (status >= 500) LogError(std::string("server: ") + e.what());
+    return ErrorResponse(request.path, status, e.what());
+  } catch (const nlohmann::json::exception& e) {
+    return ErrorResponse(request.path, 400, std::string("bad JSON value: ") + e.what());
+  } catch (const std::exception& e) {
+    LogError(std::string("server: ") + e.what());
+    return ErrorResponse(request.path, 500, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return ErrorResponse(request.path, 500, "internal error");
+  }
+}
+
+}  // namespace tandem::server

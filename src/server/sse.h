@@ -1,0 +1,21 @@
+// Server-sent events framing (text/event-stream): one JSON payload per event, each event ended
+// by a blank line, data always on one line.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "server/json_fields.h"
+
+namespace tandem::server {
+
+// "data: {json}\n\n" (OpenAI chunks).
+std::string SseData(const Json& data);
+// "event: NAME\ndata: {json}\n\n" (Anthropic events).
+std::string SseEvent(std::string_view name, const Json& data);
+// "data: [DONE]\n\n", OpenAI's end of stream.
+std::string SseDone();
+// ": TEXT\n\n", a comment clients ignore (keep-alive). Newlines in `text` become spaces.
+std::string SseComment(std::string_view text);
+
+}  // namespace tandem::server

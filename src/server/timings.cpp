@@ -1,0 +1,40 @@
+// Per-request timings and speculative statistics as JSON.
+#include "server/timings.h"
+
+namespace tandem::server {
+namespace {
+
+double PerSecond(double n, double ms) {
+  return ms > 0 ? n * 1000.0 / ms : 0.0;
+}
+double PerToken(double ms, double n) {
+  return n > 0 ? ms / n : 0.0;
+}
+
+}  // namespace
+
+Json TimingsJson(const GenerationTotals& totals, const SpecOptions& spec) {
+  const GenerateResult& r = totals.result;
+  const double evaluated = totals.prompt_tokens - totals.cached_prompt_tokens;
+  const double predicted = totals.completion_tokens;
+  Json speculative = r.spec.ToJson();
+  speculative["enabled"] = spec.type != SpecType::kNone;
+  speculative["type"] = SpecTypeName(spec.type);
+  speculative["draft_max"] = spec.type != SpecType::kNone ? spec.draft_max : 0;
+  return {
+      {"prompt_n", totals.prompt_tokens},
+      {"cache_n", totals.cached_prompt_tokens},
+      {"prompt_ms", r.prompt_ms},
+      {"prompt_per_token_ms", PerToken(r.prompt_ms, evaluated)},
+      {"prompt_per_second", PerSecond(evaluated, r.prompt_ms)},
+      {"predicted_n", totals.completion_tokens},
+      {"predicted_ms", r.generate_ms},
+      {"predicted_per_token_ms", PerToken(r.generate_ms, predicted)},
+      {"predicted_per_second", PerSecond(predicted, r.generate_ms)},
+      {"draft_n", r.spec.drafted},
+      {"draft_n_accepted", r.spec.accepted},
+      {"speculative", speculative},
+  };
+}
+
+}  // namespace tandem::server

@@ -1,0 +1,17 @@
+// The `timings` object every completion carries (llama-server's field names) and the shared
+// token counts behind `usage`.
+#pragma once
+
+#include "server/generation_stream.h"
+#include "server/json_fields.h"
+#include "spec/spec_options.h"
+
+namespace tandem::server {
+
+// {prompt_n, cache_n, prompt_ms, prompt_per_token_ms, prompt_per_second, predicted_n,
+//  predicted_ms, predicted_per_token_ms, predicted_per_second, draft_n, draft_n_accepted,
+//  speculative: {enabled, type, draft_max, rounds, drafted, accepted, acceptance_rate,
+//  acceptance_by_position, ...}}. `spec` is what the request ran with.
+Json TimingsJson(const GenerationTotals& totals, const SpecOptions& spec);
+
+}  // namespace tandem::server

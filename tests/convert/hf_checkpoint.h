@@ -1,0 +1,77 @@
+// Test helper: small synthetic Hugging Face Gemma 4 checkpoints for every layout (E2B-like,
+// 26B-like MoE, 31B-like, MTP assistant with centroids), written from the HF side of the specs
+// with the GGUF name each tensor should become, plus config.json and the tokenizer files.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "model/gemma4_config.h"
+#include "model/synthetic_vocab.h"
+
+namespace tandem::testing {
+
+struct HfSpec {
+  std::string name;          // for directory names
+  std::string architecture;  // the config.json `architectures` entry
+  std::string prefix;        // text-model tensor prefix: "model.language_model." or "model."
+  std::string dtype;         // stored dtype of every float tensor: F32, F16 or BF16
+  int vocab = 512, hidden = 128, layers = 6, heads = 4, kv_heads = 1;
+  int global_kv_heads = 0;  // 0: null in config.json
+  int head_dim = 32, global_head_dim = 64, ff = 256, kv_shared = 0, window = 32;
+  int ple = 0;                // hidden_size_per_layer_input
+  bool ple_in_config = true;  // write hidden_size_per_layer_input (else the converter infers it)
+  std::vector<bool> sliding;  // [layers]
+  bool double_wide = false, k_eq_v = false;
+  int experts = 0, top_k = 0, moe_ff = 0;
+  bool split_experts = false;      // moe.gate_proj / moe.up_proj / moe.down_proj spellings
+  bool shared_kv_tensors = false;  // K/V projections on KV-shared layers too (to be dropped)
+  bool multimodal = false;         // vision/audio tensors (to be skipped)
+  bool lm_head = false;            // a tied lm_head.weight (to be dropped)
+  float softcap = 30.0f;
+  bool assistant = false;
+  int backbone = 0, centroids = 0, centroid_top_k = 0;
+  uint64_t seed = 1;
+};
+
+struct HfTensor {
+  std::string name;  // HF name
+  std::string gguf;  // the GGUF tensor it becomes; empty when skipped or dropped
+  int half = 0;      // 1 / 2: gate / up half of ffn_gate_up_exps; 0: the whole tensor
+  std::string dtype;
+  std::vector<uint64_t> shape;  // PyTorch order
+  std::vector<float> values;    // float tensors: exactly the stored values
+  std::vector<int64_t> ints;    // integer tensors
+};
+
+struct HfCheckpoint {
+  HfSpec spec;
+  nlohmann::json config;
+  std::vector<HfTensor> tensors;
+  SyntheticVocab vocab;
+};
+
+HfSpec E2bLikeSpec();       // multimodal wrapper, PLE, KV sharing (+ unused K/V), double-wide MLP
+HfSpec Moe26bLikeSpec();    // CausalLM at the top level, MoE, V = K, per-layer KV heads, F32
+HfSpec Dense31bLikeSpec();  // dense V = K, F16, hidden 256 (K-quant friendly), tied lm_head
+HfSpec AssistantSpec();     // MTP assistant for E2bLikeSpec's target, with centroids, BF16
+
+HfCheckpoint MakeHfCheckpoint(const HfSpec& spec);
+
+// Writes `dir`/config.json, model.safetensors (n_shards == 1) or n_shards files plus
+// model.safetensors.index.json, tokenizer.json, tokenizer_config.json and chat_template.jinja.
+void WriteHfCheckpoint(const HfCheckpoint& ckpt, const std::string& dir, int n_shards);
+
+// tokenizer.json text for `vocab` (BPE, byte fallback, U+2581 space escaping, added tokens).
+std::string TokenizerJsonText(const SyntheticVocab& vocab);
+
+inline constexpr const char* kChatTemplate =
+    "{{ bos_token }}{% for m in messages %}<|turn>{{ m.role }}\n{{ m.content }}<turn|>\n"
+    "{% endfor %}<|turn>model\n";
+
+// The model config the checkpoint describes, built from the spec (independently of hf_config).
+Gemma4Config ExpectedConfig(const HfSpec& spec);
+
+}  // namespace tandem::testing

@@ -1,0 +1,248 @@
+#!/usr/bin/python3
+"""Runs the NumPy reference (tools/reference) straight on a Hugging Face checkpoint directory.
+
+  hf_reference.py logits HF_DIR --tokens 2,10,11 --out OUT.f64
+  hf_reference.py draft TARGET_HF_DIR ASSISTANT_HF_DIR --tokens 2,10,11 --out OUT.f64
+
+It reads config.json and the safetensors files itself and maps the HF tensor names to the names
+the reference expects, written here from the specs independently of tandem's C++ name map. No
+rope_freqs tensor is made: the reference applies the proportional RoPE from the config's
+partial_rotary_factor, so tandem's generated rope_freqs is checked too.
+
+Output (little-endian float64): `logits` writes logits [T, V]; `draft` writes the target's greedy
+token t0, then the assistant's first draft step logits [V] (-inf outside the kept clusters).
+Exit code 0 on success, 1 on bad input, 77 when NumPy is missing.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+
+sys.dont_write_bytecode = True
+
+try:
+    import numpy as np
+except ImportError:  # the C++ test skips on 77
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "reference"))
+
+import assistant  # noqa: E402
+import gemma4  # noqa: E402
+
+DTYPES = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16, "I64": np.int64,
+          "I32": np.int32}
+
+GLOBAL = {
+    "embed_tokens.weight": "token_embd.weight",
+    "norm.weight": "output_norm.weight",
+    "embed_tokens_per_layer.weight": "per_layer_token_embd.weight",
+    "per_layer_model_projection.weight": "per_layer_model_proj.weight",
+    "per_layer_projection_norm.weight": "per_layer_proj_norm.weight",
+}
+ASSISTANT_TOP = {
+    "pre_projection.weight": "nextn.pre_projection.weight",
+    "post_projection.weight": "nextn.post_projection.weight",
+    "masked_embedding.centroids.weight": "masked_embd_centroids.weight",
+    "masked_embedding.token_ordering": "masked_embd_ordering",
+}
+LAYER = {
+    "input_layernorm.weight": "attn_norm.weight",
+    "self_attn.q_proj.weight": "attn_q.weight",
+    "self_attn.k_proj.weight": "attn_k.weight",
+    "self_attn.v_proj.weight": "attn_v.weight",
+    "self_attn.o_proj.weight": "attn_output.weight",
+    "self_attn.q_norm.weight": "attn_q_norm.weight",
+    "self_attn.k_norm.weight": "attn_k_norm.weight",
+    "post_attention_layernorm.weight": "post_attention_norm.weight",
+    "pre_feedforward_layernorm.weight": "ffn_norm.weight",
+    "post_feedforward_layernorm.weight": "post_ffw_norm.weight",
+    "mlp.gate_proj.weight": "ffn_gate.weight",
+    "mlp.up_proj.weight": "ffn_up.weight",
+    "mlp.down_proj.weight": "ffn_down.weight",
+    "layer_scalar": "layer_output_scale.weight",
+    "per_layer_input_gate.weight": "inp_gate.weight",
+    "per_layer_projection.weight": "proj.weight",
+    "post_per_layer_input_norm.weight": "post_norm.weight",
+    "router.proj.weight": "ffn_gate_inp.weight",
+    "router.scale": "ffn_gate_inp.scale",
+    "router.per_expert_scale": "ffn_down_exps.scale",
+    "moe.per_expert_scale": "ffn_down_exps.scale",
+    "pre_feedforward_layernorm_2.weight": "pre_ffw_norm_2.weight",
+    "post_feedforward_layernorm_1.weight": "post_ffw_norm_1.weight",
+    "post_feedforward_layernorm_2.weight": "post_ffw_norm_2.weight",
+    "experts.gate_up_proj": "ffn_gate_up_exps.weight",
+    "experts.down_proj": "ffn_down_exps.weight",
+    "moe.down_proj": "ffn_down_exps.weight",
+    "moe.gate_proj": "GATE",  # fused below: [E, F, D] + [E, F, D] -> [E, 2F, D]
+    "moe.up_proj": "UP",
+}
+
+
+def read_safetensors(path):
+    """name -> numpy array (float32 for float dtypes, int64 for integers), PyTorch shape."""
+    with open(path, "rb") as f:
+        data = f.read()
+    n = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + n])
+    base = 8 + n
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = e["data_offsets"]
+        a = np.frombuffer(data, DTYPES[e["dtype"]], offset=base + begin,
+                          count=(end - begin) // np.dtype(DTYPES[e["dtype"]]).itemsize)
+        if e["dtype"] == "BF16":
+            a = (a.astype(np.uint32) << 16).view(np.float32)
+        a = a.astype(np.int64 if e["dtype"] in ("I64", "I32") else np.float32)
+        out[name] = a.reshape(e["shape"])
+    return out
+
+
+def read_checkpoint(path):
+    index = os.path.join(path, "model.safetensors.index.json")
+    if os.path.exists(index):
+        with open(index) as f:
+            files = sorted(set(json.load(f)["weight_map"].values()))
+    else:
+        files = ["model.safetensors"]
+    tensors = {}
+    for name in files:
+        tensors.update(read_safetensors(os.path.join(path, name)))
+    return tensors
+
+
+def gguf_names(hf_tensors, is_assistant):
+    """HF tensors -> {gguf name: float64/int64 array}, vision/audio and lm_head dropped."""
+    out, halves = {}, {}
+    for name, a in hf_tensors.items():
+        if name in ASSISTANT_TOP and is_assistant:
+            out[ASSISTANT_TOP[name]] = a
+            continue
+        m = re.match(r"^(?:model\.language_model\.|model\.)(.*)$", name)
+        if not m or name.startswith(("model.vision_tower.", "model.audio_tower.",
+                                     "model.embed_vision.", "model.embed_audio.")):
+            continue
+        rest = m.group(1)
+        if rest in GLOBAL:
+            out[GLOBAL[rest]] = a
+            continue
+        lm = re.match(r"^layers\.(\d+)\.(.*)$", rest)
+        if not lm or lm.group(2) not in LAYER:
+            raise ValueError(f"unmapped tensor {name}")
+        g = LAYER[lm.group(2)]
+        if g in ("GATE", "UP"):
+            halves.setdefault(lm.group(1), {})[g] = a
+            continue
+        out[f"blk.{lm.group(1)}.{g}"] = a
+    for layer, h in halves.items():
+        out[f"blk.{layer}.ffn_gate_up_exps.weight"] = np.concatenate([h["GATE"], h["UP"]], axis=1)
+    return {k: (v if v.dtype == np.int64 else v.astype(np.float64)) for k, v in out.items()}
+
+
+def metadata(cfg_json):
+    """The GGUF-style metadata the reference reads, from config.json (HF semantics)."""
+    arch_names = cfg_json["architectures"]
+    is_assistant = any("Assistant" in a for a in arch_names)
+    tc = cfg_json.get("text_config", cfg_json)
+    arch = "gemma4-assistant" if is_assistant else "gemma4"
+    n_layer = tc["num_hidden_layers"]
+    types = tc["layer_types"]
+    swa = [t == "sliding_attention" for t in types]
+    kv = tc["num_key_value_heads"]
+    kv_full = tc.get("num_global_key_value_heads") if tc.get("attention_k_eq_v") else None
+    rope = tc["rope_parameters"]
+    shared = n_layer if is_assistant else tc.get("num_kv_shared_layers", 0)
+    md = {
+        "general.architecture": arch,
+        "embedding_length": tc["hidden_size"],
+        "block_count": n_layer,
+        "attention.head_count": tc["num_attention_heads"],
+        "attention.head_count_kv": [kv if s else (kv_full or kv) for s in swa],
+        "attention.key_length": tc["global_head_dim"],
+        "attention.key_length_swa": tc["head_dim"],
+        "attention.layer_norm_rms_epsilon": tc["rms_norm_eps"],
+        "attention.sliding_window": tc["sliding_window"],
+        "attention.sliding_window_pattern": swa,
+        "attention.shared_kv_layers": shared,
+        "embedding_length_per_layer_input": tc.get("hidden_size_per_layer_input") or 0,
+        "rope.freq_base": rope["full_attention"]["rope_theta"],
+        "rope.freq_base_swa": rope["sliding_attention"]["rope_theta"],
+        "rope.dimension_count": tc["global_head_dim"],
+        "rope.dimension_count_swa": tc["head_dim"],
+        "final_logit_softcapping": tc.get("final_logit_softcapping") or 0.0,
+        "expert_used_count": tc.get("top_k_experts") or 0,
+    }
+    out = {f"{arch}.{k}": v for k, v in md.items() if k != "general.architecture"}
+    out["general.architecture"] = arch
+    if is_assistant:
+        out[f"{arch}.embedding_length_out"] = cfg_json["backbone_hidden_size"]
+        out[f"{arch}.centroid_intermediate_top_k"] = cfg_json.get("centroid_intermediate_top_k", 32)
+    return out, is_assistant, rope["full_attention"].get("partial_rotary_factor", 1.0)
+
+
+class HfFile:
+    """What gemma4.Model / assistant.Assistant read from a GGUFFile, served from HF tensors."""
+
+    def __init__(self, path):
+        self.path = path
+        with open(os.path.join(path, "config.json")) as f:
+            cfg = json.load(f)
+        self.metadata, is_assistant, self.partial_rotary_factor = metadata(cfg)
+        self.tensors = gguf_names(read_checkpoint(path), is_assistant)
+
+    def get(self, key, default=None):
+        return self.metadata.get(key, default)
+
+    def require(self, key):
+        if key not in self.metadata:
+            raise ValueError(f"{self.path}: no key {key}")
+        return self.metadata[key]
+
+    def info(self, name):
+        if name not in self.tensors:
+            raise ValueError(f"{self.path}: tensor {name} is missing")
+        return self.tensors[name]
+
+    def tensor(self, name):
+        return self.info(name)
+
+    def rows(self, name, index):
+        return self.info(name)[np.asarray(index, np.int64).reshape(-1)]
+
+
+def target_model(path):
+    f = HfFile(path)
+    return gemma4.Model(f, "exact", f.partial_rotary_factor)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("command", choices=["logits", "draft"])
+    p.add_argument("dirs", nargs="+")
+    p.add_argument("--tokens", required=True)
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+    tokens = [int(t) for t in args.tokens.split(",")]
+    try:
+        if args.command == "logits":
+            result = target_model(args.dirs[0]).run(tokens).logits.reshape(-1)
+        else:
+            target = target_model(args.dirs[0])
+            af = HfFile(args.dirs[1])
+            drafter = assistant.Assistant(af, "exact", af.partial_rotary_factor).bind(target)
+            t0, _, steps = assistant.draft_after_prompt(target, drafter, tokens, 1)
+            result = np.concatenate([[float(t0)], steps[0].logits])
+    except (ValueError, KeyError, OSError) as e:
+        print(f"hf_reference.py: error: {e}", file=sys.stderr)
+        return 1
+    np.asarray(result, "<f8").tofile(args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
