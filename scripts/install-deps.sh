@@ -10,6 +10,7 @@ DEBIAN_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcpp-httplib-dev libcli11-dev
   python3 python3-numpy             # the independent NumPy reference (tools/reference)
+  python3-torch libopenblas0-pthread  # the PyTorch training model (tools/train) and its tests
 )
 # Node.js and npm (real-client and tokenizer-parity tests in tests/node): machines that already
 # have them from elsewhere keep theirs; Debian's packages otherwise.

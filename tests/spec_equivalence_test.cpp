@@ -57,7 +57,9 @@ struct Pair {
 };
 
 Pair MakePair(const std::string& config, bool centroids, TensorType type) {
-  const std::string dir = testing::TempDir();
+  // Unique per test: ctest runs the cases of this binary in parallel processes.
+  const std::string dir =
+      testing::TempDir() + testing::UnitTest::GetInstance()->current_test_info()->name() + "_";
   const std::string t = dir + "spec_" + config + ".gguf", a = dir + "spec_" + config + "_asst.gguf";
   RandomModelOptions options;
   options.weight_type = type;

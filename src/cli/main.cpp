@@ -14,6 +14,7 @@ constexpr const char* kShortAliases[][2] = {
     {"-md", "--model-draft"},
     {"-ctk", "--cache-type-k"},
     {"-ctv", "--cache-type-v"},
+    {"-np", "--parallel"},
 };
 
 std::vector<std::string> NormalizeArgs(int argc, char** argv) {

@@ -43,11 +43,24 @@ std::string ReadAll(std::istream& in) {
 
 GenerateParams MakeParams(const RunArgs& a, const LoadedModels& m) {
   GenerateParams p;
+  if (isatty(STDERR_FILENO)) {  // a progress line for long prompts, on a terminal only
+    p.on_prefill_progress = [](int done, int total) {
+      if (total < 1024) return;
+      std::fprintf(stderr, "\rprefill %d/%d tokens%s", done, total, done == total ? "\n" : "");
+    };
+  }
   p.n_predict = a.n_predict;
   p.sampling = a.sampling;
   p.spec = m.spec;
   p.eog_tokens = m.tokenizer->eog_ids();
   return p;
+}
+
+void ReportKvCache(const Generator& gen) {
+  const KvCache& kv = gen.cache();
+  LogInfo("KV cache: " + std::to_string(kv.bytes() / 1048576.0).substr(0, 6) + " MiB (" +
+          std::string(TensorTypeName(kv.type())) + ", " + std::to_string(kv.n_ctx()) +
+          " positions, " + std::to_string(kv.n_layers()) + " KV-owning layers)");
 }
 
 int RunPrompt(const RunArgs& a, const CLI::App& app) {
@@ -71,6 +84,7 @@ int RunPrompt(const RunArgs& a, const CLI::App& app) {
                                           std::to_string(m.kv.n_ctx));
   }
   Generator gen(*m.target, m.assistant.get(), *m.pool, m.kv, m.draft_model.get());
+  ReportKvCache(gen);
   StreamingDecoder decoder(*m.tokenizer);
   StopStringFilter stops(a.stop);
   std::string text;
@@ -104,6 +118,7 @@ int RunPrompt(const RunArgs& a, const CLI::App& app) {
 int RunChat(const RunArgs& a, const CLI::App& app) {
   LoadedModels m = LoadModels(a.model, app);
   Generator gen(*m.target, m.assistant.get(), *m.pool, m.kv, m.draft_model.get());
+  ReportKvCache(gen);
   std::vector<ChatMessage> messages;
   bool thinking = a.thinking;
   ChatRenderOptions render;

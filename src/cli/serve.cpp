@@ -23,9 +23,6 @@
 #include "server/server_app.h"
 
 namespace tandem::cli {
-
-void AddServeCommand(CLI::App& app, CommandRunner& runner);
-
 namespace {
 
 struct ServeArgs {

@@ -40,7 +40,8 @@ void Generator::Reset() {
   cached_.clear();
 }
 
-void Generator::Prefill(std::span<const int32_t> tokens, int from, ForwardOutput& out) {
+void Generator::Prefill(std::span<const int32_t> tokens, int from, ForwardOutput& out,
+                        const std::function<void(int, int)>& progress) {
   const int n = static_cast<int>(tokens.size());
   ForwardBatch batch;
   for (int start = from; start < n; start += cache_->max_batch()) {
@@ -48,6 +49,7 @@ void Generator::Prefill(std::span<const int32_t> tokens, int from, ForwardOutput
     batch.Clear();
     for (int i = start; i < end; ++i) batch.Add(tokens[i], i, 0, i == n - 1);
     target_.Forward(batch, *cache_, out, pool_);
+    if (progress) progress(end - from, n - from);
   }
 }
 
@@ -105,7 +107,7 @@ GenerateResult Generator::Generate(std::span<const int32_t> prompt, const Genera
 
   auto t_prompt = Clock::now();
   ForwardOutput out;
-  Prefill(prompt, static_cast<int>(common), out);
+  Prefill(prompt, static_cast<int>(common), out, params.on_prefill_progress);
   result.prompt_ms = MsSince(t_prompt);
 
   const int B = target_.config().n_embd, V = target_.config().n_vocab;

@@ -31,6 +31,8 @@ struct GenerateParams {
   // probability rate[min(i, size - 1)] instead of by verification, so the mechanism's cost can
   // be measured at a chosen acceptance. The emitted text is then meaningless.
   std::vector<float> synthetic_acceptance;
+  // Called after each prefill chunk with (prompt tokens evaluated, prompt tokens to evaluate).
+  std::function<void(int done, int total)> on_prefill_progress;
 };
 
 struct GenerateResult {
@@ -64,7 +66,8 @@ class Generator {
 
  private:
   // Evaluates tokens [from, to) of `tokens` at positions from.., logits for the last row only.
-  void Prefill(std::span<const int32_t> tokens, int from, ForwardOutput& out);
+  void Prefill(std::span<const int32_t> tokens, int from, ForwardOutput& out,
+               const std::function<void(int, int)>& progress);
 
   const Gemma4Model& target_;
   const Gemma4Assistant* assistant_;

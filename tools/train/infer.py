@@ -46,14 +46,16 @@ def margin(logits):
 
 
 def mtp_greedy(target, assistant, prompt, n, draft_max, eog_ids):
-    """-> dict(tokens, drafted, accepted, min_margin): min_margin is the smallest top-1/top-2
-    logit gap of any decision taken (target tokens and drafts), to spot near-ties."""
+    """-> dict(tokens, drafted, accepted, rounds, acceptance_by_position, min_margin):
+    min_margin is the smallest top-1/top-2 logit gap of any decision taken (target tokens and
+    drafts), to spot near-ties."""
     with torch.no_grad():
         logits, hidden, kv = target(torch.tensor([prompt]))
     out = [int(logits[0, -1].argmax())]
     margins = [margin(logits[0, -1])]
     h = hidden[0, -1]
     drafted = accepted = 0
+    rounds = []  # (drafted, accepted) per verification round
     while len(out) < n and out[-1] not in eog_ids:
         p = len(prompt) + len(out) - 1
         n_draft = max(0, min(draft_max, n - len(out) - 1))
@@ -73,7 +75,18 @@ def mtp_greedy(target, assistant, prompt, n, draft_max, eog_ids):
             if tok in eog_ids or not match:
                 break
         h = hidden[0, p + n_acc]
+        if drafts:
+            rounds.append((len(drafts), n_acc))
         drafted += len(drafts)
         accepted += n_acc
-    return {"tokens": out[:n], "drafted": drafted, "accepted": accepted,
+    return {"tokens": out[:n], "drafted": drafted, "accepted": accepted, "rounds": rounds,
+            "acceptance_by_position": acceptance_by_position(rounds),
             "min_margin": min(margins)}
+
+
+def acceptance_by_position(rounds):
+    """Share of the drafts at each position i that were accepted (tandem's SpecStats)."""
+    n = max((d for d, _ in rounds), default=0)
+    drafted = [sum(1 for d, _ in rounds if d > i) for i in range(n)]
+    accepted = [sum(1 for d, a in rounds if d > i and a > i) for i in range(n)]
+    return [a / d if d else 0.0 for a, d in zip(accepted, drafted)]

@@ -11,10 +11,13 @@ quantize), then checks on the exported weights:
   state within 1e-9;
 * tandem (tandem-dump-logits, f32 weights and KV) agrees with the PyTorch float32 target within
   1e-3 on logits and hidden states, and the Q8_0 file within 0.25;
-* `tandem run` greedy MTP (draft-max 3, no adaptation) gives the same tokens and the same
-  drafted/accepted counts as the PyTorch loop (prompts with a near-tie decision are left out);
-* `tandem tokenize` gives the Python encoder's ids on mixed samples; the merge rule holds;
-* safetensors round trip (F32, BF16 rounding), balanced k-means, deterministic corpus/tokenizer.
+* `tandem run` greedy MTP (draft-max 3, no adaptation) gives the same tokens, rounds,
+  drafted/accepted counts and acceptance per draft position as the PyTorch loop (prompts with a
+  near-tie decision are left out);
+* `tandem tokenize` gives the Python encoder's ids on mixed samples; the merge rule holds; the
+  chat template renders the Gemma 4 format (skipped without python3-jinja2);
+* training twice gives identical weights; safetensors round trip (F32, BF16 rounding),
+  balanced k-means, deterministic corpus and tokenizer training.
 Prints "N passed, M failed, K skipped". Exit code 0 = all passed, 1 = a failure, 77 = skipped
 (PyTorch or NumPy missing, or the tandem binaries not found).
 """
@@ -113,6 +116,19 @@ class PipelineOutputs(unittest.TestCase):
         self.assertTrue(np.isfinite(summary["heldout_loss"]))
         with open(os.path.join(PIPE["work"], "hf", "assistant", "config.json")) as f:
             self.assertEqual(json.load(f)["architectures"], ["Gemma4AssistantForCausalLM"])
+
+    def test_training_is_repeatable(self):
+        again = os.path.join(PIPE["work"], "again")
+        os.makedirs(again, exist_ok=True)
+        for sub in ("corpus", "tokenizer"):
+            shutil.copytree(os.path.join(PIPE["work"], sub), os.path.join(again, sub),
+                            dirs_exist_ok=True)
+        script("train_target.py", "--work", again, "--smoke", "--threads", "1")
+        one = torch.load(os.path.join(PIPE["work"], "target.pt"))["state_dict"]
+        two = torch.load(os.path.join(again, "target.pt"))["state_dict"]
+        self.assertEqual(sorted(one), sorted(two))
+        for name in one:
+            self.assertTrue(torch.equal(one[name], two[name]), name)
 
     def test_bf16_export_converts(self):
         work = PIPE["work"]
@@ -218,6 +234,9 @@ class TandemParity(unittest.TestCase):
             self.assertEqual(got["tokens"], mine["tokens"], text)
             self.assertEqual(got["speculative"]["drafted"], mine["drafted"], text)
             self.assertEqual(got["speculative"]["accepted"], mine["accepted"], text)
+            self.assertEqual(got["speculative"]["rounds"], len(mine["rounds"]), text)
+            np.testing.assert_allclose(got["speculative"]["acceptance_by_position"],
+                                       mine["acceptance_by_position"], atol=1e-9, err_msg=text)
             compared += 1
         self.assertGreater(compared, 0, "every prompt had a near-tie decision")
 
@@ -248,6 +267,26 @@ class TokenizerTests(unittest.TestCase):
             self.assertEqual(tk.tokens[i], t)
         self.assertEqual(tk.tokens[tokenizer_lib.FIRST_NEWLINE_ID], "\n")
         self.assertEqual(len(tk), 1024)
+
+    def test_chat_template_renders(self):
+        try:
+            import jinja2
+        except ImportError:
+            self.skipTest("python3-jinja2 is not installed")
+        with open(os.path.join(PIPE["work"], "tokenizer", "tokenizer_config.json")) as f:
+            template = jinja2.Environment().from_string(json.load(f)["chat_template"])
+        messages = [{"role": "system", "content": " Be brief. "},
+                    {"role": "user", "content": "Hi"},
+                    {"role": "assistant", "content": "<|channel>thought\nx<channel|>Hello!"},
+                    {"role": "user", "content": "Bye"}]
+        self.assertEqual(
+            template.render(messages=messages, bos_token="<bos>", add_generation_prompt=True),
+            "<bos><|turn>system\nBe brief.<turn|>\n<|turn>user\nHi<turn|>\n"
+            "<|turn>model\nHello!<turn|>\n<|turn>user\nBye<turn|>\n<|turn>model\n")
+        self.assertEqual(
+            template.render(messages=messages[1:2], bos_token="<bos>", enable_thinking=True,
+                            add_generation_prompt=True),
+            "<bos><|turn>system\n<|think|><turn|>\n<|turn>user\nHi<turn|>\n<|turn>model\n")
 
     def test_merge_rule(self):
         self.assertTrue(tokenizer_lib.allowed_token("\u2581def"))

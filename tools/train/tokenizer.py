@@ -26,7 +26,9 @@ import os
 import re
 import sys
 
-import corpus as corpus_lib
+sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
+
+import corpus as corpus_lib  # noqa: E402
 
 SPACE = "\u2581"
 MAX_TOKEN_CHARS = 16

@@ -134,6 +134,9 @@ def main(argv=None):
     train = tc.token_stream(corpus_dir, tok_dir, "train", args.work)
     held = tc.token_stream(corpus_dir, tok_dir, "heldout", args.work)
     cfg = model_lib.AssistantConfig(**(SMOKE_CONFIG if args.smoke else {}))
+    if target.config.vocab_size % cfg.num_centroids:
+        raise SystemExit(f"train_assistant.py: error: {cfg.num_centroids} centroids do not divide "
+                         f"the vocabulary of {target.config.vocab_size} tokens")
     a = model_lib.Gemma4AssistantForCausalLM(cfg, target.config)
     print(f"assistant: {model_lib.count_parameters(a) / 1e6:.2f}M parameters", flush=True)
     drafter = Drafter(target, a, args.draft_steps)

@@ -2,6 +2,7 @@
 the learning-rate schedule, the step budget, the CSV log and checkpoints."""
 
 import csv
+import hashlib
 import json
 import math
 import os
@@ -17,19 +18,35 @@ from tokenizer import Tokenizer
 CALIBRATION_STEPS = 8  # steps timed to turn --max-minutes into a step count (--steps auto)
 
 
+def file_digest(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def token_stream(corpus_dir, tokenizer_dir, split, cache_dir):
     """All documents of a split, each as <bos> + its tokens, concatenated: uint16 [n]. Cached
-    in cache_dir/{split}.tokens.npy."""
+    in cache_dir/{split}.tokens.npy, keyed by the digests of the split and tokenizer.json."""
     path = os.path.join(cache_dir, f"{split}.tokens.npy")
-    if os.path.exists(path):
-        return np.load(path)
+    key = {"corpus": file_digest(os.path.join(corpus_dir, f"{split}.jsonl")),
+           "tokenizer": file_digest(os.path.join(tokenizer_dir, "tokenizer.json"))}
+    key_path = path + ".key.json"
+    if os.path.exists(path) and os.path.exists(key_path):
+        with open(key_path) as f:
+            if json.load(f) == key:
+                return np.load(path)
     tk = Tokenizer.load(tokenizer_dir)
+    if len(tk) > 65536:
+        raise SystemExit("token ids do not fit uint16: vocabulary larger than 65536")
     ids = []
     for doc in corpus_lib.read_split(corpus_dir, split):
         ids.extend(tk.encode(doc, add_bos=True))
     arr = np.asarray(ids, dtype=np.uint16)
     os.makedirs(cache_dir, exist_ok=True)
     np.save(path, arr)
+    write_json(key_path, key)
     return arr
 
 
@@ -84,7 +101,8 @@ class StepBudget:
         """Call after finishing step (0-based). -> False when training must stop."""
         if self.fixed is None and step + 1 == CALIBRATION_STEPS:
             per_step = self.elapsed() / CALIBRATION_STEPS
-            self.total = max(CALIBRATION_STEPS, int(self.max_seconds / per_step))
+            # 5 % headroom for the held-out evaluations and the end of the run.
+            self.total = max(CALIBRATION_STEPS, int(0.95 * self.max_seconds / per_step))
             print(f"calibrated: {per_step:.2f} s/step -> --steps {self.total}", flush=True)
         if step + 1 >= self.total:
             return False

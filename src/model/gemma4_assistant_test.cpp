@@ -1,0 +1,89 @@
+#include "model/gemma4_assistant.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "base/error.h"
+#include "base/thread_pool.h"
+#include "model/gemma4_presets.h"
+#include "model/random_model.h"
+
+namespace tandem {
+namespace {
+
+struct Fixture {
+  std::unique_ptr<Gemma4Model> target;
+  std::string assistant_path;
+};
+
+Fixture Make(const std::string& config, bool centroids) {
+  // Unique per test: ctest runs the cases of this binary in parallel processes.
+  const std::string dir =
+      testing::TempDir() + testing::UnitTest::GetInstance()->current_test_info()->name() + "_";
+  RandomModelOptions options;
+  options.weight_type = TensorType::kQ8_0;
+  Fixture f;
+  WriteRandomGemma4(Gemma4Preset(config), options, dir + "at_" + config + ".gguf");
+  f.assistant_path = dir + "at_" + config + (centroids ? "_c" : "_d") + "_asst.gguf";
+  WriteRandomGemma4Assistant(Gemma4AssistantPreset(config, centroids), options, f.assistant_path);
+  f.target = Gemma4Model::Load(dir + "at_" + config + ".gguf");
+  return f;
+}
+
+// The centroid head computes logits only for the tokens of the kept clusters, and those are
+// bitwise the dense head's logits for the same tokens (row gather == full matmul row).
+TEST(Gemma4Assistant, CentroidHeadMatchesDenseHeadOnCandidates) {
+  Fixture f = Make("tiny-e2b", true);
+  auto centroid = Gemma4Assistant::Load(f.assistant_path, *f.target, DraftHead::kCentroid);
+  auto dense = Gemma4Assistant::Load(f.assistant_path, *f.target, DraftHead::kDense);
+  ASSERT_TRUE(centroid->uses_centroids());
+  ASSERT_FALSE(dense->uses_centroids());
+  const int V = f.target->config().n_vocab;
+  ThreadPool pool(2);
+  auto cache = f.target->NewKvCache({.type = TensorType::kF16, .n_ctx = 128});
+  ForwardBatch batch;
+  for (int i = 0; i < 40; ++i) batch.Add(2 + (i * 13) % 500, i, 0, i == 39);
+  ForwardOutput out;
+  f.target->Forward(batch, *cache, out, pool);
+  const std::vector<DraftRow> rows = {{7, 40, 0, out.Hidden(39)}};
+  DraftOutput c_out, d_out;
+  centroid->Step(rows, *cache, c_out, pool);
+  dense->Step(rows, *cache, d_out, pool);
+  int candidates = 0;
+  for (int t = 0; t < V; ++t) {
+    const float c = c_out.Logits(0)[t];
+    if (std::isinf(c)) continue;
+    ++candidates;
+    EXPECT_EQ(0, std::memcmp(&c, d_out.Logits(0) + t, sizeof c)) << "token " << t;
+  }
+  EXPECT_EQ(candidates, centroid->centroid_top_k() * V / centroid->n_centroids());
+  EXPECT_EQ(0, std::memcmp(c_out.Hidden(0), d_out.Hidden(0), c_out.n_embd_out * sizeof(float)));
+}
+
+TEST(Gemma4Assistant, PairsWithTheLastOwningLayersOfTheTarget) {
+  Fixture f = Make("tiny-e2b", false);
+  auto a = Gemma4Assistant::Load(f.assistant_path, *f.target);
+  EXPECT_FALSE(a->has_centroids());
+  // tiny-e2b: layers 3, 4 share layer 1 (sliding), layer 5 shares layer 2 (full).
+  EXPECT_EQ(a->target_kv_layer(0), 1);
+  EXPECT_EQ(a->target_kv_layer(2), 1);
+  EXPECT_EQ(a->target_kv_layer(3), 2);
+  EXPECT_THROW(Gemma4Assistant::Load(f.assistant_path, *f.target, DraftHead::kCentroid), Error);
+}
+
+TEST(Gemma4Assistant, MismatchedTargetIsAClearError) {
+  Fixture e2b = Make("tiny-e2b", false);
+  Fixture big = Make("tiny-31b", false);  // same vocabulary, other hidden size and head layout
+  try {
+    Gemma4Assistant::Load(e2b.assistant_path, *big.target);
+    FAIL() << "expected a pairing error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not fit the target"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Gemma4Assistant::Load(e2b.assistant_path + ".missing", *e2b.target), Error);
+}
+
+}  // namespace
+}  // namespace tandem
