@@ -2,6 +2,8 @@
 // reference, prompts and parameter builders, and a thread-safe recorder of engine events.
 #pragma once
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -27,8 +29,9 @@ struct TinyPair {
 // tiny-e2b (32-token sliding window, 512 tokens) with its centroid-head assistant, written once.
 inline const TinyPair& Models() {
   static const TinyPair* pair = [] {
-    const std::string dir = testing::TempDir();
-    const std::string t = dir + "engine_tiny_e2b.gguf", a = dir + "engine_tiny_e2b_asst.gguf";
+    // Unique per process: ctest runs the cases of a binary in parallel processes.
+    const std::string dir = testing::TempDir() + "engine_" + std::to_string(getpid()) + "_";
+    const std::string t = dir + "tiny_e2b.gguf", a = dir + "tiny_e2b_asst.gguf";
     RandomModelOptions options;
     options.weight_type = TensorType::kQ8_0;
     WriteRandomGemma4(Gemma4Preset("tiny-e2b"), options, t);
