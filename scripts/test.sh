@@ -35,11 +35,12 @@ run_ctest() {
   rm -f "$log"
 }
 
+# configure_and_build DIR [cmake args...]; BUILD_TARGET (optional) limits the build.
 configure_and_build() {
   local dir=$1
   shift
   cmake -S . -B "$dir" "$@" >/dev/null || { status=1; return 1; }
-  cmake --build "$dir" -j"$JOBS" || { status=1; return 1; }
+  cmake --build "$dir" -j"$JOBS" ${BUILD_TARGET:+--target "$BUILD_TARGET"} || { status=1; return 1; }
 }
 
 for stage in "${stages[@]}"; do
@@ -56,7 +57,7 @@ for stage in "${stages[@]}"; do
       ;;
     fuzz)
       echo "== fuzz: ${FUZZ_SECONDS}s per target under ASan+UBSan"
-      if configure_and_build build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_FUZZ=ON \
+      if BUILD_TARGET=fuzzers configure_and_build build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_FUZZ=ON \
         -DTANDEM_WERROR=OFF -DTANDEM_BENCH=OFF -DCMAKE_C_COMPILER=clang \
         -DCMAKE_CXX_COMPILER=clang++; then
         for target in build-fuzz/fuzz_*; do

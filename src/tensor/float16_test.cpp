@@ -2,6 +2,8 @@
 // double-precision rounding oracle.
 #include "tensor/float16.h"
 
+#include "base/cpu_features.h"
+
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -152,7 +154,7 @@ __attribute__((target("f16c"))) uint16_t HardwareFp16(float f) {
 }
 
 TEST(Float16Test, EncodeMatchesF16cWhenAvailable) {
-  if (!__builtin_cpu_supports("f16c")) GTEST_SKIP() << "CPU has no F16C";
+  if (!HostCpuFeatures().f16c) GTEST_SKIP() << "CPU has no F16C";
   for (float f : SweepFloats(false)) {
     if (std::isnan(f)) continue;  // hardware keeps the payload; ggml's software path does not
     ASSERT_EQ(Fp32ToFp16(f), HardwareFp16(f)) << "bits 0x" << std::hex << Bits(f);
