@@ -76,6 +76,7 @@ struct Engine::Impl {
   // Engine thread only.
   std::vector<std::unique_ptr<EngineSlot>> slots_;
   uint64_t stamp_ = 0;
+  std::vector<SlotMetrics> slot_finished_;  // per slot: what its finished requests add up to
   size_t rotation_ = 0;
   bool prefill_turn_ = false;  // prompts go first in the next step
   ForwardBatch batch_;
@@ -109,6 +110,8 @@ Engine::Impl::Impl(const Gemma4Model& target, const Gemma4Assistant* assistant, 
         std::make_unique<EngineSlot>(s, *cache_, target.config().n_vocab, target.config().n_embd));
   }
   metrics_.n_slots = options.n_slots;
+  metrics_.slots.resize(options.n_slots);
+  slot_finished_.resize(options.n_slots);
   metrics_.kv_bytes = cache_->bytes();
   metrics_.kv_capacity_positions = static_cast<int64_t>(options_.kv.n_ctx) * options.n_slots;
 }
@@ -405,6 +408,10 @@ void Engine::Impl::ReleaseDone() {
         ++metrics_.requests_finished;
       }
       metrics_.spec.Add(r.spec);
+      SlotMetrics& finished = slot_finished_[slot->seq()];
+      finished.spec.Add(r.spec);
+      ++finished.requests;
+      metrics_.slots[slot->seq()] = finished;  // idle from now on
       --metrics_.busy_slots;
       --in_flight_;
     }
@@ -417,6 +424,13 @@ void Engine::Impl::UpdateLiveMetrics(double step_seconds, bool generating) {
   for (const auto& slot : slots_) used += cache_->Length(slot->seq());
   std::lock_guard<std::mutex> lock(mutex_);
   metrics_.kv_used_positions = used;
+  for (const auto& slot : slots_) {
+    SlotMetrics live = slot_finished_[slot->seq()];
+    live.busy = slot->active();
+    live.speculating = slot->active() && slot->speculating();
+    if (slot->active()) live.spec.Add(slot->result().spec);
+    metrics_.slots[slot->seq()] = std::move(live);
+  }
   if (generating) metrics_.generate_seconds += step_seconds;
 }
 

@@ -50,6 +50,15 @@ struct EngineRequest {
 // finished + cancelled + failed + queue_depth + busy_slots between steps. rejected counts Submit
 // refusals for a full queue or a shutdown (invalid requests throw without being counted). Metrics
 // are updated before a request's final event is sent.
+// One slot's speculation: `spec` is cumulative over the requests it finished plus the one it is
+// running (updated after every step), so a scrape shows drafting working slot by slot.
+struct SlotMetrics {
+  bool busy = false;
+  bool speculating = false;  // the running request drafts (speculation on and an assistant)
+  int64_t requests = 0;      // requests this slot finished (any outcome)
+  SpecStats spec;
+};
+
 struct EngineMetrics {
   int64_t requests_started = 0, requests_finished = 0, requests_cancelled = 0, requests_failed = 0,
           requests_rejected = 0;
@@ -57,8 +66,9 @@ struct EngineMetrics {
   int queue_depth = 0, busy_slots = 0, n_slots = 0;
   size_t kv_bytes = 0;
   int64_t kv_used_positions = 0, kv_capacity_positions = 0;
-  SpecStats spec;               // cumulative over finished requests
-  double generate_seconds = 0;  // engine-thread time spent in steps with generating slots
+  SpecStats spec;                  // cumulative over finished requests
+  std::vector<SlotMetrics> slots;  // [n_slots]
+  double generate_seconds = 0;     // engine-thread time spent in steps with generating slots
 };
 
 class Engine {

@@ -122,6 +122,17 @@ TEST_P(EngineInvariance, EveryRequestGetsItsAloneTokensAndMetricsAddUp) {
     EXPECT_EQ(m.spec.drafted, drafted);
     EXPECT_EQ(m.spec.accepted, accepted);
     EXPECT_GT(m.spec.drafted, 0);
+    ASSERT_EQ(m.slots.size(), static_cast<size_t>(layout.n_slots));
+    int64_t slot_requests = 0, slot_drafted = 0, slot_accepted = 0;
+    for (const SlotMetrics& s : m.slots) {
+      EXPECT_FALSE(s.busy);
+      slot_requests += s.requests;
+      slot_drafted += s.spec.drafted;
+      slot_accepted += s.spec.accepted;
+    }
+    EXPECT_EQ(slot_requests, static_cast<int64_t>(cases.size()));
+    EXPECT_EQ(slot_drafted, drafted);
+    EXPECT_EQ(slot_accepted, accepted);
     EXPECT_EQ(m.queue_depth, 0);
     EXPECT_EQ(m.busy_slots, 0);
     EXPECT_EQ(m.n_slots, layout.n_slots);

@@ -37,6 +37,43 @@ std::string Label(std::string_view key, const std::string& value) {
   return label;
 }
 
+// Per-slot speculation: each slot's finished requests plus the one it runs, labelled slot="i".
+void WriteSlotMetrics(Writer& w, const std::vector<SlotMetrics>& slots) {
+  auto per_slot = [&](std::string_view name, std::string_view type, std::string_view help,
+                      auto value) {
+    w.Family(name, type, help);
+    for (size_t i = 0; i < slots.size(); ++i) {
+      w.Sample(name, double(value(slots[i])), Label("slot", std::to_string(i)));
+    }
+  };
+  per_slot("slot_busy", "gauge", "1 while the slot runs a request.",
+           [](const SlotMetrics& s) { return s.busy ? 1 : 0; });
+  per_slot("slot_speculating", "gauge", "1 while the slot's request drafts with the assistant.",
+           [](const SlotMetrics& s) { return s.speculating ? 1 : 0; });
+  per_slot("slot_requests_total", "counter", "Requests the slot finished.",
+           [](const SlotMetrics& s) { return s.requests; });
+  per_slot("slot_spec_rounds_total", "counter", "Verification rounds in the slot.",
+           [](const SlotMetrics& s) { return s.spec.rounds; });
+  per_slot("slot_spec_drafted_tokens_total", "counter", "Draft tokens proposed in the slot.",
+           [](const SlotMetrics& s) { return s.spec.drafted; });
+  per_slot("slot_spec_accepted_tokens_total", "counter", "Draft tokens accepted in the slot.",
+           [](const SlotMetrics& s) { return s.spec.accepted; });
+  per_slot("slot_spec_acceptance_rate", "gauge", "Accepted / drafted tokens in the slot.",
+           [](const SlotMetrics& s) { return s.spec.AcceptanceRate(); });
+  per_slot("slot_spec_tokens_per_target_forward", "gauge",
+           "Tokens emitted per target forward in the slot (1 = no gain).",
+           [](const SlotMetrics& s) { return s.spec.TokensPerTargetForward(); });
+  w.Family("slot_spec_accepted_at_position_total", "counter",
+           "Rounds of the slot whose draft position i was accepted.");
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const std::vector<int64_t>& at = slots[i].spec.accepted_at;
+    for (size_t p = 0; p < at.size(); ++p) {
+      w.Sample("slot_spec_accepted_at_position_total", double(at[p]),
+               Label("slot", std::to_string(i)) + "," + Label("position", std::to_string(p)));
+    }
+  }
+}
+
 }  // namespace
 
 void ResponseCounters::Count(int status) {
@@ -101,6 +138,7 @@ std::string PrometheusText(const std::map<int, int64_t>& responses, const Engine
   for (size_t i = 0; i < by_position.size(); ++i) {
     w.Sample("spec_acceptance_by_position", by_position[i], Label("position", std::to_string(i)));
   }
+  WriteSlotMetrics(w, m.slots);
   return w.Take();
 }
 

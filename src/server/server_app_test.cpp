@@ -363,6 +363,11 @@ TEST_F(ServerAppTest, TokenizeDetokenizeCountTokensAndMetrics) {
   EXPECT_NE(m.body.find("tandem_spec_accepted_at_position_total{position=\"1\"}"),
             std::string::npos);
   EXPECT_NE(m.body.find("tandem_busy_slots"), std::string::npos);
+  EXPECT_NE(m.body.find("tandem_slot_speculating{slot=\"0\"} 1\n"), std::string::npos);
+  EXPECT_NE(m.body.find("tandem_slot_spec_drafted_tokens_total{slot=\"0\"} 6\n"),
+            std::string::npos);
+  EXPECT_NE(m.body.find("tandem_slot_spec_accepted_at_position_total{slot=\"0\",position=\"1\"}"),
+            std::string::npos);
 }
 
 }  // namespace

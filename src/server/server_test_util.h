@@ -71,6 +71,10 @@ class FakeBackend : public Backend {
     m.spec.drafted = 4;
     m.spec.accepted = 3;
     m.spec.RecordRound(2, 1);
+    m.slots.resize(1);
+    m.slots[0].busy = true;
+    m.slots[0].speculating = true;
+    m.slots[0].spec = m.spec;
     return m;
   }
 

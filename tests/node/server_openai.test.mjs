@@ -4,7 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { MODEL_ID, skipReason, startServer } from './server_harness.mjs';
+import { MODEL_ID, metric, skipReason, startServer } from './server_harness.mjs';
 
 const KEY = 'test-key-openai';
 const user = (content) => [{ role: 'user', content }];
@@ -139,6 +139,23 @@ describe('openai SDK', { skip: skipReason() ?? false, timeout: 150000 }, () => {
     // Greedy output does not depend on speculation.
     assert.equal(off.choices[0].message.content, on.choices[0].message.content);
     assert.equal(two.choices[0].message.content, on.choices[0].message.content);
+  });
+
+  test('metrics show drafting per slot, adding up to the totals', async () => {
+    const body = (i) => ({ model: MODEL_ID(), messages: user(`slot ${i}`), max_tokens: 32, temperature: 0 });
+    await Promise.all([0, 1, 2].map((i) => client.chat.completions.create(body(i))));
+    const auth = { Authorization: `Bearer ${KEY}` };
+    let drafted = 0;
+    let accepted = 0;
+    for (const slot of [0, 1, 2]) {
+      const label = `slot="${slot}"`;
+      assert.equal(await metric(server.base, 'slot_busy', label, auth), 0);
+      drafted += await metric(server.base, 'slot_spec_drafted_tokens_total', label, auth);
+      accepted += await metric(server.base, 'slot_spec_accepted_tokens_total', label, auth);
+    }
+    assert.ok(drafted > 0, 'slots drafted');
+    assert.equal(drafted, await metric(server.base, 'spec_drafted_tokens_total', '', auth));
+    assert.equal(accepted, await metric(server.base, 'spec_accepted_tokens_total', '', auth));
   });
 
   // Runs `body` alone, then again while two other requests generate; returns both contents.
