@@ -12,6 +12,8 @@
 #include "gguf/gguf_reader.h"
 #include "kernels/attention.h"
 #include "kernels/matmul.h"
+#include "model/tensor_binder.h"
+#include "model/vocabulary_check.h"
 #include "tensor/type_traits.h"
 
 namespace tandem {
@@ -26,30 +28,6 @@ constexpr int kDefaultCentroidTopK = 32;
 
 [[noreturn]] void Mismatch(const std::string& path, const std::string& what) {
   Fail(ErrorKind::kInvalidArgument, path + ": assistant does not fit the target: " + what);
-}
-
-const TensorInfo& Require(const GgufFile& f, const std::string& name, std::vector<uint64_t> ne) {
-  const TensorInfo* t = f.FindTensor(name);
-  if (t == nullptr) Fail(ErrorKind::kNotFound, f.path() + ": missing tensor '" + name + "'");
-  for (size_t i = 0; i < 4; ++i) {
-    const uint64_t want = i < ne.size() ? ne[i] : 1;
-    if (t->ne[i] != want) {
-      Fail(ErrorKind::kInvalidArgument, f.path() + ": tensor '" + name + "' has ne[" +
-                                            std::to_string(i) + "] = " + std::to_string(t->ne[i]) +
-                                            ", expected " + std::to_string(want));
-    }
-  }
-  return *t;
-}
-
-kernels::WeightMatrix Matrix(const GgufFile& f, const TensorInfo& t) {
-  if (!kernels::MatMulSupportsType(t.type)) {
-    Fail(ErrorKind::kUnsupported, f.path() + ": tensor '" + t.name + "' has type " +
-                                      std::string(TensorTypeName(t.type)) +
-                                      ", which tandem cannot multiply");
-  }
-  return kernels::DenseWeightMatrix(t.type, f.TensorData(t), static_cast<int64_t>(t.ne[1]),
-                                    static_cast<int64_t>(t.ne[0]));
 }
 
 }  // namespace
@@ -70,8 +48,9 @@ std::unique_ptr<Gemma4Assistant> Gemma4Assistant::Load(const std::string& path,
   a->weights_ = Gemma4Weights::Bind(f, c,
                                     {"nextn.pre_projection.weight", "nextn.post_projection.weight",
                                      "masked_embd_centroids.weight", "masked_embd_ordering"});
-  a->pre_projection_ = Matrix(f, Require(f, "nextn.pre_projection.weight", {2 * B, D}));
-  a->post_projection_ = Matrix(f, Require(f, "nextn.post_projection.weight", {D, B}));
+  const TensorBinder b(f);
+  a->pre_projection_ = b.Matrix(*b.Find("nextn.pre_projection.weight", {2 * B, D}));
+  a->post_projection_ = b.Matrix(*b.Find("nextn.post_projection.weight", {D, B}));
 
   // Centroid ("masked embedding") head of the E2B/E4B assistants.
   if (const TensorInfo* ct = f.FindTensor("masked_embd_centroids.weight")) {
@@ -81,8 +60,8 @@ std::unique_ptr<Gemma4Assistant> Gemma4Assistant::Load(const std::string& path,
                                             " centroids do not divide the vocabulary of " +
                                             std::to_string(V));
     }
-    a->centroids_ = Matrix(f, Require(f, "masked_embd_centroids.weight", {D, C}));
-    const TensorInfo& ot = Require(f, "masked_embd_ordering", {V});
+    a->centroids_ = b.Matrix(*b.Find("masked_embd_centroids.weight", {D, C}));
+    const TensorInfo& ot = *b.Find("masked_embd_ordering", {V});
     if (ot.type != TensorType::kI32) {
       Fail(ErrorKind::kInvalidArgument, path + ": tensor 'masked_embd_ordering' has type " +
                                             std::string(TensorTypeName(ot.type)) +
@@ -116,20 +95,7 @@ std::unique_ptr<Gemma4Assistant> Gemma4Assistant::Load(const std::string& path,
   a->use_centroids_ = a->n_centroids_ > 0 && head != DraftHead::kDense;
 
   // Pairing with the target.
-  if (tc.n_vocab != c.n_vocab) {
-    Mismatch(path, "vocabulary of " + std::to_string(c.n_vocab) + " tokens, target has " +
-                       std::to_string(tc.n_vocab));
-  }
-  if (f.HasKey("tokenizer.ggml.tokens") && target.file().HasKey("tokenizer.ggml.tokens")) {
-    auto mine = f.GetStringArray("tokenizer.ggml.tokens");
-    auto theirs = target.file().GetStringArray("tokenizer.ggml.tokens");
-    for (size_t i = 0; i < mine.size() && i < theirs.size(); ++i) {
-      if (mine[i] != theirs[i]) {
-        Mismatch(path, "token " + std::to_string(i) + " is '" + std::string(mine[i]) +
-                           "' here but '" + std::string(theirs[i]) + "' in the target");
-      }
-    }
-  }
+  CheckSameVocabulary(f, c.n_vocab, target.file(), tc.n_vocab, "assistant");
   if (tc.n_embd != a->n_embd_out_) {
     Mismatch(path, "embedding_length_out " + std::to_string(a->n_embd_out_) +
                        " != target hidden size " + std::to_string(tc.n_embd));

@@ -7,79 +7,10 @@
 #include "base/log.h"
 #include "gguf/gguf_reader.h"
 #include "model/gemma4_tensors.h"
-#include "tensor/dequantize.h"
+#include "model/tensor_binder.h"
 
 namespace tandem {
 namespace {
-
-std::string Shape(const std::vector<uint64_t>& ne) {
-  std::string s = "{";
-  for (size_t i = 0; i < ne.size(); ++i) s += (i ? ", " : "") + std::to_string(ne[i]);
-  return s + "}";
-}
-
-std::string Shape(const TensorInfo& t) {
-  return Shape(std::vector<uint64_t>(t.ne.begin(), t.ne.begin() + std::max<uint32_t>(1, t.n_dims)));
-}
-
-class Binder {
- public:
-  Binder(const GgufFile& file) : file_(file) {}
-
-  // The tensor called `spec.name` with exactly the spec's shape, or nullptr if absent and optional.
-  const TensorInfo* Find(const Gemma4TensorSpec& spec) const {
-    const TensorInfo* t = file_.FindTensor(spec.name);
-    if (t == nullptr) {
-      if (spec.required) {
-        Fail(ErrorKind::kNotFound,
-             file_.path() + ": missing tensor '" + spec.name + "' " + Shape(spec.ne));
-      }
-      return nullptr;
-    }
-    for (size_t i = 0; i < 4; ++i) {
-      const uint64_t want = i < spec.ne.size() ? spec.ne[i] : 1;
-      if (t->ne[i] != want) {
-        Fail(ErrorKind::kInvalidArgument, file_.path() + ": tensor '" + spec.name + "' has shape " +
-                                              Shape(*t) + ", expected " + Shape(spec.ne));
-      }
-    }
-    return t;
-  }
-
-  kernels::WeightMatrix Matrix(const TensorInfo& t) const {
-    if (!kernels::MatMulSupportsType(t.type)) {
-      Fail(ErrorKind::kUnsupported, file_.path() + ": tensor '" + t.name + "' has type " +
-                                        std::string(TensorTypeName(t.type)) +
-                                        ", which tandem cannot multiply");
-    }
-    return kernels::DenseWeightMatrix(t.type, file_.TensorData(t), static_cast<int64_t>(t.ne[1]),
-                                      static_cast<int64_t>(t.ne[0]));
-  }
-
-  kernels::EmbeddingTable Embedding(const TensorInfo& t) const {
-    if (!GetTensorTypeTraits(t.type).dequantizable) {
-      Fail(ErrorKind::kUnsupported, file_.path() + ": tensor '" + t.name + "' has type " +
-                                        std::string(TensorTypeName(t.type)) +
-                                        ", which tandem cannot read");
-    }
-    return {t.type, file_.TensorData(t), static_cast<int64_t>(t.ne[1]),
-            static_cast<int64_t>(t.ne[0])};
-  }
-
-  std::vector<float> Vector(const TensorInfo& t) const {
-    if (!GetTensorTypeTraits(t.type).dequantizable) {
-      Fail(ErrorKind::kUnsupported, file_.path() + ": tensor '" + t.name + "' has type " +
-                                        std::string(TensorTypeName(t.type)) +
-                                        ", which tandem cannot read");
-    }
-    std::vector<float> out(t.n_elements());
-    DequantizeRow(t.type, file_.TensorData(t), out.data(), static_cast<int64_t>(out.size()));
-    return out;
-  }
-
- private:
-  const GgufFile& file_;
-};
 
 bool IsOtherModality(const std::string& name) {
   for (const char* prefix : {"v.", "a.", "mm.", "mmproj.", "vision", "audio"}) {
@@ -104,14 +35,14 @@ kernels::WeightMatrix Gemma4LayerWeights::ExpertDown(int e) const {
 
 Gemma4Weights Gemma4Weights::Bind(const GgufFile& file, const Gemma4Config& c,
                                   const std::vector<std::string>& also_known) {
-  Binder b(file);
+  TensorBinder b(file);
   Gemma4Weights w;
   w.layers.resize(c.n_layer);
   size_t ignored_other = 0;
   std::vector<std::string> known = also_known;
   for (const Gemma4TensorSpec& spec : Gemma4TensorList(c)) {
     known.push_back(spec.name);
-    const TensorInfo* t = b.Find(spec);
+    const TensorInfo* t = b.Find(spec.name, spec.ne, spec.required);
     if (t == nullptr) continue;
     const std::string& n = spec.name;
     if (spec.layer < 0) {
@@ -191,11 +122,9 @@ Gemma4Weights Gemma4Weights::Bind(const GgufFile& file, const Gemma4Config& c,
       }
     }
   }
-  if (const TensorInfo* out = file.FindTensor("output.weight")) {  // untied head
-    Gemma4TensorSpec spec{
-        "output.weight", {uint64_t(c.n_embd), uint64_t(c.n_vocab)}, TensorRole::kMatrix, true, -1};
-    w.output = b.Matrix(*b.Find(spec));
-    (void)out;
+  if (const TensorInfo* out =
+          b.Find("output.weight", {uint64_t(c.n_embd), uint64_t(c.n_vocab)}, false)) {
+    w.output = b.Matrix(*out);  // untied head
   }
   for (auto& L : w.layers) {
     if (c.n_expert > 0 && L.expert_scale.empty()) L.expert_scale.assign(c.n_expert, 1.0f);

@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "gguf/gguf_reader.h"
+#include "model/vocabulary_check.h"
 #include "sampling/sampler.h"
 
 namespace tandem {
@@ -12,23 +13,8 @@ namespace tandem {
 DraftModelDrafter::DraftModelDrafter(const Gemma4Model& draft, const Gemma4Model& target,
                                      const KvCacheOptions& kv_options, ThreadPool& pool)
     : draft_(draft), pool_(pool) {
-  if (draft.config().n_vocab != target.config().n_vocab) {
-    Fail(ErrorKind::kInvalidArgument,
-         draft.file().path() + ": draft vocabulary of " + std::to_string(draft.config().n_vocab) +
-             " tokens, target has " + std::to_string(target.config().n_vocab));
-  }
-  if (draft.file().HasKey("tokenizer.ggml.tokens") &&
-      target.file().HasKey("tokenizer.ggml.tokens")) {
-    auto a = draft.file().GetStringArray("tokenizer.ggml.tokens");
-    auto b = target.file().GetStringArray("tokenizer.ggml.tokens");
-    for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-      if (a[i] != b[i]) {
-        Fail(ErrorKind::kInvalidArgument, draft.file().path() + ": token " + std::to_string(i) +
-                                              " is '" + std::string(a[i]) + "' but '" +
-                                              std::string(b[i]) + "' in the target");
-      }
-    }
-  }
+  CheckSameVocabulary(draft.file(), draft.config().n_vocab, target.file(), target.config().n_vocab,
+                      "draft model");
   KvCacheOptions options = kv_options;
   options.n_seq = 1;
   cache_ = draft.NewKvCache(options);
