@@ -139,7 +139,10 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
                     {"sd", s.sd},
                     {"gb_s", s.mean * bytes_per_token / 1e9},
                     {"fraction_of_membw", s.mean * bytes_per_token / bandwidth},
-                    {"limit_tok_s", bandwidth / bytes_per_token}};
+                    {"limit_tok_s", bandwidth / bytes_per_token},
+                    // Steady decode: mapped weight pages read so far, the KV cache, the rest.
+                    {"resident_bytes", ResidentBytes()},
+                    {"kv_bytes", gen.cache().bytes()}};
   }
 
   if (a.spec) {
@@ -242,6 +245,12 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
                 a.n_gen, tg["tok_s"].get<double>(), tg["sd"].get<double>(),
                 tg["gb_s"].get<double>(), 100 * tg["fraction_of_membw"].get<double>(),
                 tg["limit_tok_s"].get<double>());
+    const double resident = tg["resident_bytes"].get<double>(), kv_b = tg["kv_bytes"].get<double>();
+    std::printf(
+        "resident %.0f MB at steady decode = weights read per token %.0f MB + KV %.0f MB + "
+        "%.0f MB other\n",
+        resident / 1e6, bytes_per_token / 1e6, kv_b / 1e6,
+        (resident - bytes_per_token - kv_b) / 1e6);
   }
   if (report.contains("spec")) {
     const auto& s = report["spec"];
