@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# `make run`: the main job. Until the trained pair ships (models/), it generates a tiny random
-# Gemma 4 target and its MTP assistant with tandem, then generates with MTP speculation on and
-# prints the timings and speculative statistics. (Random weights: the text means nothing.)
+# `make run`: the main job. Generates with the bundled trained pair (models/: a small Gemma 4
+# target trained on Python's standard library source, and its MTP assistant with a centroid
+# head), greedy, MTP speculation on (adaptive draft length), and prints the timings and the
+# speculative statistics.
 set -euo pipefail
 BUILD=${1:-build}
 cd "$(dirname "$0")/.."
-mkdir -p "$BUILD/models"
-target="$BUILD/models/tiny-e2b-q8_0.gguf"
-assistant="$BUILD/models/tiny-e2b-assistant-q8_0.gguf"
-[ -f "$target" ] || "$BUILD/tandem" mkmodel --config tiny-e2b --type q8_0 -o "$target"
-[ -f "$assistant" ] || "$BUILD/tandem" mkmodel --config tiny-e2b --assistant --type q8_0 -o "$assistant"
-"$BUILD/tandem" run -m "$target" -md "$assistant" -n 64 --temp 0 \
-  -p "The people who built the model wanted to know the answer."
+target=models/tandem-gemma4-tiny-Q8_0.gguf
+assistant=models/tandem-gemma4-tiny-assistant-Q8_0.gguf
+for f in "$target" "$assistant"; do
+  [ -f "$f" ] || { echo "run-demo: $f is missing (it ships in the repository)" >&2; exit 1; }
+done
+"$BUILD/tandem" run -m "$target" -md "$assistant" -n 160 --temp 0 \
+  -p $'import os\n\n\ndef read_lines(path):\n    """Return the lines of the file at path."""\n'

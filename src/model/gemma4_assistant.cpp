@@ -142,30 +142,32 @@ void Gemma4Assistant::DenseLogits(const float* y, int n, float* logits, ThreadPo
   MatMul(weights_.output, y, n, logits, pool);
 }
 
-void Gemma4Assistant::Head(const float* y, float* logits, ThreadPool& pool) const {
+void Gemma4Assistant::Head(const float* y, float* logits, DraftOutput::Scratch& s,
+                           ThreadPool& pool) const {
   if (!use_centroids_) {
     MatMul(weights_.output, y, 1, logits, pool);
     return;
   }
   // Score the clusters, keep the top-k (ties: lower index), compute only their tokens' logits.
   const int C = n_centroids_, K = centroid_top_k_, per = config_.n_vocab / C;
-  std::vector<float> scores(C);
-  MatMul(centroids_, y, 1, scores.data(), pool);
-  std::vector<int> order(C);
-  std::iota(order.begin(), order.end(), 0);
-  std::partial_sort(order.begin(), order.begin() + K, order.end(), [&scores](int a, int b) {
+  s.scores.resize(C);
+  MatMul(centroids_, y, 1, s.scores.data(), pool);
+  s.order.resize(C);
+  std::iota(s.order.begin(), s.order.end(), 0);
+  const std::vector<float>& scores = s.scores;
+  std::partial_sort(s.order.begin(), s.order.begin() + K, s.order.end(), [&scores](int a, int b) {
     return scores[a] > scores[b] || (scores[a] == scores[b] && a < b);
   });
-  std::vector<int32_t> cand(static_cast<size_t>(K) * per);
+  s.candidates.resize(static_cast<size_t>(K) * per);
   for (int k = 0; k < K; ++k) {
-    std::memcpy(cand.data() + static_cast<size_t>(k) * per,
-                ordering_.data() + static_cast<size_t>(order[k]) * per, per * sizeof(int32_t));
+    std::memcpy(s.candidates.data() + static_cast<size_t>(k) * per,
+                ordering_.data() + static_cast<size_t>(s.order[k]) * per, per * sizeof(int32_t));
   }
-  std::vector<float> values(cand.size());
-  kernels::MatMulRows(weights_.output, cand.data(), static_cast<int64_t>(cand.size()), y, 1,
-                      values.data(), pool);
+  s.values.resize(s.candidates.size());
+  kernels::MatMulRows(weights_.output, s.candidates.data(),
+                      static_cast<int64_t>(s.candidates.size()), y, 1, s.values.data(), pool);
   std::fill(logits, logits + config_.n_vocab, -INFINITY);
-  for (size_t i = 0; i < cand.size(); ++i) logits[cand[i]] = values[i];
+  for (size_t i = 0; i < s.candidates.size(); ++i) logits[s.candidates[i]] = s.values[i];
 }
 
 void Gemma4Assistant::Step(const std::vector<DraftRow>& rows, const KvCache& target_cache,
@@ -173,8 +175,22 @@ void Gemma4Assistant::Step(const std::vector<DraftRow>& rows, const KvCache& tar
   const Gemma4Config& c = config_;
   const int n = static_cast<int>(rows.size());
   const size_t B = n_embd_out_, D = c.n_embd;
-  std::vector<int32_t> positions(n);
-  std::vector<float> in(n * 2 * B), x(n * D), a(n * D), o(n * D);
+  DraftOutput::Scratch& s = out.scratch;
+  std::vector<int32_t>& positions = s.positions;
+  std::vector<float>& in = s.in;
+  std::vector<float>& x = s.x;  // the residual stream
+  std::vector<float>& a = s.a;
+  std::vector<float>& o = s.o;
+  std::vector<float>& q = s.q;
+  std::vector<float>& att = s.att;
+  std::vector<float>& gate = s.gate;
+  std::vector<float>& up = s.up;
+  std::vector<float>& y = s.y;
+  positions.resize(n);
+  in.resize(n * 2 * B);
+  x.resize(n * D);
+  a.resize(n * D);
+  o.resize(n * D);
   for (int r = 0; r < n; ++r) {
     if (rows[r].pos < 0 || rows[r].pos > target_cache.Length(rows[r].seq)) {
       Fail(ErrorKind::kInvalidArgument, "draft row " + std::to_string(r) + " at position " +
@@ -194,7 +210,8 @@ void Gemma4Assistant::Step(const std::vector<DraftRow>& rows, const KvCache& tar
     const Gemma4LayerWeights& w = weights_.layers[l];
     const int hd = lc.head_dim, H = c.n_head;
     const size_t qd = static_cast<size_t>(H) * hd;
-    std::vector<float> q(n * qd), att(n * qd);
+    q.resize(n * qd);
+    att.resize(n * qd);
     RmsNormRows(x.data(), D, w.attn_norm.data(), c.rms_eps, D, n, a.data(), D, &pool);
     MatMul(w.attn_q, a.data(), n, q.data(), pool);
     RmsNormRows(q.data(), hd, w.attn_q_norm.data(), c.rms_eps, hd, static_cast<int64_t>(n) * H,
@@ -222,7 +239,8 @@ void Gemma4Assistant::Step(const std::vector<DraftRow>& rows, const KvCache& tar
     kernels::Add(x.data(), o.data(), n * D, x.data());
 
     const size_t F = lc.n_ff;
-    std::vector<float> gate(n * F), up(n * F);
+    gate.resize(n * F);
+    up.resize(n * F);
     RmsNormRows(x.data(), D, w.ffn_norm.data(), c.rms_eps, D, n, a.data(), D, &pool);
     MatMul(w.ffn_gate, a.data(), n, gate.data(), pool);
     MatMul(w.ffn_up, a.data(), n, up.data(), pool);
@@ -233,14 +251,14 @@ void Gemma4Assistant::Step(const std::vector<DraftRow>& rows, const KvCache& tar
     kernels::Scale(x.data(), w.output_scale, n * D, x.data());
   }
 
-  std::vector<float> y(n * D);
+  y.resize(n * D);
   RmsNormRows(x.data(), D, weights_.output_norm.data(), c.rms_eps, D, n, y.data(), D, &pool);
   out.n_vocab = c.n_vocab;
   out.n_embd_out = n_embd_out_;
   out.logits.resize(static_cast<size_t>(n) * c.n_vocab);
   out.hidden.resize(n * B);
   for (int r = 0; r < n; ++r)
-    Head(y.data() + r * D, out.logits.data() + static_cast<size_t>(r) * c.n_vocab, pool);
+    Head(y.data() + r * D, out.logits.data() + static_cast<size_t>(r) * c.n_vocab, s, pool);
   MatMul(post_projection_, y.data(), n, out.hidden.data(), pool);
 }
 

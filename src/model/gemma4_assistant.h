@@ -39,6 +39,12 @@ struct DraftOutput {
   int n_embd_out = 0;
   std::vector<float> logits;  // [rows][V]; tokens outside the kept clusters are -inf
   std::vector<float> hidden;  // [rows][B]: next step's hidden (post_projection)
+  // Step's working memory, kept here so a drafting loop that reuses its DraftOutput allocates
+  // nothing per step.
+  struct Scratch {
+    std::vector<int32_t> positions, order, candidates;
+    std::vector<float> in, x, a, o, q, att, gate, up, y, scores, values;
+  } scratch;
   const float* Logits(int r) const { return logits.data() + static_cast<size_t>(r) * n_vocab; }
   const float* Hidden(int r) const { return hidden.data() + static_cast<size_t>(r) * n_embd_out; }
 };
@@ -74,7 +80,7 @@ class Gemma4Assistant {
 
  private:
   explicit Gemma4Assistant(const Gemma4Model& target);
-  void Head(const float* y, float* logits, ThreadPool& pool) const;
+  void Head(const float* y, float* logits, DraftOutput::Scratch& s, ThreadPool& pool) const;
 
   const Gemma4Model& target_;
   std::unique_ptr<GgufFile> file_;
