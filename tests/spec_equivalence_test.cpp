@@ -9,6 +9,7 @@
 
 #include "base/thread_pool.h"
 #include "engine/generator.h"
+#include "greedy_params.h"
 #include "model/gemma4_assistant.h"
 #include "model/gemma4_model.h"
 #include "model/gemma4_presets.h"
@@ -22,16 +23,6 @@ const std::string kFixtureDir = std::string(TANDEM_SHARED_DIR) + "/fixtures/llam
 nlohmann::json ReadJson(const std::string& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in);
-}
-
-GenerateParams Greedy(int n, SpecType type, int draft_max, bool adaptive) {
-  GenerateParams p;
-  p.n_predict = n;
-  p.sampling.temperature = 0.0f;
-  p.spec.type = type;
-  p.spec.draft_max = draft_max;
-  p.spec.adaptive = adaptive;
-  return p;
 }
 
 TEST(SpecEquivalence, LlamaCppDraftMtpRunIsReproduced) {

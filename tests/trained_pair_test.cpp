@@ -11,6 +11,7 @@
 #include "base/thread_pool.h"
 #include "engine/generator.h"
 #include "gguf/gguf_reader.h"
+#include "greedy_params.h"
 #include "model/gemma4_assistant.h"
 #include "model/gemma4_model.h"
 #include "tokenizer/tokenizer.h"
@@ -34,16 +35,6 @@ const char* const kPrompts[] = {
     "import os\nimport sys\n\n\nclass Config:\n    def __init__(self, path):\n",
     "    for key, value in sorted(items.items()):\n        if value is None:\n",
 };
-
-GenerateParams Greedy(int n, SpecType type, int draft_max, bool adaptive) {
-  GenerateParams p;
-  p.n_predict = n;
-  p.sampling.temperature = 0.0f;
-  p.spec.type = type;
-  p.spec.draft_max = draft_max;
-  p.spec.adaptive = adaptive;
-  return p;
-}
 
 class TrainedPair : public testing::Test {
  protected:
