@@ -204,7 +204,9 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
       }
       cost.push_back(*std::min_element(ms.begin(), ms.end()));
     }
-    for (double& c : cost) c /= cost[0] > 0 ? cost[0] : 1;
+    spec["verify_ms_by_rows"] = cost;
+    const double t1 = cost[0] > 0 ? cost[0] : 1;
+    for (double& c : cost) c /= t1;
     spec["verify_cost_vs_t1"] = cost;
 
     for (float rate : ParseList(a.synthetic)) {
@@ -263,12 +265,14 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
                   j["speedup"].get<double>(), 100 * j["acceptance_rate"].get<double>(),
                   j["tokens_per_target_forward"].get<double>());
     };
-    for (auto& [n, j] : s["fixed"].items()) row("n=" + n, j);
+    const nlohmann::json none = nlohmann::json::object();
+    const nlohmann::json fixed = s.value("fixed", none), synthetic = s.value("synthetic", none);
+    for (auto& [n, j] : fixed.items()) row("n=" + n, j);
     row("adaptive", s["adaptive"]);
     std::printf("  verify cost time(T)/time(1), T=1..16:");
     for (double c : s["verify_cost_vs_t1"]) std::printf(" %.2f", c);
     std::printf("\n");
-    for (auto& [rate, j] : s["synthetic"].items()) {
+    for (auto& [rate, j] : synthetic.items()) {
       std::printf("  synthetic acceptance %s: best fixed %.2fx, adaptive %.2fx (", rate.c_str(),
                   j["best_fixed"].get<double>(), j["adaptive"].get<double>());
       for (auto& [n, v] : j["fixed"].items())

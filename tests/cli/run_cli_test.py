@@ -97,11 +97,29 @@ def errors_are_clear():
     assert r.returncode == 1 and "top_p" in r.stderr, r.stderr
 
 
+def bench_reports_every_section():
+    spec = ("-m", TARGET, "-md", ASSISTANT, "--spec", "-p", "16", "-n", "8", "-r", "1",
+            "--draft-lengths", "1,2")
+    r = tandem("bench", *spec, "--synthetic-acceptance", "")
+    for text in ("pp16", "tg8", "resident", "n=1", "n=2", "adaptive", "verify cost"):
+        assert text in r.stdout, f"{text!r} missing from:\n{r.stdout}"
+    assert "synthetic" not in r.stdout and "rror" not in r.stderr, r.stdout + r.stderr
+    j = json.loads(tandem("bench", *spec, "--synthetic-acceptance", "0.7", "--json").stdout)
+    assert j["tg"]["resident_bytes"] > 0 and j["tg"]["kv_bytes"] > 0, j["tg"]
+    costs = j["spec"]["verify_cost_vs_t1"]
+    assert len(costs) == 16 and costs[0] == 1.0, costs
+    ms = j["spec"]["verify_ms_by_rows"]
+    assert all(abs(c - m / ms[0]) < 1e-9 for c, m in zip(costs, ms)), f"not ratios: {costs} {ms}"
+    assert sorted(j["spec"]["fixed"]) == ["1", "2"], j["spec"]["fixed"].keys()
+    synthetic = j["spec"]["synthetic"]["0.70"]
+    assert synthetic["best_fixed"] == max(synthetic["fixed"].values()), synthetic
+
+
 tandem("mkmodel", "--config", "tiny-e2b", "--type", "q8_0", "-o", TARGET)
 tandem("mkmodel", "--config", "tiny-e2b", "--assistant", "--type", "q8_0", "-o", ASSISTANT)
 for test in (greedy_is_reproducible_and_identical_with_speculation, stop_strings_are_honoured,
              sampling_is_reproducible_from_the_seed, flags_without_effect_are_warned,
-             errors_are_clear):
+             errors_are_clear, bench_reports_every_section):
     case(test)
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
