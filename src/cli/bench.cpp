@@ -30,6 +30,7 @@ struct BenchArgs {
   bool spec = false;
   std::string draft_lengths = "1,2,3,4,6,8";
   std::string synthetic = "0.8,0.7,0.6";
+  std::string spec_prompt;  // text prompt of the --spec runs; empty: 32 pseudo-random tokens
 };
 
 struct Sample {
@@ -150,7 +151,9 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
       Fail(ErrorKind::kInvalidArgument, "--spec needs a drafter (-md) with speculation on");
     }
     Generator sg(target, m.assistant.get(), *m.pool, kv, m.draft_model.get());
-    const std::vector<int32_t> prompt = Tokens(32, V, 7);
+    const std::vector<int32_t> prompt =
+        a.spec_prompt.empty() ? Tokens(32, V, 7)
+                              : m.tokenizer->Encode(a.spec_prompt, {.add_special = true});
     auto run = [&](SpecType type, int n_draft, bool adaptive, const std::vector<float>& synth) {
       std::vector<double> tps;
       GenerateResult last;
@@ -172,6 +175,7 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
       return j;
     };
     nlohmann::json spec;
+    spec["prompt_tokens"] = prompt.size();
     const double plain = run(SpecType::kNone, 0, false, {})["tok_s"];
     spec["plain_tok_s"] = plain;
     for (float nf : ParseList(a.draft_lengths)) {
@@ -298,6 +302,8 @@ void AddBenchCommand(CLI::App& app, CommandRunner& runner) {
   sub->add_flag("--spec", a->spec, "Plain vs speculative decoding (needs -md)");
   sub->add_option("--draft-lengths", a->draft_lengths, "Fixed draft lengths to compare")
       ->capture_default_str();
+  sub->add_option("--spec-prompt", a->spec_prompt,
+                  "Text prompt of the --spec runs (default: 32 pseudo-random tokens)");
   sub->add_option("--synthetic-acceptance", a->synthetic,
                   "Per-position acceptance rates to simulate (comma list; empty: skip)")
       ->capture_default_str();
