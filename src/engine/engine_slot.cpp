@@ -195,6 +195,7 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
   if (record_verify_time) controller_.RecordVerifyTime(k + 1, forward_ms);
   if (k == 0) {
     ++stats.plain_steps;
+    stats.plain_ms += forward_ms;
     hidden_.assign(out.Hidden(row0), out.Hidden(row0) + n_embd_);
     Emit(sampler_.Sample(out.Logits(logit0), n_vocab_, history_, rng_, probs_));
     return;

@@ -196,6 +196,7 @@ GenerateResult Generator::Generate(std::span<const int32_t> prompt, const Genera
 
     if (k == 0) {
       ++stats.plain_steps;
+      stats.plain_ms += verify_ms;
       hidden.assign(out.Hidden(0), out.Hidden(0) + B);
       emit(sampler.Sample(out.Logits(0), V, history, rng, probs));
       continue;

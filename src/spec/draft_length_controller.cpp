@@ -48,7 +48,17 @@ double DraftLengthController::VerifyMs(int rows) const {
   if (has_lo && has_hi) {
     return verify_ms_[lo] + (verify_ms_[hi] - verify_ms_[lo]) * (rows - lo) / double(hi - lo);
   }
-  if (has_lo) return verify_ms_[lo] * (1.0 + 0.05 * (rows - lo));
+  if (has_lo) {
+    // Past the largest measured row count: continue the slope of the two largest measured ones
+    // (a fixed 5 % per row before a second one exists), so longer drafts are not written off
+    // by a pessimistic guess they never get to disprove.
+    int lo2 = lo - 1;
+    while (lo2 >= 1 && verify_ms_[lo2] == 0) --lo2;
+    const double slope = lo2 >= 1
+                             ? std::max(0.0, (verify_ms_[lo] - verify_ms_[lo2]) / double(lo - lo2))
+                             : 0.05 * verify_ms_[lo];
+    return verify_ms_[lo] + slope * (rows - lo);
+  }
   if (has_hi) return verify_ms_[hi] / (1.0 + 0.05 * (hi - rows));
   return 1.0 + 0.05 * (rows - 1);  // nothing measured: relative units
 }

@@ -37,6 +37,14 @@ double SpecStats::TokensPerTargetForward() const {
   return forwards ? double(generated) / double(forwards) : 0.0;
 }
 
+double SpecStats::EstimatedSpeedup() const {
+  const int64_t forwards = rounds + plain_steps;
+  const double spent = draft_ms + verify_ms;
+  if (forwards == 0 || spent <= 0) return 0.0;
+  const double plain_step_ms = plain_steps ? plain_ms / plain_steps : verify_ms / rounds;
+  return double(rounds + accepted + plain_steps) * plain_step_ms / spent;
+}
+
 std::vector<double> SpecStats::AcceptanceByPosition() const {
   std::vector<double> out;
   for (size_t i = 0; i < drafted_at.size(); ++i) {
@@ -62,6 +70,7 @@ void SpecStats::Add(const SpecStats& o) {
   }
   draft_ms += o.draft_ms;
   verify_ms += o.verify_ms;
+  plain_ms += o.plain_ms;
   other_ms += o.other_ms;
 }
 
@@ -77,6 +86,9 @@ nlohmann::json SpecStats::ToJson() const {
       {"tokens_per_target_forward", TokensPerTargetForward()},
       {"draft_ms", draft_ms},
       {"verify_ms", verify_ms},
+      {"plain_ms", plain_ms},
+      {"speedup_estimate", EstimatedSpeedup()},
+      {"speedup_estimate_is_upper_bound", SpeedupIsUpperBound()},
       {"other_ms", other_ms},
       {"repetition_share", accepted ? double(repetition_accepted) / double(accepted) : 0.0},
   };

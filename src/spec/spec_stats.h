@@ -20,6 +20,7 @@ struct SpecStats {
   std::vector<int64_t> accepted_at;  // [i]: ... and had it accepted
   double draft_ms = 0;               // time in the drafter
   double verify_ms = 0;              // time in target forwards (verification and plain steps)
+  double plain_ms = 0;               // ... of which plain (single-row) steps
   double other_ms = 0;               // sampling, bookkeeping
 
   void RecordRound(int n_drafted, int n_accepted);
@@ -28,6 +29,12 @@ struct SpecStats {
   // Emitted tokens per target forward (1.0 for plain decoding).
   double TokensPerTargetForward() const;
   std::vector<double> AcceptanceByPosition() const;
+  // Speedup over plain decoding estimated from this run: the tokens its target forwards emitted,
+  // times what a plain step costs, over the time spent drafting and verifying. A plain step
+  // costs the mean of this run's plain steps; with none, the mean verification forward — an
+  // upper bound, as verifying T rows costs at least one plain step (SpeedupIsUpperBound()).
+  double EstimatedSpeedup() const;
+  bool SpeedupIsUpperBound() const { return plain_steps == 0; }
   void Add(const SpecStats& other);
   nlohmann::json ToJson() const;
 };

@@ -1,0 +1,68 @@
+#include "spec/spec_stats.h"
+
+#include <gtest/gtest.h>
+
+namespace tandem {
+namespace {
+
+TEST(SpecStats, RoundsCountByPosition) {
+  SpecStats s;
+  s.RecordRound(3, 3);
+  s.RecordRound(3, 1);
+  s.RecordRound(1, 0);
+  EXPECT_EQ(s.rounds, 3);
+  EXPECT_EQ(s.drafted, 7);
+  EXPECT_EQ(s.accepted, 4);
+  EXPECT_EQ(s.AcceptanceByPosition(), (std::vector<double>{2.0 / 3, 1.0 / 2, 1.0 / 2}));
+  EXPECT_DOUBLE_EQ(s.MeanAcceptedLength(), 4.0 / 3);
+}
+
+TEST(SpecStats, TokensPerForwardAndSpeedupEstimate) {
+  SpecStats s;
+  // 10 plain steps of 20 ms, then 10 rounds: 4 drafts at 1 ms each, verify 25 ms, 3 accepted.
+  s.plain_steps = 10;
+  s.plain_ms = 200;
+  s.verify_ms = 200 + 250;
+  s.draft_ms = 40;
+  for (int i = 0; i < 10; ++i) s.RecordRound(4, 3);
+  s.generated = 10 + 10 * 4;
+  EXPECT_DOUBLE_EQ(s.TokensPerTargetForward(), 50.0 / 20);
+  // 50 tokens x 20 ms of a plain step / (40 + 450) ms.
+  EXPECT_DOUBLE_EQ(s.EstimatedSpeedup(), 50 * 20.0 / 490);
+  EXPECT_FALSE(s.SpeedupIsUpperBound());
+
+  SpecStats plain;
+  plain.plain_steps = 5;
+  plain.plain_ms = plain.verify_ms = 100;
+  EXPECT_DOUBLE_EQ(plain.EstimatedSpeedup(), 1.0);
+
+  SpecStats only_rounds;
+  only_rounds.verify_ms = 100;
+  only_rounds.RecordRound(2, 2);
+  only_rounds.RecordRound(2, 0);
+  EXPECT_TRUE(only_rounds.SpeedupIsUpperBound());
+  EXPECT_DOUBLE_EQ(only_rounds.EstimatedSpeedup(), 4 * 50.0 / 100);
+}
+
+TEST(SpecStats, AddMergesEverything) {
+  SpecStats a, b;
+  a.RecordRound(2, 1);
+  b.RecordRound(4, 4);
+  b.plain_ms = 3;
+  a.Add(b);
+  EXPECT_EQ(a.rounds, 2);
+  EXPECT_EQ(a.drafted_at.size(), 4u);
+  EXPECT_EQ(a.accepted_at[0], 2);
+  EXPECT_EQ(a.plain_ms, 3);
+  EXPECT_TRUE(a.ToJson().contains("speedup_estimate"));
+}
+
+TEST(SpecStats, RepetitionLoops) {
+  EXPECT_TRUE(InRepetitionLoop({1, 2, 3, 1, 2, 3, 1, 2, 3}));
+  EXPECT_TRUE(InRepetitionLoop({5, 7, 7, 7}));
+  EXPECT_FALSE(InRepetitionLoop({1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_FALSE(InRepetitionLoop({1, 2, 1, 2}));  // two repeats are not a loop
+}
+
+}  // namespace
+}  // namespace tandem
