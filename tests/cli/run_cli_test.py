@@ -51,7 +51,8 @@ def greedy_is_reproducible_and_identical_with_speculation():
     for key in ("load_ms", "prompt_n", "prompt_per_second", "predicted_n", "predicted_per_second"):
         assert key in a["timings"], f"timings.{key} missing"
     for key in ("drafted", "accepted", "acceptance_by_position", "rounds", "mean_accepted_length",
-                "tokens_per_target_forward", "draft_ms", "verify_ms", "repetition_share"):
+                "tokens_per_target_forward", "draft_ms", "verify_ms", "repetition_share",
+                "speedup_estimate"):
         assert key in s["speculative"], f"speculative.{key} missing"
 
 
