@@ -91,6 +91,49 @@ struct MatMulKernelTable {
   QuantizeRowFn quantize_q8_k = nullptr;
 };
 
+// The micro-kernels every ISA folder (ref, avx2, avx512) defines in its own namespace, listed
+// once: X(Name) stands for MatMulTile<Name>, the kernel for TensorType::k<Name>.
+// clang-format off
+#define TANDEM_MATMUL_FLOAT_TILES(X) X(F32) X(F16) X(BF16)
+#define TANDEM_MATMUL_QUANT_TILES(X) \
+  X(Q4_0) X(Q5_0) X(Q8_0) X(Q4_1) X(Q5_1) X(IQ4_NL) X(MXFP4) \
+  X(Q2_K) X(Q3_K) X(IQ4_XS) X(Q4_K) X(Q5_K) X(Q6_K)
+// clang-format on
+
+#define TANDEM_DECLARE_FLOAT_TILE(Name)                                                    \
+  void MatMulTile##Name(const WeightTile& tile, int64_t cols, const float* x, int64_t ldx, \
+                        int64_t n_x, float* y, int64_t ldy);
+#define TANDEM_DECLARE_QUANT_TILE(Name)                                                     \
+  void MatMulTile##Name(const WeightTile& tile, const QuantizedActivations& acts, float* y, \
+                        int64_t ldy);
+#define TANDEM_REGISTER_FLOAT_TILE(Name) \
+  t.float_tile[static_cast<size_t>(TensorType::k##Name)] = MatMulTile##Name;
+#define TANDEM_REGISTER_QUANT_TILE(Name) \
+  t.quant_tile[static_cast<size_t>(TensorType::k##Name)] = MatMulTile##Name;
+
+// Inside an ISA namespace: declares its tiles and activation quantizers (QuantizeRowFn).
+#define TANDEM_DECLARE_MATMUL_KERNELS                                                  \
+  TANDEM_MATMUL_FLOAT_TILES(TANDEM_DECLARE_FLOAT_TILE)                                 \
+  TANDEM_MATMUL_QUANT_TILES(TANDEM_DECLARE_QUANT_TILE)                                 \
+  void QuantizeActivationsQ8_0(const float* x, int64_t cols, const QuantizedRow& out); \
+  void QuantizeActivationsQ8_1(const float* x, int64_t cols, const QuantizedRow& out); \
+  void QuantizeActivationsQ8_K(const float* x, int64_t cols, const QuantizedRow& out);
+
+// Inside an ISA namespace: defines its MatMulKernels() table from those declarations.
+#define TANDEM_DEFINE_MATMUL_KERNEL_TABLE                   \
+  const MatMulKernelTable& MatMulKernels() {                \
+    static const MatMulKernelTable table = [] {             \
+      MatMulKernelTable t;                                  \
+      TANDEM_MATMUL_FLOAT_TILES(TANDEM_REGISTER_FLOAT_TILE) \
+      TANDEM_MATMUL_QUANT_TILES(TANDEM_REGISTER_QUANT_TILE) \
+      t.quantize_q8_0 = QuantizeActivationsQ8_0;            \
+      t.quantize_q8_1 = QuantizeActivationsQ8_1;            \
+      t.quantize_q8_k = QuantizeActivationsQ8_K;            \
+      return t;                                             \
+    }();                                                    \
+    return table;                                           \
+  }
+
 namespace ref {
 const MatMulKernelTable& MatMulKernels();
 }  // namespace ref

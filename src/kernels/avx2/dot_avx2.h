@@ -1,5 +1,6 @@
-// AVX2 micro-kernels for MatMul (built with AVX2, FMA and F16C flags; reached only
-// through the kernel table when the host supports them). Contracts as in matmul_kernel.h.
+// AVX2 micro-kernels for MatMul (built with AVX2, FMA and F16C flags; reached only through the
+// kernel table when the host supports them). Contracts as in matmul_kernel.h; the quantized
+// tiles and activation quantizers are bitwise equal to the ref:: versions.
 #pragma once
 
 #include <cstdint>
@@ -8,44 +9,6 @@
 
 namespace tandem::kernels::avx2 {
 
-void MatMulTileF32(const WeightTile& tile, int64_t cols, const float* x, int64_t ldx, int64_t n_x,
-                   float* y, int64_t ldy);
-void MatMulTileF16(const WeightTile& tile, int64_t cols, const float* x, int64_t ldx, int64_t n_x,
-                   float* y, int64_t ldy);
-void MatMulTileBF16(const WeightTile& tile, int64_t cols, const float* x, int64_t ldx, int64_t n_x,
-                    float* y, int64_t ldy);
-
-// Quantized tiles; bitwise equal to the ref:: versions.
-void MatMulTileQ4_0(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy);
-void MatMulTileQ5_0(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy);
-void MatMulTileQ8_0(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy);
-void MatMulTileIQ4_NL(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                      int64_t ldy);
-void MatMulTileMXFP4(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                     int64_t ldy);
-void MatMulTileQ4_1(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy);
-void MatMulTileQ5_1(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy);
-void MatMulTileQ2_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy);
-void MatMulTileQ3_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy);
-void MatMulTileIQ4_XS(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                      int64_t ldy);
-void MatMulTileQ4_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy);
-void MatMulTileQ5_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy);
-void MatMulTileQ6_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy);
-
-// Activation quantizers (QuantizeRowFn), bit-exact with the ref:: ones.
-void QuantizeActivationsQ8_0(const float* x, int64_t cols, const QuantizedRow& out);
-void QuantizeActivationsQ8_1(const float* x, int64_t cols, const QuantizedRow& out);
-void QuantizeActivationsQ8_K(const float* x, int64_t cols, const QuantizedRow& out);
+TANDEM_DECLARE_MATMUL_KERNELS
 
 }  // namespace tandem::kernels::avx2
