@@ -4,6 +4,7 @@
 // ~0 of untrained weights); the adaptive controller chooses to draft and stays lossless.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -25,9 +26,9 @@ const std::string kTarget = kModels + "tandem-gemma4-tiny-Q8_0.gguf";
 const std::string kAssistant = kModels + "tandem-gemma4-tiny-assistant-Q8_0.gguf";
 
 // Floors well under what the shipped pair measures (models/README.md); untrained weights give ~0.
-constexpr double kMinAcceptanceAllLengths = 0.2;
-constexpr double kMinFirstPositionAcceptance = 0.3;
-constexpr double kMinTokensPerForward = 1.3;
+constexpr double kMinAcceptanceAllLengths = 0.1;     // measured 0.21 (long drafts dilute it)
+constexpr double kMinFirstPositionAcceptance = 0.5;  // measured 0.80
+constexpr double kMinTokensPerForward = 1.6;         // measured 2.34 at draft-max 3
 
 // Python source openings, like the corpus the pair was trained on (not taken from it).
 const char* const kPrompts[] = {
@@ -77,7 +78,7 @@ TEST_F(TrainedPair, ShipsWithACentroidHead) {
 
 TEST_F(TrainedPair, GreedyMtpIsIdenticalForEveryDraftLengthThreadsKvTypeAndHead) {
   const int n = 96;
-  ThreadPool pools[] = {ThreadPool(1), ThreadPool(2), ThreadPool(3)};
+  ThreadPool pools[] = {ThreadPool(1), ThreadPool(2)};
   int64_t drafted = 0, accepted = 0;
   for (int i = 0; i < static_cast<int>(std::size(kPrompts)); ++i) {
     const std::vector<int32_t> prompt = Prompt(i);
@@ -86,7 +87,7 @@ TEST_F(TrainedPair, GreedyMtpIsIdenticalForEveryDraftLengthThreadsKvTypeAndHead)
       const GenerateResult want = plain.Generate(prompt, Greedy(n, SpecType::kNone, 0, false), {});
       for (int draft_max = 1; draft_max <= 16; ++draft_max) {
         const Gemma4Assistant* head = draft_max % 2 ? centroid_ : dense_;
-        Generator gen(*target_, head, pools[draft_max % 3], {.type = kv, .n_ctx = 512});
+        Generator gen(*target_, head, pools[draft_max % 2], {.type = kv, .n_ctx = 512});
         const GenerateResult r =
             gen.Generate(prompt, Greedy(n, SpecType::kMtp, draft_max, false), {});
         ASSERT_EQ(r.tokens, want.tokens)
@@ -99,7 +100,7 @@ TEST_F(TrainedPair, GreedyMtpIsIdenticalForEveryDraftLengthThreadsKvTypeAndHead)
   }
   ASSERT_GT(drafted, 0);
   const double acceptance = double(accepted) / double(drafted);
-  RecordProperty("acceptance", std::to_string(acceptance));
+  std::printf("acceptance over draft lengths 1..16: %.3f\n", acceptance);
   EXPECT_GT(acceptance, kMinAcceptanceAllLengths)
       << "the trained assistant should predict its target";
 }
@@ -113,6 +114,9 @@ TEST_F(TrainedPair, AcceptanceByPositionIsReal) {
   }
   const std::vector<double> by_position = stats.AcceptanceByPosition();
   ASSERT_EQ(by_position.size(), 3u);
+  std::printf(
+      "draft-max 3: acceptance by position %.3f %.3f %.3f, %.2f tokens per target forward\n",
+      by_position[0], by_position[1], by_position[2], stats.TokensPerTargetForward());
   EXPECT_GT(by_position[0], kMinFirstPositionAcceptance);
   EXPECT_GT(stats.TokensPerTargetForward(), kMinTokensPerForward);
 }
