@@ -154,37 +154,61 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
     const std::vector<int32_t> prompt =
         a.spec_prompt.empty() ? Tokens(32, V, 7)
                               : m.tokenizer->Encode(a.spec_prompt, {.add_special = true});
-    auto run = [&](SpecType type, int n_draft, bool adaptive, const std::vector<float>& synth) {
-      std::vector<double> tps;
-      GenerateResult last;
+    // One generation per configuration per repetition, the configurations interleaved, so a
+    // drift of the machine's speed (shared hosts) hits every configuration alike.
+    struct Config {
+      SpecType type;
+      int n_draft;
+      bool adaptive;
+      std::vector<float> synthetic;
+    };
+    auto run_all = [&](const std::vector<Config>& configs) {
+      std::vector<std::vector<double>> tps(configs.size());
+      std::vector<GenerateResult> last(configs.size());
       for (int r = 0; r < a.repetitions; ++r) {
-        sg.Reset();
-        GenerateParams p = GreedyParams(a.n_gen);
-        p.spec = m.spec;
-        p.spec.type = type;
-        p.spec.draft_max = std::max(1, n_draft);
-        p.spec.adaptive = adaptive;
-        p.synthetic_acceptance = synth;
-        last = sg.Generate(prompt, p, nullptr);
-        tps.push_back(last.tokens.size() * 1000.0 / last.generate_ms);
+        for (size_t c = 0; c < configs.size(); ++c) {
+          sg.Reset();
+          GenerateParams p = GreedyParams(a.n_gen);
+          p.spec = m.spec;
+          p.spec.type = configs[c].type;
+          p.spec.draft_max = std::max(1, configs[c].n_draft);
+          p.spec.adaptive = configs[c].adaptive;
+          p.synthetic_acceptance = configs[c].synthetic;
+          last[c] = sg.Generate(prompt, p, nullptr);
+          tps[c].push_back(last[c].tokens.size() * 1000.0 / last[c].generate_ms);
+        }
       }
-      Sample s = Stats(tps);
-      nlohmann::json j = last.spec.ToJson();
-      j["tok_s"] = s.mean;
-      j["sd"] = s.sd;
-      return j;
+      std::vector<nlohmann::json> out;
+      for (size_t c = 0; c < configs.size(); ++c) {
+        const Sample st = Stats(tps[c]);
+        nlohmann::json j = last[c].spec.ToJson();
+        j["tok_s"] = st.mean;
+        j["sd"] = st.sd;
+        out.push_back(j);
+      }
+      return out;
+    };
+    const std::vector<float> lengths = ParseList(a.draft_lengths);
+    auto configs_for = [&](const std::vector<float>& synthetic) {
+      std::vector<Config> configs;
+      for (float nf : lengths)
+        configs.push_back({m.spec.type, static_cast<int>(nf), false, synthetic});
+      configs.push_back({m.spec.type, m.spec.draft_max, true, synthetic});
+      return configs;
     };
     nlohmann::json spec;
     spec["prompt_tokens"] = prompt.size();
-    const double plain = run(SpecType::kNone, 0, false, {})["tok_s"];
+    std::vector<Config> configs = configs_for({});
+    configs.insert(configs.begin(), Config{SpecType::kNone, 0, false, {}});
+    const std::vector<nlohmann::json> results = run_all(configs);
+    const double plain = results[0]["tok_s"];
     spec["plain_tok_s"] = plain;
-    for (float nf : ParseList(a.draft_lengths)) {
-      const int n = static_cast<int>(nf);
-      nlohmann::json j = run(m.spec.type, n, false, {});
+    for (size_t i = 0; i < lengths.size(); ++i) {
+      nlohmann::json j = results[1 + i];
       j["speedup"] = j["tok_s"].get<double>() / plain;
-      spec["fixed"][std::to_string(n)] = j;
+      spec["fixed"][std::to_string(static_cast<int>(lengths[i]))] = j;
     }
-    nlohmann::json ad = run(m.spec.type, m.spec.draft_max, true, {});
+    nlohmann::json ad = results.back();
     ad["speedup"] = ad["tok_s"].get<double>() / plain;
     spec["adaptive"] = ad;
 
@@ -214,16 +238,15 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
     spec["verify_cost_vs_t1"] = cost;
 
     for (float rate : ParseList(a.synthetic)) {
+      const std::vector<nlohmann::json> r = run_all(configs_for({rate}));
       nlohmann::json sj;
       double best = 0;
-      for (float nf : ParseList(a.draft_lengths)) {
-        const int n = static_cast<int>(nf);
-        nlohmann::json j = run(m.spec.type, n, false, {rate});
-        sj["fixed"][std::to_string(n)] = j["tok_s"].get<double>() / plain;
-        best = std::max(best, j["tok_s"].get<double>() / plain);
+      for (size_t i = 0; i < lengths.size(); ++i) {
+        const double speedup = r[i]["tok_s"].get<double>() / plain;
+        sj["fixed"][std::to_string(static_cast<int>(lengths[i]))] = speedup;
+        best = std::max(best, speedup);
       }
-      nlohmann::json j = run(m.spec.type, m.spec.draft_max, true, {rate});
-      sj["adaptive"] = j["tok_s"].get<double>() / plain;
+      sj["adaptive"] = r.back()["tok_s"].get<double>() / plain;
       sj["best_fixed"] = best;
       char key[16];
       std::snprintf(key, sizeof key, "%.2f", rate);

@@ -171,7 +171,11 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
            out);
   };
   const size_t n_tasks = n_groups * tasks_per_group;
-  if (pool == nullptr) {
+  // Short contexts (a few hundred key rows over all heads) are cheaper than waking the pool.
+  int64_t work = 0;
+  for (const KeyRange& k : keys) work += static_cast<int64_t>(k.end - k.begin);
+  work *= static_cast<int64_t>(args.n_heads) * head_dim;
+  if (pool == nullptr || work < 65536) {
     for (size_t t = 0; t < n_tasks; ++t) task(t);
   } else {
     pool->ParallelFor(n_tasks, task);

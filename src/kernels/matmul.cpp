@@ -81,6 +81,9 @@ class Scratch {
   std::vector<uint8_t> storage_;
 };
 
+// Weight bytes x activation rows under which a product is not worth spreading over the pool.
+constexpr uint64_t kInlineWorkBytes = 256 * 1024;
+
 // Quantizes x[T][cols] for `family` into the structure of arrays the kernels read, one row per
 // task; `quantize` is the active path's quantizer (all are bit-exact with the reference).
 QuantizedActivations QuantizeActivations(Family family, QuantizeRowFn quantize, const float* x,
@@ -212,6 +215,12 @@ void Run(const WeightMatrix& w, RowIndex row_index, bool dense, int64_t n_out, c
     acts = QuantizeActivations(family, k.quantize, x, T, w.cols, pool);
   }
   const size_t n_tiles = static_cast<size_t>((n_out + kTileRows - 1) / kTileRows);
+  // Small products (the assistant's layers, per-head projections) run on the calling thread:
+  // waking the pool costs more than the work. Which thread runs a tile never changes its result.
+  if (static_cast<uint64_t>(n_out) * w.row_bytes * static_cast<uint64_t>(T) < kInlineWorkBytes) {
+    RunTiles(w, family, k, row_index, dense, n_out, x, T, acts, y, 0, n_tiles);
+    return;
+  }
   pool.ParallelForRange(n_tiles, [&](size_t begin, size_t end, int) {
     RunTiles(w, family, k, row_index, dense, n_out, x, T, acts, y, begin, end);
   });

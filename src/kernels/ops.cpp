@@ -29,7 +29,8 @@ void RmsNormRows(const float* x, size_t x_stride, const float* weight, float eps
     for (size_t r = begin; r < end; ++r)
       RmsNorm(x + r * x_stride, weight, eps, n, y + r * y_stride);
   };
-  if (pool == nullptr) {
+  // A few rows (per-head norms of one token) are cheaper than waking the pool.
+  if (pool == nullptr || n_rows * n < 32768) {
     rows(0, static_cast<size_t>(n_rows), 0);
   } else {
     pool->ParallelForRange(static_cast<size_t>(n_rows), rows);

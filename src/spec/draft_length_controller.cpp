@@ -10,6 +10,8 @@ constexpr double kPrior = 0.5;        // acceptance assumed before any evidence 
 constexpr double kPriorWeight = 1.0;  // ... worth this many rounds
 constexpr double kTimeEma = 0.2;
 constexpr int kMaxProbeInterval = 256;
+constexpr int kExploreEvery = 4;        // drafting rounds between tries of one draft more ...
+constexpr double kExploreWithin = 0.9;  // ... rated at least this fraction of the best
 
 void Ema(double& slot, double value) {
   slot = slot == 0 ? value : slot + kTimeEma * (value - slot);
@@ -79,6 +81,16 @@ int DraftLengthController::Choose(int cap) {
     if (rate > best_rate) {
       best_rate = rate;
       best = n;
+    }
+  }
+  // Verify costs are only measured for the lengths tried. Every few rounds, try one more than
+  // the best when the model rates it nearly as good: the longer draft's cost gets measured
+  // instead of extrapolated, and high acceptance can climb to the length that pays most.
+  if (best > 0 && best < limit && ++explore_count_ >= kExploreEvery) {
+    explore_count_ = 0;
+    if (ExpectedTokens(best + 1) / EstimatedRoundMs(best + 1) >= kExploreWithin * best_rate) {
+      plain_streak_ = 0;
+      return best + 1;
     }
   }
   if (best == 0) {

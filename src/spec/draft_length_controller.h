@@ -43,6 +43,7 @@ class DraftLengthController {
   bool static_costs_ = false;             // times are not measured (UseStaticCosts)
   int plain_streak_ = 0;                  // plain rounds since the last probe
   int probe_interval_ = 8;                // plain rounds between probes, doubled after a miss
+  int explore_count_ = 0;                 // drafting rounds since trying one draft more
 };
 
 }  // namespace tandem
