@@ -10,7 +10,8 @@ constexpr double kPrior = 0.5;        // acceptance assumed before any evidence 
 constexpr double kPriorWeight = 1.0;  // ... worth this many rounds
 constexpr double kTimeEma = 0.2;
 constexpr int kMaxProbeInterval = 256;
-constexpr int kExploreEvery = 4;        // drafting rounds between tries of one draft more ...
+constexpr double kMinGain = 0.02;       // drafting must promise this much over plain decoding
+constexpr int kExploreEvery = 2;        // drafting rounds between tries of one draft more ...
 constexpr double kExploreWithin = 0.9;  // ... rated at least this fraction of the best
 
 void Ema(double& slot, double value) {
@@ -65,17 +66,26 @@ double DraftLengthController::VerifyMs(int rows) const {
   return 1.0 + 0.05 * (rows - 1);  // nothing measured: relative units
 }
 
+double DraftLengthController::MonotoneVerifyMs(int rows) const {
+  // Verifying more rows never costs less: a noisy or stale estimate (verify(1) last measured
+  // while the weights were still being paged in) must not make drafting look free.
+  double ms = VerifyMs(1);
+  for (int r = 2; r <= rows; ++r) ms = std::max(ms, VerifyMs(r));
+  return ms;
+}
+
 double DraftLengthController::EstimatedRoundMs(int n) const {
   const double step = draft_step_ms_ > 0 ? draft_step_ms_ : 0.1 * VerifyMs(1);
-  return n * step + VerifyMs(n + 1);
+  return n * step + MonotoneVerifyMs(n + 1);
 }
 
 int DraftLengthController::Choose(int cap) {
   const int limit = std::min(cap, draft_max_);
   if (limit <= 0) return 0;
   if (!adaptive_) return limit;
+  // Drafting must beat plain decoding by a margin: gains inside the timing noise are not gains.
   int best = 0;
-  double best_rate = ExpectedTokens(0) / EstimatedRoundMs(0);
+  double best_rate = (1.0 + kMinGain) * ExpectedTokens(0) / EstimatedRoundMs(0);
   for (int n = 1; n <= limit; ++n) {
     const double rate = ExpectedTokens(n) / EstimatedRoundMs(n);
     if (rate > best_rate) {

@@ -34,6 +34,7 @@ class DraftLengthController {
 
  private:
   double VerifyMs(int rows) const;
+  double MonotoneVerifyMs(int rows) const;  // max of VerifyMs(1..rows)
 
   int draft_max_;
   bool adaptive_;

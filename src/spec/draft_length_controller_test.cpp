@@ -63,6 +63,24 @@ TEST(DraftLengthController, ZeroAcceptanceFallsBackToPlainDecodingWithRareProbes
   EXPECT_EQ(c.Choose(16), 0);
 }
 
+TEST(DraftLengthController, AStaleSlowPlainStepDoesNotMakeFailingDraftsLookFree) {
+  // verify(1) measured while weights were paged in (slow), then never again while drafting; a
+  // later verify(2) reads faster than that stale figure. Zero acceptance must still go plain.
+  DraftLengthController c(4, true);
+  c.RecordVerifyTime(1, 60.0);
+  for (int r = 0; r < 200; ++r) {
+    const int n = c.Choose(4);
+    if (n > 0) {
+      c.RecordDraftTime(n, 0.3 * n);
+      c.RecordRound(n, 0);
+      c.RecordVerifyTime(n + 1, 41.0 + n);
+    }
+  }
+  int drafting = 0;
+  for (int r = 0; r < 256; ++r) drafting += c.Choose(4) > 0 ? 1 : 0;
+  EXPECT_LE(drafting, 2);
+}
+
 TEST(DraftLengthController, HighAcceptanceDraftsLong) {
   DraftLengthController c(16, true);
   Machine m{.accept = 1.0};
