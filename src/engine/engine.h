@@ -45,11 +45,6 @@ struct EngineRequest {
   std::function<bool(const EngineEvent&)> on_event;
 };
 
-// requests_started counts requests Submit accepted; each ends as exactly one of finished
-// (eog/length/context), cancelled (Cancel, on_event false, shutdown) or failed, so started ==
-// finished + cancelled + failed + queue_depth + busy_slots between steps. rejected counts Submit
-// refusals for a full queue or a shutdown (invalid requests throw without being counted). Metrics
-// are updated before a request's final event is sent.
 // One slot's speculation: `spec` is cumulative over the requests it finished plus the one it is
 // running (updated after every step), so a scrape shows drafting working slot by slot.
 struct SlotMetrics {
@@ -59,6 +54,11 @@ struct SlotMetrics {
   SpecStats spec;
 };
 
+// requests_started counts requests Submit accepted; each ends as exactly one of finished
+// (eog/length/context), cancelled (Cancel, on_event false, shutdown) or failed, so started ==
+// finished + cancelled + failed + queue_depth + busy_slots between steps. rejected counts Submit
+// refusals for a full queue or a shutdown (invalid requests throw without being counted). Metrics
+// are updated before a request's final event is sent.
 struct EngineMetrics {
   int64_t requests_started = 0, requests_finished = 0, requests_cancelled = 0, requests_failed = 0,
           requests_rejected = 0;
