@@ -291,6 +291,24 @@ Json OpenAiToolCall(const ToolCall& call, int index) {
   return j;
 }
 
+namespace {
+
+// The fields every OpenAI completion object and chunk shares, around its one choice.
+Json ResponseEnvelope(const ResponseMeta& meta, const char* object, Json choice) {
+  choice["index"] = 0;
+  choice["logprobs"] = nullptr;
+  return {
+      {"id", meta.id},
+      {"object", object},
+      {"created", meta.created},
+      {"model", meta.model},
+      {"system_fingerprint", "tandem"},
+      {"choices", Json::array({std::move(choice)})},
+  };
+}
+
+}  // namespace
+
 Json ChatCompletionJson(const ResponseMeta& meta, const ChatOutput& output,
                         const GenerationTotals& totals, const Json& timings) {
   Json message = {{"role", "assistant"}, {"content", output.content}};
@@ -301,65 +319,32 @@ Json ChatCompletionJson(const ResponseMeta& meta, const ChatOutput& output,
     message["tool_calls"] = calls;
     if (output.content.empty()) message["content"] = nullptr;
   }
-  return {
-      {"id", meta.id},
-      {"object", "chat.completion"},
-      {"created", meta.created},
-      {"model", meta.model},
-      {"system_fingerprint", "tandem"},
-      {"choices",
-       Json::array({{{"index", 0},
-                     {"message", message},
-                     {"logprobs", nullptr},
-                     {"finish_reason", OpenAiFinishReason(totals, !output.tool_calls.empty())}}})},
-      {"usage", OpenAiUsage(totals)},
-      {"timings", timings},
-  };
+  Json j =
+      ResponseEnvelope(meta, "chat.completion",
+                       {{"message", message},
+                        {"finish_reason", OpenAiFinishReason(totals, !output.tool_calls.empty())}});
+  j["usage"] = OpenAiUsage(totals);
+  j["timings"] = timings;
+  return j;
 }
 
 Json ChatChunkJson(const ResponseMeta& meta, const Json& delta, const Json& finish_reason) {
-  return {
-      {"id", meta.id},
-      {"object", "chat.completion.chunk"},
-      {"created", meta.created},
-      {"model", meta.model},
-      {"system_fingerprint", "tandem"},
-      {"choices", Json::array({{{"index", 0},
-                                {"delta", delta},
-                                {"logprobs", nullptr},
-                                {"finish_reason", finish_reason}}})},
-  };
+  return ResponseEnvelope(meta, "chat.completion.chunk",
+                          {{"delta", delta}, {"finish_reason", finish_reason}});
 }
 
 Json TextCompletionJson(const ResponseMeta& meta, const std::string& text,
                         const GenerationTotals& totals, const Json& timings) {
-  return {
-      {"id", meta.id},
-      {"object", "text_completion"},
-      {"created", meta.created},
-      {"model", meta.model},
-      {"system_fingerprint", "tandem"},
-      {"choices", Json::array({{{"index", 0},
-                                {"text", text},
-                                {"logprobs", nullptr},
-                                {"finish_reason", OpenAiFinishReason(totals, false)}}})},
-      {"usage", OpenAiUsage(totals)},
-      {"timings", timings},
-  };
+  Json j = ResponseEnvelope(meta, "text_completion",
+                            {{"text", text}, {"finish_reason", OpenAiFinishReason(totals, false)}});
+  j["usage"] = OpenAiUsage(totals);
+  j["timings"] = timings;
+  return j;
 }
 
 Json TextChunkJson(const ResponseMeta& meta, const std::string& text, const Json& finish_reason) {
-  return {
-      {"id", meta.id},
-      {"object", "text_completion"},
-      {"created", meta.created},
-      {"model", meta.model},
-      {"system_fingerprint", "tandem"},
-      {"choices", Json::array({{{"index", 0},
-                                {"text", text},
-                                {"logprobs", nullptr},
-                                {"finish_reason", finish_reason}}})},
-  };
+  return ResponseEnvelope(meta, "text_completion",
+                          {{"text", text}, {"finish_reason", finish_reason}});
 }
 
 }  // namespace tandem::server
