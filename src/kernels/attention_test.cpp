@@ -15,19 +15,15 @@
 #include "base/thread_pool.h"
 #include "kernels/attention_isa.h"
 #include "kernels/isa.h"
+#include "kernels/kernel_test_util.h"
 #include "tensor/dequantize.h"
 
 namespace tandem::kernels {
 namespace {
 
-class IsaScope {
- public:
-  explicit IsaScope(Isa isa) : saved_(ActiveIsa()) { SetActiveIsa(isa); }
-  ~IsaScope() { SetActiveIsa(saved_); }
-
- private:
-  Isa saved_;
-};
+using testing_kernels::BitwiseEqual;
+using testing_kernels::IsaScope;
+using testing_kernels::Nmse;
 
 std::vector<float> RandomVector(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 rng(seed);
@@ -35,19 +31,6 @@ std::vector<float> RandomVector(size_t n, uint32_t seed, float lo = -1.0f, float
   std::vector<float> v(n);
   for (auto& x : v) x = dist(rng);
   return v;
-}
-
-double Nmse(const std::vector<float>& got, const std::vector<double>& want) {
-  double err = 0, ref = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    err += (got[i] - want[i]) * (got[i] - want[i]);
-    ref += want[i] * want[i];
-  }
-  return ref > 0 ? err / ref : err;
-}
-
-bool BitwiseEqual(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 // A KV cache for tests: a ring of n_slots positions in the layout of kv_types.h, plus the

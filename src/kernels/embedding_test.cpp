@@ -12,12 +12,15 @@
 
 #include "base/error.h"
 #include "base/thread_pool.h"
+#include "kernels/kernel_test_util.h"
 #include "tensor/dequantize.h"
 #include "tensor/float16.h"
 #include "tensor/quantize.h"
 
 namespace tandem::kernels {
 namespace {
+
+using testing_kernels::BitwiseEqual;
 
 // A table of n_rows x n_cols of `type`: quantized from random values where tandem can
 // quantize the type, random bytes otherwise (the lookup must still return the decoded row).
@@ -38,10 +41,6 @@ std::vector<uint8_t> MakeTable(TensorType type, int64_t n_rows, int64_t n_cols, 
   return table;
 }
 
-bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
 TEST(EmbeddingTest, EveryReadableTypeGivesItsDequantizedRow) {
   int tested = 0;
   for (uint32_t id = 0; id < kTensorTypeIdLimit; ++id) {
@@ -56,10 +55,10 @@ TEST(EmbeddingTest, EveryReadableTypeGivesItsDequantizedRow) {
       std::vector<float> want(n_cols), got(n_cols), scaled(n_cols);
       DequantizeRow(traits->type, data.data() + r * row_bytes, want.data(), n_cols);
       EmbedRow(table, r, 1.0f, got.data());
-      EXPECT_TRUE(SameBits(got, want)) << traits->name << " row " << r;
+      EXPECT_TRUE(BitwiseEqual(got, want)) << traits->name << " row " << r;
       EmbedRow(table, r, 2.5f, scaled.data());
       for (auto& x : want) x *= 2.5f;
-      EXPECT_TRUE(SameBits(scaled, want)) << traits->name << " row " << r << " scaled";
+      EXPECT_TRUE(BitwiseEqual(scaled, want)) << traits->name << " row " << r << " scaled";
     }
   }
   EXPECT_GE(tested, 16);  // f32, f16, bf16, legacy quants, K-quants, iq4, mxfp4
@@ -145,7 +144,7 @@ TEST(EmbeddingTest, RowsIndependentOfBatchAndThreads) {
       std::vector<float> want(n_cols);
       EmbedRow(table, ids[i], 16.0f, want.data());
       const std::vector<float> got(out.begin() + i * stride, out.begin() + i * stride + n_cols);
-      EXPECT_TRUE(SameBits(got, want)) << "threads " << threads << " row " << i;
+      EXPECT_TRUE(BitwiseEqual(got, want)) << "threads " << threads << " row " << i;
     }
   }
 }

@@ -14,6 +14,7 @@
 
 #include "base/error.h"
 #include "kernels/isa.h"
+#include "kernels/kernel_test_util.h"
 #include "kernels/matmul_kernel.h"
 #include "tensor/blocks.h"
 #include "tensor/dequantize.h"
@@ -22,6 +23,10 @@
 
 namespace tandem::kernels {
 namespace {
+
+using testing_kernels::BitwiseEqual;
+using testing_kernels::IsaScope;
+using testing_kernels::Nmse;
 
 using T = TensorType;
 
@@ -131,15 +136,6 @@ std::vector<float> RandomActivations(int64_t n, uint32_t seed) {
   return x;
 }
 
-double Nmse(const std::vector<float>& got, const std::vector<double>& want) {
-  double err = 0, ref = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    err += (got[i] - want[i]) * (got[i] - want[i]);
-    ref += want[i] * want[i];
-  }
-  return ref > 0 ? err / ref : err;
-}
-
 std::vector<double> ToDouble(const std::vector<float>& v) {
   return {v.begin(), v.end()};
 }
@@ -186,25 +182,11 @@ std::vector<float> QuantizedActivationValues(TensorType type, const std::vector<
   return out;
 }
 
-// Restores the active ISA when a test ends.
-class IsaGuard {
- public:
-  IsaGuard() : saved_(ActiveIsa()) {}
-  ~IsaGuard() { SetActiveIsa(saved_); }
-
- private:
-  Isa saved_;
-};
-
 std::vector<float> RunMatMul(TensorType type, const std::vector<uint8_t>& w, int64_t rows,
                              int64_t cols, const float* x, int64_t n_t, ThreadPool& pool) {
   std::vector<float> y(n_t * rows, -1.0f);
   MatMul(DenseWeightMatrix(type, w.data(), rows, cols), x, n_t, y.data(), pool);
   return y;
-}
-
-bool BitwiseEqual(const float* a, const float* b, size_t n) {
-  return std::memcmp(a, b, n * sizeof(float)) == 0;
 }
 
 // Activations with rounding ties, sign ties for the Q8_K maximum, zero and tiny blocks, and
@@ -263,7 +245,7 @@ TEST(MatMulTest, ActivationQuantizersMatchReference) {
 // see, the only error left is f32 rounding; with the original f32 activations the error is the
 // activation quantization noise.
 TEST(MatMulTest, ScalarMatchesDoubleOracle) {
-  IsaGuard guard;
+  IsaScope guard;
   SetActiveIsa(Isa::kScalar);
   ThreadPool pool(1);
   const int64_t rows = 19, cols = 512, n_t = 3;
@@ -287,7 +269,7 @@ TEST(MatMulTest, ScalarMatchesDoubleOracle) {
 // A quantized weight matrix from real values, so the 1e-3 bound above also holds for the
 // quantizers' output (not only for random codes).
 TEST(MatMulTest, ScalarMatchesOracleOnQuantizedRealWeights) {
-  IsaGuard guard;
+  IsaScope guard;
   SetActiveIsa(Isa::kScalar);
   ThreadPool pool(1);
   const int64_t rows = 8, cols = 768, n_t = 2;
@@ -309,7 +291,7 @@ TEST(MatMulTest, ScalarMatchesOracleOnQuantizedRealWeights) {
 // Every ISA path against the scalar path on odd shapes: bitwise for the integer-dot types,
 // within f32 reordering noise for the others.
 TEST(MatMulTest, EveryIsaMatchesScalar) {
-  IsaGuard guard;
+  IsaScope guard;
   ThreadPool pool(2);
   struct Shape {
     int64_t rows, blocks, n_t;
@@ -341,7 +323,7 @@ TEST(MatMulTest, EveryIsaMatchesScalar) {
 // Batch invariance: every output row is bitwise the same whatever T (1..64), the row's position
 // in the batch and the thread count (1..4), on every ISA path and weight type.
 TEST(MatMulTest, BitwiseInvariantOverBatchPositionAndThreads) {
-  IsaGuard guard;
+  IsaScope guard;
   std::vector<std::unique_ptr<ThreadPool>> pools;
   for (int n = 1; n <= 4; ++n) pools.push_back(std::make_unique<ThreadPool>(n));
   const int64_t rows = 37, max_t = 64;
@@ -370,7 +352,7 @@ TEST(MatMulTest, BitwiseInvariantOverBatchPositionAndThreads) {
 
 // Row gather gives bitwise the rows of the full product, in any order, with repeats.
 TEST(MatMulTest, RowGatherEqualsFullMatMulRows) {
-  IsaGuard guard;
+  IsaScope guard;
   ThreadPool pool(3);
   const int64_t rows = 45;
   std::mt19937 rng(9);
@@ -402,7 +384,7 @@ TEST(MatMulTest, RowGatherEqualsFullMatMulRows) {
 }
 
 TEST(MatMulTest, PaddedRowsAndEmptyShapes) {
-  IsaGuard guard;
+  IsaScope guard;
   ThreadPool pool(2);
   const int64_t rows = 9, cols = 64;
   const auto dense = RandomWeights(T::kQ4_0, rows, cols, 12);

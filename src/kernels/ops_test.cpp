@@ -13,20 +13,15 @@
 #include "base/error.h"
 #include "base/thread_pool.h"
 #include "kernels/isa.h"
+#include "kernels/kernel_test_util.h"
 #include "kernels/ops_isa.h"
 
 namespace tandem::kernels {
 namespace {
 
-// Forces an ISA for one scope.
-class IsaScope {
- public:
-  explicit IsaScope(Isa isa) : saved_(ActiveIsa()) { SetActiveIsa(isa); }
-  ~IsaScope() { SetActiveIsa(saved_); }
-
- private:
-  Isa saved_;
-};
+using testing_kernels::BitwiseEqual;
+using testing_kernels::IsaScope;
+using testing_kernels::Nmse;
 
 std::vector<float> RandomVector(int64_t n, uint32_t seed, float lo = -3.0f, float hi = 3.0f) {
   std::mt19937 rng(seed);
@@ -36,22 +31,8 @@ std::vector<float> RandomVector(int64_t n, uint32_t seed, float lo = -3.0f, floa
   return v;
 }
 
-// Σ(a - b)² / Σ b², in double.
-double Nmse(const std::vector<float>& a, const std::vector<double>& b) {
-  double err = 0, ref = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    err += (a[i] - b[i]) * (a[i] - b[i]);
-    ref += b[i] * b[i];
-  }
-  return ref > 0 ? err / ref : err;
-}
-
 double Nmse(const std::vector<float>& a, const std::vector<float>& b) {
   return Nmse(a, std::vector<double>(b.begin(), b.end()));
-}
-
-bool BitwiseEqual(const float* a, const float* b, int64_t n) {
-  return std::memcmp(a, b, static_cast<size_t>(n) * sizeof(float)) == 0;
 }
 
 // 0.5·x·(1 + tanh u) in double, written as x / (1 + e^(-2u)) so the negative tail is exact too.
