@@ -15,9 +15,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr auto kPoll = std::chrono::milliseconds(200);
-constexpr auto kKeepAlive = std::chrono::seconds(2);
-
 // Streams one message: message_start and ping at once, then content blocks (thinking, text,
 // tool_use) opened and closed as the output changes kind, then message_delta and message_stop.
 class AnthropicStream {
@@ -32,12 +29,12 @@ class AnthropicStream {
       return Send(write, MessageStartEvent(id_, model_, stream.prompt_tokens())) &&
              Send(write, PingEvent());
     }
-    const ParsedDelta delta = stream.Next(kPoll);
+    const ParsedDelta delta = stream.Next(kSsePoll);
     for (const ChatPart& part : delta.parts) {
       if (!SendPart(write, part)) return false;
     }
     if (!stream.finished()) {
-      if (Clock::now() - last_write_ > kKeepAlive && !Send(write, PingEvent())) return false;
+      if (Clock::now() - last_write_ > kSseKeepAlive && !Send(write, PingEvent())) return false;
       return true;
     }
     const GenerationTotals& totals = stream.totals();

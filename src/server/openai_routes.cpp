@@ -14,11 +14,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How long one streamer call waits for tokens, and the idle time after which a keep-alive
-// comment goes out (writing is how a vanished client is noticed while the request waits).
-constexpr auto kPoll = std::chrono::milliseconds(200);
-constexpr auto kKeepAlive = std::chrono::seconds(2);
-
 // Streams one chat completion (or text completion) as OpenAI chunks.
 class OpenAiStream {
  public:
@@ -36,12 +31,12 @@ class OpenAiStream {
       if (!chat_) return true;
       return Send(write, Chunk(Json{{"role", "assistant"}, {"content", ""}}, nullptr));
     }
-    const ParsedDelta delta = stream.Next(kPoll);
+    const ParsedDelta delta = stream.Next(kSsePoll);
     for (const ChatPart& part : delta.parts) {
       if (!Send(write, ChunkFor(part))) return false;
     }
     if (!stream.finished()) {
-      if (Clock::now() - last_write_ > kKeepAlive && !Send(write, SseComment("keep-alive"))) {
+      if (Clock::now() - last_write_ > kSseKeepAlive && !Send(write, SseComment("keep-alive"))) {
         return false;
       }
       return true;

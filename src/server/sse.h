@@ -2,12 +2,18 @@
 // by a blank line, data always on one line.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <string_view>
 
 #include "server/json_fields.h"
 
 namespace tandem::server {
+
+// How long one streamer call waits for tokens, and the idle time after which a keep-alive goes
+// out (writing is how a vanished client is noticed while the request waits).
+inline constexpr auto kSsePoll = std::chrono::milliseconds(200);
+inline constexpr auto kSseKeepAlive = std::chrono::seconds(2);
 
 // "data: {json}\n\n" (OpenAI chunks).
 std::string SseData(const Json& data);
