@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEBIAN_PACKAGES=(
-  build-essential cmake g++ make pkg-config git
+  build-essential cmake g++ make pkg-config git ccache
   clang libclang-rt-14-dev          # libFuzzer + sanitizer runtimes for the fuzz run
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcpp-httplib-dev libcli11-dev
