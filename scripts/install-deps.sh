@@ -11,6 +11,8 @@ DEBIAN_PACKAGES=(
   nlohmann-json3-dev libcpp-httplib-dev libcli11-dev
   python3 python3-numpy             # the independent NumPy reference (tools/reference)
   python3-torch libopenblas0-pthread  # the PyTorch training model (tools/train) and its tests
+  chromium                          # the web page's browser test (puppeteer-core drives it)
+  haproxy                           # the load-balancer test in front of two servers
 )
 # Node.js and npm (real-client and tokenizer-parity tests in tests/node): machines that already
 # have them from elsewhere keep theirs; Debian's packages otherwise.
