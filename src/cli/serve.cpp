@@ -119,6 +119,9 @@ int Serve(ServeArgs a, const CLI::App& app) {
   context.default_sampling = a.sampling;
   const std::filesystem::path model_path(a.model.model);
   context.model_id = model_path.filename().string();
+  if (!a.model.model_draft.empty()) {
+    context.assistant_id = std::filesystem::path(a.model.model_draft).filename().string();
+  }
   context.model_names = {context.model_id, model_path.stem().string()};
   for (const std::string& alias : a.aliases) context.model_names.push_back(alias);
   server_app.SetReady(context);

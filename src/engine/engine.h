@@ -36,6 +36,7 @@ struct EngineEvent {
   int32_t token = -1;  // -1 on the final event
   bool final = false;
   const GenerateResult* result = nullptr;  // on the final event: tokens, timings, spec stats
+  const SpecStats* spec = nullptr;         // on token events: the request's statistics so far
   std::string error;                       // on the final event if the request failed
 };
 

@@ -248,6 +248,7 @@ void EngineSlot::Emit(int32_t token) {
   if (on_event_) {
     EngineEvent event;
     event.token = token;
+    event.spec = &result_.spec;
     keep = on_event_(event);
   }
   const std::vector<int32_t>& eog = params_.eog_tokens;

@@ -19,7 +19,20 @@ struct GenerationStream::Channel {
   bool done = false;            // GUARDED_BY(mu): the final event arrived
   GenerateResult result;        // GUARDED_BY(mu): set by the final event
   std::string error;            // GUARDED_BY(mu)
+  LiveSpec live;                // GUARDED_BY(mu)
   std::atomic<bool> cancelled{false};
+
+  // Each round emits a token after the previous round is recorded, so one event sees at most
+  // one new round.
+  void Observe(const SpecStats& s) {  // REQUIRES(mu)
+    SpecStats& seen = live.stats;
+    if (s.rounds == seen.rounds + 1) {
+      live.new_rounds.push_back({static_cast<int>(s.drafted - seen.drafted),
+                                 static_cast<int>(s.accepted - seen.accepted)});
+    }
+    live.changed |= s.rounds != seen.rounds || s.plain_steps != seen.plain_steps;
+    seen = s;
+  }
 };
 
 void AppendDelta(ParsedDelta& into, ParsedDelta from) {
@@ -69,10 +82,14 @@ GenerationStream::GenerationStream(Backend& backend, const Tokenizer& tokenizer,
       std::lock_guard<std::mutex> lock(channel->mu);
       if (event.final) {
         channel->done = true;
-        if (event.result != nullptr) channel->result = *event.result;
+        if (event.result != nullptr) {
+          channel->result = *event.result;
+          channel->Observe(event.result->spec);
+        }
         channel->error = event.error;
       } else {
         channel->tokens.push_back(event.token);
+        if (event.spec != nullptr) channel->Observe(*event.spec);
       }
     }
     channel->cv.notify_all();
@@ -163,6 +180,14 @@ ParsedDelta GenerationStream::Next(std::chrono::milliseconds timeout) {
     totals_.finish = FinishReason::kCancelled;
   }
   return delta;
+}
+
+LiveSpec GenerationStream::TakeLiveSpec() {
+  std::lock_guard<std::mutex> lock(channel_->mu);
+  LiveSpec taken = channel_->live;
+  channel_->live.changed = false;
+  channel_->live.new_rounds.clear();
+  return taken;
 }
 
 ParsedDelta GenerationStream::ReadAll() {

@@ -3,6 +3,7 @@
 // strings and, for chat requests, parses content / reasoning / tool calls as they become certain.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -44,6 +45,13 @@ struct GenerationTotals {
   std::string error;          // kError: the engine's message
 };
 
+// A running request's speculation as the engine reported it with its tokens.
+struct LiveSpec {
+  bool changed = false;  // rounds or plain steps happened since the previous TakeLiveSpec()
+  SpecStats stats;       // so far
+  std::vector<std::array<int, 2>> new_rounds;  // {drafted, accepted} of each round since then
+};
+
 // Appends `from` to `into`, merging adjacent text parts of one kind.
 void AppendDelta(ParsedDelta& into, ParsedDelta from);
 
@@ -74,6 +82,8 @@ class GenerationStream {
   ParsedDelta Next(std::chrono::milliseconds timeout);
   // Everything up to the end, for non-streaming responses.
   ParsedDelta ReadAll();
+  // The statistics so far and the rounds completed since the previous call (live panels).
+  LiveSpec TakeLiveSpec();
   // Stops generation at the engine's next step (client disconnect). Idempotent.
   void Cancel();
 

@@ -1,6 +1,7 @@
 // /v1/chat/completions, /v1/completions and /v1/models.
 #include <chrono>
 #include <memory>
+#include <utility>
 
 #include "server/api_error.h"
 #include "server/ids.h"
@@ -29,11 +30,15 @@ class OpenAiStream {
       started_ = true;
       last_write_ = Clock::now();
       if (!chat_) return true;
-      return Send(write, Chunk(Json{{"role", "assistant"}, {"content", ""}}, nullptr));
+      return Send(write,
+                  SseData(ChatChunkJson(meta_, {{"role", "assistant"}, {"content", ""}}, nullptr)));
     }
     const ParsedDelta delta = stream.Next(kSsePoll);
+    Json live = delta.parts.empty() ? Json() : LiveTimingsJson(stream.TakeLiveSpec());
     for (const ChatPart& part : delta.parts) {
-      if (!Send(write, ChunkFor(part))) return false;
+      Json chunk = ChunkFor(part);
+      if (!live.is_null()) chunk["timings"] = std::exchange(live, Json());
+      if (!Send(write, SseData(chunk))) return false;
     }
     if (!stream.finished()) {
       if (Clock::now() - last_write_ > kSseKeepAlive && !Send(write, SseComment("keep-alive"))) {
@@ -48,7 +53,8 @@ class OpenAiStream {
       write(SseDone());
       return false;
     }
-    const Json timings = TimingsJson(totals, generation_.params.spec);
+    Json timings = TimingsJson(totals, generation_.params.spec);
+    timings["speculative"]["draft_rounds"] = stream.TakeLiveSpec().new_rounds;
     const Json finish = OpenAiFinishReason(totals, tool_calls_ > 0);
     Json last =
         chat_ ? ChatChunkJson(meta_, Json::object(), finish) : TextChunkJson(meta_, "", finish);
@@ -66,21 +72,18 @@ class OpenAiStream {
   }
 
  private:
-  std::string Chunk(const Json& delta, const Json& finish) {
-    return SseData(ChatChunkJson(meta_, delta, finish));
-  }
-
-  std::string ChunkFor(const ChatPart& part) {
-    if (!chat_) return SseData(TextChunkJson(meta_, part.text, nullptr));
+  Json ChunkFor(const ChatPart& part) {
+    if (!chat_) return TextChunkJson(meta_, part.text, nullptr);
     switch (part.kind) {
       case ChatPartKind::kContent:
-        return Chunk({{"content", part.text}}, nullptr);
+        return ChatChunkJson(meta_, {{"content", part.text}}, nullptr);
       case ChatPartKind::kReasoning:
-        return Chunk({{"reasoning_content", part.text}}, nullptr);
+        return ChatChunkJson(meta_, {{"reasoning_content", part.text}}, nullptr);
       case ChatPartKind::kToolCall: {
         ToolCall call = part.tool_call;
         call.id = RandomId("call_");
-        return Chunk({{"tool_calls", Json::array({OpenAiToolCall(call, tool_calls_++)})}}, nullptr);
+        return ChatChunkJson(
+            meta_, {{"tool_calls", Json::array({OpenAiToolCall(call, tool_calls_++)})}}, nullptr);
       }
     }
     return {};

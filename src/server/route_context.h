@@ -23,6 +23,7 @@ struct RouteContext {
   ModelLimits limits;
   SamplingParams default_sampling;
   std::string model_id;                  // what /v1/models lists (the target's file name)
+  std::string assistant_id;              // the drafter's file name; empty: none loaded
   std::vector<std::string> model_names;  // names requests may use (id, stem, aliases)
   int retry_after_seconds = 1;           // Retry-After on 503 queue full
 };

@@ -3,6 +3,8 @@
 // and answers with a whole JSON body or an SSE stream.
 #pragma once
 
+#include <string_view>
+
 #include "server/http_types.h"
 #include "server/route_context.h"
 
@@ -21,5 +23,11 @@ HttpResponse HandleCountTokens(const RouteContext& context, const HttpRequest& r
 // with_pieces} → {tokens}) and /detokenize ({tokens} → {content}).
 HttpResponse HandleTokenize(const RouteContext& context, const HttpRequest& request);
 HttpResponse HandleDetokenize(const RouteContext& context, const HttpRequest& request);
+
+// web_routes.cpp: the chat page (GET / and /web/NAME, public like /health: the page asks for
+// the API key itself) and GET /props (the server state the page shows).
+bool IsWebAsset(std::string_view path);
+HttpResponse HandleWebAsset(const HttpRequest& request);
+HttpResponse HandleProps(const RouteContext& context, const HttpRequest& request);
 
 }  // namespace tandem::server

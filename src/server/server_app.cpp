@@ -29,6 +29,7 @@ constexpr RouteEntry kRoutes[] = {
     {"GET", "/models", HandleModels, false},
     {"POST", "/tokenize", HandleTokenize, false},
     {"POST", "/detokenize", HandleDetokenize, false},
+    {"GET", "/props", HandleProps, false},
 };
 
 bool IsHealth(std::string_view path) {
@@ -93,6 +94,7 @@ HttpResponse ServerApp::Metrics() const {
 
 HttpResponse ServerApp::Route(const HttpRequest& request) {
   if (IsHealth(request.path)) return Health();
+  if (request.method == "GET" && IsWebAsset(request.path)) return HandleWebAsset(request);
   if (!Authorized(request)) {
     return ErrorResponse(request.path, 401, "invalid or missing API key");
   }

@@ -37,4 +37,11 @@ Json TimingsJson(const GenerationTotals& totals, const SpecOptions& spec) {
   };
 }
 
+Json LiveTimingsJson(const LiveSpec& live) {
+  if (!live.changed) return nullptr;
+  Json speculative = live.stats.ToJson();
+  speculative["draft_rounds"] = live.new_rounds;
+  return {{"predicted_n", live.stats.generated}, {"speculative", speculative}};
+}
+
 }  // namespace tandem::server

@@ -14,4 +14,9 @@ namespace tandem::server {
 //  acceptance_by_position, ...}}. `spec` is what the request ran with.
 Json TimingsJson(const GenerationTotals& totals, const SpecOptions& spec);
 
+// What streamed chunks carry while the request runs (null when nothing changed):
+// {predicted_n, speculative: {rounds, drafted, accepted, acceptance_by_position, ...,
+//  draft_rounds: [[drafted, accepted] of each round since the previous chunk]}}.
+Json LiveTimingsJson(const LiveSpec& live);
+
 }  // namespace tandem::server

@@ -15,5 +15,17 @@ for pkg in openai @anthropic-ai/sdk; do
     exit 77
   fi
 done
+# The browser tests (web_*.test.mjs) drive Chromium through puppeteer-core.
+if [[ $(basename "$test_file") == web_* ]]; then
+  chromium=${CHROMIUM:-/usr/bin/chromium}
+  if [ ! -x "$chromium" ]; then
+    echo "skipped: $chromium is not installed (Debian package chromium)"
+    exit 77
+  fi
+  if [ ! -f "$node_dir/node_modules/puppeteer-core/package.json" ]; then
+    echo "skipped: $node_dir/node_modules/puppeteer-core is missing (run npm ci in $node_dir)"
+    exit 77
+  fi
+fi
 cd "$node_dir"
 exec node --test --test-reporter=spec "$test_file"

@@ -1,0 +1,291 @@
+// The chat page (GET /) in a real browser: Debian's Chromium, headless, driven by puppeteer-core
+// against `tandem serve` on the bundled trained pair. It chats, checks the speculation panel
+// against the server's own counters, turns speculation off, stops, edits and resends, enters an
+// API key, and saves screenshots (desktop and phone width) under TANDEM_SCREENSHOT_DIR.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import puppeteer from 'puppeteer-core';
+import { startServer, skipReason, metric, env, waitFor } from './server_harness.mjs';
+
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const SHOTS = process.env.TANDEM_SCREENSHOT_DIR || join(tmpdir(), 'tandem-web-ui');
+const WAIT = { timeout: 120000 };  // generous: CI machines are shared and slow
+const ASSISTANT_ID = () => env.assistant.split('/').pop();
+// Drafting on every round (the adaptive controller mostly decodes plainly on this small pair).
+const SERVER_ARGS = ['--no-adaptive', '--draft-max', '4', '--parallel', '1'];
+
+const reason = skipReason();
+
+async function launchBrowser(profile) {
+  return puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    userDataDir: profile,
+    protocolTimeout: 180000,
+    timeout: 120000,
+    args: [
+      '--no-sandbox',  // CI runs as root
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--no-first-run',
+      '--no-default-browser-check',
+      '--disable-extensions',
+      '--disable-background-networking',
+      '--disable-sync',
+      '--metrics-recording-only',
+      '--mute-audio',
+    ],
+  });
+}
+
+// A page that fails the test on any script error, CSP violation or request to another origin.
+async function openPage(browser, base, problems) {
+  const page = await browser.newPage();
+  page.setDefaultTimeout(WAIT.timeout);
+  await page.setViewport({ width: 1280, height: 900 });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    // A refused /props (401) logs a resource error; the key test expects exactly that.
+    if (m.type() === 'error' && !/401/.test(m.text())) problems.push(`console: ${m.text()}`);
+  });
+  page.on('request', (r) => {
+    if (!r.url().startsWith(base) && !r.url().startsWith('data:')) problems.push(`fetched ${r.url()}`);
+  });
+  await page.evaluateOnNewDocument(() => {
+    document.addEventListener('securitypolicyviolation', (e) =>
+      console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
+  });
+  await page.goto(`${base}/`, { waitUntil: 'load', timeout: WAIT.timeout });
+  return page;
+}
+
+const text = (page, selector) => page.$eval(selector, (el) => el.textContent.trim());
+const number = async (page, selector) => Number(await text(page, selector));
+
+async function setField(page, selector, value) {
+  await page.$eval(selector, (el) => { el.value = ''; });
+  if (value !== '') await page.type(selector, String(value));
+}
+
+// Types `message`, sends it with Enter, and waits until the reply has finished.
+async function chat(page, message) {
+  const before = await page.$$eval('.msg.assistant', (els) => els.length);
+  await page.focus('#composer-input');
+  await page.keyboard.type(message);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((n) => document.querySelectorAll('.msg.assistant').length > n, WAIT, before);
+  await waitIdle(page);
+}
+
+async function waitIdle(page) {
+  await page.waitForFunction(
+    () => !document.getElementById('send-button').disabled &&
+      /^(Done|Stopped|Error)/.test(document.getElementById('chat-status').textContent),
+    WAIT);
+}
+
+const lastReply = (page) =>
+  page.$$eval('.msg.assistant .msg-body', (els) => els[els.length - 1].textContent);
+
+describe('the chat page in Chromium', { skip: reason ?? false }, () => {
+  let server;
+  let browser;
+  let profile;
+  const problems = [];
+
+  before(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    profile = mkdtempSync(join(tmpdir(), 'tandem-chromium-'));
+    server = await startServer(SERVER_ARGS, { timeoutMs: 120000 });
+    browser = await launchBrowser(profile);
+  });
+
+  after(async () => {
+    if (browser) await browser.close().catch(() => browser.process()?.kill('SIGKILL'));
+    if (server) await server.stop();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
+  test('the page is served from the binary with a strict CSP', async () => {
+    const r = await fetch(`${server.base}/`);
+    assert.equal(r.status, 200);
+    assert.match(r.headers.get('content-type'), /^text\/html/);
+    assert.match(r.headers.get('content-security-policy'), /default-src 'none'/);
+    assert.match(await r.text(), /<title>tandem chat<\/title>/);
+    for (const name of ['app.js', 'api.js', 'markdown.js', 'spec_panel.js', 'style.css']) {
+      const a = await fetch(`${server.base}/web/${name}`);
+      assert.equal(a.status, 200, name);
+    }
+    assert.equal((await fetch(`${server.base}/web/missing.js`)).status, 404);
+    const props = await (await fetch(`${server.base}/props`)).json();
+    assert.equal(props.assistant, ASSISTANT_ID());
+    assert.equal(props.speculative.active, true);
+    assert.equal(props.total_slots, 1);
+  });
+
+  test('chat streams a reply and the panel shows the server\'s drafting', async () => {
+    const page = await openPage(browser, server.base, problems);
+    await page.waitForFunction(
+      (id) => document.getElementById('state-assistant').textContent === id, WAIT, ASSISTANT_ID());
+    assert.equal(await text(page, '#state-slots'), '0 / 1');
+    await setField(page, '#s-temperature', 0);
+    await setField(page, '#s-max-tokens', 48);  // at most 48 rounds: all shown
+    const drafted0 = await metric(server.base, 'spec_drafted_tokens_total');
+    const accepted0 = await metric(server.base, 'spec_accepted_tokens_total');
+
+    await chat(page, 'def read_lines(path):');
+    assert.equal(await text(page, '#chat-status'), 'Done.');
+    assert.ok((await lastReply(page)).trim().length > 0, 'the reply has streamed text');
+    const drafted = await number(page, '#m-drafted');
+    const accepted = await number(page, '#m-accepted');
+    assert.ok(drafted > 0, `drafted ${drafted}`);
+    assert.ok(accepted > 0, `accepted ${accepted}`);
+    // The panel's counts are the server's: this was the only request since the first scrape.
+    assert.equal(drafted, (await metric(server.base, 'spec_drafted_tokens_total')) - drafted0);
+    assert.equal(accepted, (await metric(server.base, 'spec_accepted_tokens_total')) - accepted0);
+    assert.match(await text(page, '#spec-status'), /MTP speculation on, draft max 4 · done/);
+    // One bar pair per round; each drafted at most 4 (--draft-max 4; fewer only near max_tokens)
+    // and they add up to the server's count.
+    const titles = await page.$$eval('#chart-rounds g title', (ts) => ts.map((t) => t.textContent));
+    assert.ok(titles.length > 0, 'the draft-length chart has rounds');
+    let sum = 0;
+    for (const t of titles) {
+      const [, d, a] = t.match(/drafted (\d+), accepted (\d+)$/).map(Number);
+      assert.ok(d >= 1 && d <= 4 && a <= d, t);
+      sum += d;
+    }
+    assert.equal(sum, drafted);
+    assert.equal((await page.$$('#chart-position rect')).length, 4, 'four draft positions');
+    assert.equal(await page.$eval('#spec-warning', (el) => el.hidden), true);
+    await page.screenshot({ path: join(SHOTS, 'web_ui_desktop.png'), fullPage: true });
+
+    // Phone width: one column, nothing wider than the screen.
+    await page.setViewport({ width: 390, height: 844 });  // isMobile would reload the page
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `the page is ${overflow}px wider than a phone screen`);
+    await page.screenshot({ path: join(SHOTS, 'web_ui_phone.png'), fullPage: true });
+    await page.setViewport({ width: 1280, height: 900 });
+
+    // Speculation off for the next request: the panel and the warning say so, nothing drafted.
+    await page.click('#spec-enabled');
+    await chat(page, 'class Reader:');
+    assert.match(await text(page, '#spec-status'), /Speculation off for this request/);
+    assert.equal(await page.$eval('#spec-status', (el) => el.classList.contains('off')), true);
+    assert.equal(await text(page, '#m-drafted'), '0');
+    assert.equal(await page.$eval('#spec-warning', (el) => el.hidden), false);
+    assert.match(await text(page, '#spec-warning'), /speculation was inactive for the last request/);
+    await page.screenshot({ path: join(SHOTS, 'web_ui_spec_off.png'), fullPage: true });
+    await page.click('#spec-enabled');
+
+    // Edit the first message and resend: the conversation is cut there and answered again.
+    await page.click('.msg.user .edit');
+    await page.waitForSelector('.msg.user textarea');
+    await page.keyboard.down('Shift');  // Shift+Enter: a new line, not send
+    await page.keyboard.press('Enter');
+    await page.keyboard.up('Shift');
+    await page.keyboard.type('    """Read it."""');
+    const replies = await page.$$eval('.msg', (els) => els.length);
+    assert.equal(replies, 4);
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.querySelectorAll('.msg').length === 2, WAIT);
+    await waitIdle(page);
+    assert.match(await text(page, '.msg.user .msg-body'), /Read it/);
+
+    // Regenerate replaces the last reply; greedy decoding gives the same text again.
+    const first = await lastReply(page);
+    await page.click('#regenerate-button');
+    await page.waitForFunction(() => document.getElementById('send-button').disabled, WAIT);
+    await waitIdle(page);
+    assert.equal(await page.$$eval('.msg', (els) => els.length), 2);
+    assert.equal(await lastReply(page), first);
+
+    // Markdown from the model is rendered, and never as live HTML.
+    assert.equal(await page.$$eval('.msg-body script, .msg-body img, .msg-body iframe', (e) => e.length), 0);
+    await page.close();
+    assert.deepEqual(problems, []);
+  });
+
+  test('Stop ends a long reply and the server cancels it', async () => {
+    const page = await openPage(browser, server.base, problems);
+    await page.waitForFunction(() => document.getElementById('state-assistant').textContent !== '…', WAIT);
+    await setField(page, '#s-max-tokens', 900);
+    await setField(page, '#s-temperature', 1);
+    await setField(page, '#s-seed', 7);
+    const cancelled0 = await metric(server.base, 'engine_requests_total', 'outcome="cancelled"');
+    await page.focus('#composer-input');
+    await page.keyboard.type('import os');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => {
+      const b = document.querySelectorAll('.msg.assistant .msg-body');
+      return b.length && b[b.length - 1].textContent.length > 0;
+    }, WAIT);
+    await page.keyboard.press('Escape');
+    await waitIdle(page);
+    assert.equal(await text(page, '#chat-status'), 'Stopped.');
+    assert.match(await text(page, '.msg.assistant .msg-foot'), /stopped/);
+    // The aborted fetch closed the stream: the server cancelled the request.
+    assert.ok(await waitFor(async () =>
+      (await metric(server.base, 'engine_requests_total', 'outcome="cancelled"')) > cancelled0, 60000),
+    'the server counted the request as cancelled');
+    await page.close();
+    assert.deepEqual(problems, []);
+  });
+});
+
+describe('the chat page with --api-key', { skip: reason ?? false }, () => {
+  let server;
+  let browser;
+  let profile;
+  const problems = [];
+
+  before(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    profile = mkdtempSync(join(tmpdir(), 'tandem-chromium-'));
+    server = await startServer([...SERVER_ARGS, '--api-key', 'sesame'], { timeoutMs: 120000 });
+    browser = await launchBrowser(profile);
+  });
+
+  after(async () => {
+    if (browser) await browser.close().catch(() => browser.process()?.kill('SIGKILL'));
+    if (server) await server.stop();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
+  test('the key is asked for once, checked, kept and used', async () => {
+    assert.equal((await fetch(`${server.base}/props`)).status, 401);
+    assert.equal((await fetch(`${server.base}/`)).status, 200, 'the page itself needs no key');
+    const page = await openPage(browser, server.base, problems);
+    await page.waitForSelector('#key-form:not([hidden])');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'key-input');
+    assert.match(await text(page, '#key-message'), /needs an API key/);
+
+    await page.keyboard.type('wrong');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(
+      () => /refused/.test(document.getElementById('key-message').textContent), WAIT);
+    await page.screenshot({ path: join(SHOTS, 'web_ui_api_key.png') });
+
+    await page.type('#key-input', 'sesame');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#key-form', { hidden: true, ...WAIT });
+    await page.waitForFunction(
+      (id) => document.getElementById('state-assistant').textContent === id, WAIT, ASSISTANT_ID());
+    assert.equal(await page.evaluate(() => localStorage.getItem('tandem.apiKey')), 'sesame');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'composer-input');
+
+    await setField(page, '#s-max-tokens', 16);
+    await chat(page, 'x = 1');
+    assert.equal(await text(page, '#chat-status'), 'Done.');
+
+    // A reload finds the key in storage: no prompt.
+    await page.reload({ waitUntil: 'load' });
+    await page.waitForFunction(
+      (id) => document.getElementById('state-assistant').textContent === id, WAIT, ASSISTANT_ID());
+    assert.equal(await page.$eval('#key-form', (el) => el.hidden), true);
+    await page.close();
+    assert.deepEqual(problems, []);
+  });
+});
