@@ -126,6 +126,36 @@ describe('the chat page in Chromium', { skip: reason ?? false }, () => {
     assert.equal(props.total_slots, 1);
   });
 
+  test('streamed chunks carry live speculation timings that add up to the final ones', async () => {
+    const r = await fetch(`${server.base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'import os' }], stream: true,
+                             max_tokens: 40, temperature: 0 }),
+    });
+    const events = (await r.text()).split('\n\n').filter((e) => e.startsWith('data: {'))
+      .map((e) => JSON.parse(e.slice(6)));
+    const last = events.findLast((c) => c.choices.length && c.choices[0].finish_reason);
+    const live = events.filter((c) => c !== last && c.timings);
+    assert.ok(live.length > 0, 'some chunk before the last carries timings');
+    let drafted = 0, accepted = 0, rounds = 0;
+    for (const c of [...live, last]) {
+      for (const [d, a] of c.timings.speculative.draft_rounds) {
+        assert.ok(d >= 1 && d <= 4 && a >= 0 && a <= d, `round ${d}, ${a}`);
+        drafted += d;
+        accepted += a;
+        rounds++;
+      }
+    }
+    const s = last.timings.speculative;
+    assert.ok(s.drafted > 0);
+    assert.deepEqual([drafted, accepted, rounds], [s.drafted, s.accepted, s.rounds]);
+    // Live counters only grow.
+    for (let i = 1; i < live.length; i++) {
+      assert.ok(live[i].timings.speculative.drafted >= live[i - 1].timings.speculative.drafted);
+    }
+  });
+
   test('chat streams a reply and the panel shows the server\'s drafting', async () => {
     const page = await openPage(browser, server.base, problems);
     await page.waitForFunction(
@@ -177,6 +207,7 @@ describe('the chat page in Chromium', { skip: reason ?? false }, () => {
     assert.equal(await text(page, '#m-drafted'), '0');
     assert.equal(await page.$eval('#spec-warning', (el) => el.hidden), false);
     assert.match(await text(page, '#spec-warning'), /speculation was inactive for the last request/);
+    assert.match(await text(page, '#spec-compare'), /tok\/s drafting vs [\d.]+ tok\/s plain/);
     await page.screenshot({ path: join(SHOTS, 'web_ui_spec_off.png'), fullPage: true });
     await page.click('#spec-enabled');
 

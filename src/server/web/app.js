@@ -2,7 +2,9 @@
 // server state from /props, and the speculation panel (spec_panel.js).
 import { ApiError, apiKey, getJson, setApiKey, streamChat } from './api.js';
 import { renderMarkdown, escapeHtml } from './markdown.js';
-import { addTimings, newRecord, renderEmptyPanel, renderPanel, statusOf, summaryLine } from './spec_panel.js';
+import {
+  addTimings, comparisonLine, newRecord, renderEmptyPanel, renderPanel, statusOf, summaryLine,
+} from './spec_panel.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -29,6 +31,7 @@ async function refreshProps() {
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) {
       state.keyNeeded = true;
+      $('state-model').textContent = 'API key needed';
       showKeyForm(apiKey() ? 'The saved API key was refused; enter the right one.' : 'This server needs an API key.');
     } else if (e instanceof ApiError && e.status === 503) {
       $('state-model').textContent = 'loading…';
@@ -369,6 +372,7 @@ async function generate() {
     state.running = null;
     renderLog();
     renderPanel(record);
+    $('spec-compare').textContent = comparisonLine(state.messages.map((m) => m.record).filter(Boolean));
     updateWarning();
     refreshProps();
   }

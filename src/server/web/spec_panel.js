@@ -138,7 +138,7 @@ function drawPositions(svg, rates) {
     svg.append(svgEl('text', { x: 2, y: yy + 3 }, `${y * 100}%`));
   }
   if (rates.length === 0) {
-    svg.append(svgEl('text', { x: left + 8, y: top + h / 2 }, 'no drafts yet'));
+    svg.append(svgEl('text', { x: left + 8, y: top + h * 0.3 }, 'no drafts'));
     svg.setAttribute('aria-label', 'Acceptance by draft position: no data');
     return;
   }
@@ -172,7 +172,7 @@ function drawRounds(svg, rounds, draftMax) {
     svg.append(svgEl('text', { x: 2, y: yy + 3 }, y));
   }
   if (shown.length === 0) {
-    svg.append(svgEl('text', { x: left + 8, y: top + h / 2 }, 'no rounds yet'));
+    svg.append(svgEl('text', { x: left + 8, y: top + h * 0.3 }, 'no drafting rounds'));
     svg.setAttribute('aria-label', 'Draft length per round: no data');
     return;
   }
@@ -194,6 +194,18 @@ function drawRounds(svg, rounds, draftMax) {
     'aria-label',
     `Draft length per round: ${rounds.length} rounds, the last ${shown.length} drafting ${mean.toFixed(1)} tokens on average`,
   );
+}
+
+// Speed with and without drafting as this page measured it (the latest finished request of
+// each kind), or '' until both ran: the estimate above is a model, this is the clock.
+export function comparisonLine(records) {
+  const done = records.filter((r) => r.final && r.final.predicted_per_second > 0);
+  const on = done.filter((r) => r.stats && r.stats.drafted > 0).pop();
+  const off = done.filter((r) => r.stats && r.stats.drafted === 0 && r.stats.rounds === 0).pop();
+  if (!on || !off) return '';
+  const a = on.final.predicted_per_second, b = off.final.predicted_per_second;
+  return `Measured here: ${a.toFixed(1)} tok/s drafting vs ${b.toFixed(1)} tok/s plain ` +
+    `(${(a / b).toFixed(2)}×; one request each, other load on the machine counts).`;
 }
 
 // One line for the message footer.
