@@ -15,7 +15,7 @@ done
 # the adaptive controller (the default) mostly decodes plainly; models/README.md has the numbers.
 "$BUILD/tandem" run -m "$target" -md "$assistant" -n 160 --temp 0 --draft-max 4 --no-adaptive \
   -p $'import os\n\n\ndef read_lines(path):\n    """Return the lines of the file at path."""\n'
-echo
 echo "Chat with this pair in your browser, with a live speculation panel:"
 echo "  $BUILD/tandem serve -m $target -md $assistant"
-echo "then open http://127.0.0.1:8080/ (--port N for another port; --host and --api-key to share it)."
+echo "then open http://127.0.0.1:8080/ (--draft-max 4 --no-adaptive drafts every round as above;"
+echo "--port N for another port; --host and --api-key to share it)."
