@@ -32,7 +32,7 @@ export async function startServer(args = [], { timeoutMs = 60000 } = {}) {
     const timer = setTimeout(() => reject(new Error(`server not ready in ${timeoutMs} ms:\n${stderr}`)), timeoutMs);
     proc.stderr.on('data', (chunk) => {
       stderr += chunk.toString();
-      const m = stderr.match(/ready on http:\/\/127\.0\.0\.1:(\d+)/);
+      const m = stderr.match(/ready on http:\/\/[^\s:]+:(\d+)/);  // --host may be another address
       if (m) {
         clearTimeout(timer);
         resolve(Number(m[1]));

@@ -5,7 +5,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer from 'puppeteer-core';
 import { startServer, skipReason, metric, env, waitFor } from './server_harness.mjs';
@@ -266,8 +266,19 @@ describe('the chat page in Chromium', { skip: reason ?? false }, () => {
   });
 });
 
-describe('the chat page with --api-key', { skip: reason ?? false }, () => {
+// This machine's first non-loopback IPv4 address, or null.
+function lanAddress() {
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list || []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return null;
+}
+
+// Served on every interface (--host 0.0.0.0) and opened through a non-loopback address when the
+// machine has one, as a phone on the same network would.
+describe('the chat page with --api-key on a non-loopback --host', { skip: reason ?? false }, () => {
   let server;
+  let base;
   let browser;
   let profile;
   const problems = [];
@@ -275,7 +286,11 @@ describe('the chat page with --api-key', { skip: reason ?? false }, () => {
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
     profile = mkdtempSync(join(tmpdir(), 'tandem-chromium-'));
-    server = await startServer([...SERVER_ARGS, '--api-key', 'sesame'], { timeoutMs: 120000 });
+    server = await startServer([...SERVER_ARGS, '--host', '0.0.0.0', '--api-key', 'sesame'],
+                               { timeoutMs: 120000 });
+    const lan = lanAddress();
+    base = lan ? `http://${lan}:${server.port}` : server.base;
+    console.log(`opening the page at ${base}`);
     browser = await launchBrowser(profile);
   });
 
@@ -288,7 +303,7 @@ describe('the chat page with --api-key', { skip: reason ?? false }, () => {
   test('the key is asked for once, checked, kept and used', async () => {
     assert.equal((await fetch(`${server.base}/props`)).status, 401);
     assert.equal((await fetch(`${server.base}/`)).status, 200, 'the page itself needs no key');
-    const page = await openPage(browser, server.base, problems);
+    const page = await openPage(browser, base, problems);
     await page.waitForSelector('#key-form:not([hidden])');
     assert.equal(await page.evaluate(() => document.activeElement.id), 'key-input');
     assert.match(await text(page, '#key-message'), /needs an API key/);
