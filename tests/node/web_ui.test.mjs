@@ -233,6 +233,38 @@ describe('the chat page in Chromium', { skip: reason ?? false }, () => {
     assert.equal(await page.$$eval('.msg', (els) => els.length), 2);
     assert.equal(await lastReply(page), first);
 
+    // Settings reach the request: bad tool JSON is refused in the page, good settings are sent.
+    await setField(page, '#tools-json', '[{');
+    await page.focus('#composer-input');
+    await page.keyboard.type('x = 1');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.getElementById('tools-error').textContent !== '', WAIT);
+    assert.match(await text(page, '#tools-error'), /not valid JSON/);
+    assert.equal(await page.$eval('#composer-input', (el) => el.value), 'x = 1', 'the text is kept');
+    const tool = { type: 'function', function: { name: 'now', parameters: { type: 'object', properties: {} } } };
+    await setField(page, '#tools-json', JSON.stringify([tool]));
+    await setField(page, '#system-prompt', 'You write Python.');
+    await page.click('#thinking');
+    await setField(page, '#s-top-k', 5);
+    await setField(page, '#s-seed', 3);
+    await setField(page, '#spec-draft-max', 2);
+    let sent = null;
+    const onRequest = (r) => { if (r.url().endsWith('/v1/chat/completions')) sent = JSON.parse(r.postData()); };
+    page.on('request', onRequest);
+    await page.click('#send-button');
+    await waitIdle(page);
+    page.off('request', onRequest);
+    assert.equal(await text(page, '#chat-status'), 'Done.');
+    assert.deepEqual(sent.tools, [tool]);
+    assert.deepEqual(sent.messages[0], { role: 'system', content: 'You write Python.' });
+    assert.deepEqual(sent.chat_template_kwargs, { enable_thinking: true });
+    assert.deepEqual(sent.speculative, { enabled: true, draft_max: 2 });
+    assert.equal(sent.top_k, 5);
+    assert.equal(sent.seed, 3);
+    assert.equal(sent.temperature, 0);
+    assert.equal(sent.stream, true);
+    assert.match(await text(page, '#spec-status'), /draft max 2/);
+
     // Markdown from the model is rendered, and never as live HTML.
     assert.equal(await page.$$eval('.msg-body script, .msg-body img, .msg-body iframe', (e) => e.length), 0);
     await page.close();

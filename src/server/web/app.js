@@ -256,9 +256,9 @@ function startEdit(index) {
 
 function finishEdit(index, text) {
   if (text.trim() === '') return;
-  state.messages = state.messages.slice(0, index);
-  state.messages.push({ role: 'user', content: text });
-  generate();
+  const before = state.messages;
+  state.messages = [...before.slice(0, index), { role: 'user', content: text }];
+  if (!generate()) state.messages = before;  // still editing
 }
 
 // ---- the request --------------------------------------------------------------------------
@@ -318,15 +318,21 @@ function buildRequest() {
   return { body, spec };
 }
 
-async function generate() {
+// Answers the conversation as it stands. Returns false, changing nothing, when the settings are
+// invalid (the status line says why).
+function generate() {
   let request;
   try {
     request = buildRequest();
   } catch (e) {
     setStatus(e.message, true);
-    renderLog();
-    return;
+    return false;
   }
+  run(request);
+  return true;
+}
+
+async function run(request) {
   const record = newRecord(request.spec, state.props);
   const reply = { role: 'assistant', content: '', reasoning: '', toolCalls: [], record };
   state.messages.push(reply);
@@ -384,8 +390,11 @@ function send() {
   if (text.trim() === '' || state.controller) return;
   state.messages.forEach((m) => (m.editing = false));
   state.messages.push({ role: 'user', content: text });
-  input.value = '';
-  generate();
+  if (generate()) {
+    input.value = '';
+  } else {
+    state.messages.pop();  // the text stays in the box
+  }
 }
 
 function setupComposer() {
@@ -407,8 +416,10 @@ function setupComposer() {
   $('regenerate-button').addEventListener('click', () => {
     if (state.controller) return;
     const last = state.messages[state.messages.length - 1];
-    if (last && last.role === 'assistant') state.messages.pop();
-    if (state.messages.length) generate();
+    if (!last) return;
+    const before = state.messages;
+    if (last.role === 'assistant') state.messages = before.slice(0, -1);
+    if (!state.messages.length || !generate()) state.messages = before;
   });
   $('clear-button').addEventListener('click', () => {
     if (state.controller) state.controller.abort();
