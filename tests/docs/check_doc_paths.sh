@@ -43,8 +43,7 @@ for f in "${docs[@]}"; do
     while [[ "$path" =~ [.,:\;]$ ]]; do path="${path%?}"; done
     checked=$((checked + 1))
     if [[ "$path" == *'*'* ]]; then
-      matches=($path)
-      [ ${#matches[@]} -gt 0 ] || fail "$f:$line: no file matches '$path'"
+      compgen -G "$path" >/dev/null || fail "$f:$line: no file matches '$path'"
     elif [ ! -e "$path" ]; then
       fail "$f:$line: '$path' does not exist"
     fi
