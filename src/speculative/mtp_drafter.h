@@ -3,7 +3,7 @@
 #pragma once
 
 #include "model/gemma4_assistant.h"
-#include "spec/drafter.h"
+#include "speculative/drafter.h"
 
 namespace tandem {
 
