@@ -45,7 +45,6 @@ struct KernelTable {
   void (*geglu)(const float* gate, const float* up, int64_t n, float* y);
   void (*softcap)(const float* x, float cap, int64_t n, float* y);
   void (*softmax)(const float* x, int64_t n, float* y);
-  void (*exp)(const float* x, int64_t n, float* y);
   // Attention's inner loop (attention_isa.h).
   void (*attend_heads)(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange keys,
                        float scale, float* out);
