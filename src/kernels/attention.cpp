@@ -15,8 +15,6 @@
 namespace tandem::kernels {
 namespace {
 
-using AttendHeadsFn = void (*)(const float*, int, const KvView&, int, KeyRange, float, float*);
-
 std::string RangeText(KeyRange r) {
   std::string text = "[";  // built by appending: GCC 12 -Wrestrict misfires on "[" + string
   text += std::to_string(r.begin);
@@ -103,18 +101,6 @@ KeyRange RowKeys(const AttentionArgs& a, int r) {
   return keys;
 }
 
-AttendHeadsFn SelectAttendHeads() {
-  switch (ActiveIsa()) {
-    case Isa::kAvx512:
-      return avx512::AttendHeads;
-    case Isa::kAvx2:
-      return avx2::AttendHeads;
-    case Isa::kScalar:
-      break;
-  }
-  return ref::AttendHeads;
-}
-
 // Query heads per task: the heads sharing a KV head go together (they share the K/V loads), at
 // most kAttendMaxHeads, and fewer when that leaves threads idle. Any grouping gives the same
 // bits: each head is computed on its own.
@@ -146,7 +132,7 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
   std::vector<KeyRange> keys(args.n_rows);
   for (int r = 0; r < args.n_rows; ++r) keys[r] = RowKeys(args, r);
 
-  const AttendHeadsFn attend = SelectAttendHeads();
+  const auto attend = ActiveKernels().attend_heads;
   const int head_dim = args.kv.head_dim;
   const int n_kv_heads = args.kv.n_kv_heads;
   const int group = args.n_heads / n_kv_heads;

@@ -1,5 +1,6 @@
-// Per-ISA inner loop of attention (ref/, avx2/, avx512/ each define it). Internal: callers use
-// attention.h, which validates arguments, splits work and dispatches on ActiveIsa().
+// Per-ISA inner loop of attention (ref/ and, from simd/attention-inl.h, avx2/ and avx512/ each
+// define it). Internal: callers use attention.h, which validates arguments, splits work and
+// dispatches through the active ISA's KernelTable (isa.h).
 #pragma once
 
 #include "kernels/kv_types.h"

@@ -6,6 +6,9 @@
 
 #include "base/cpu_features.h"
 #include "base/error.h"
+#include "kernels/attention_isa.h"
+#include "kernels/matmul_kernel.h"
+#include "kernels/ops_isa.h"
 
 namespace tandem::kernels {
 namespace {
@@ -13,9 +16,12 @@ namespace {
 bool Supported(Isa isa) {
   const CpuFeatures& f = HostCpuFeatures();
   switch (isa) {
-    case Isa::kScalar: return true;
-    case Isa::kAvx2: return f.HasAvx2Tier();
-    case Isa::kAvx512: return f.HasAvx512Tier();
+    case Isa::kScalar:
+      return true;
+    case Isa::kAvx2:
+      return f.HasAvx2Tier();
+    case Isa::kAvx512:
+      return f.HasAvx512Tier();
   }
   return false;
 }
@@ -25,13 +31,36 @@ std::atomic<int>& ActiveSlot() {
   return slot;
 }
 
+// The quantized matmul kernels of the AVX-512 path need VNNI; without it they are AVX2's.
+const MatMulKernelTable& Avx512QuantMatMulKernels() {
+  return HostCpuFeatures().avx512vnni ? avx512::MatMulKernels() : avx2::MatMulKernels();
+}
+
+// Indexed by Isa. Constant-initialized: nothing here runs before main.
+#define TANDEM_KERNEL_TABLE(isa, ns, quant)                                           \
+  KernelTable {                                                                       \
+    isa, ns::RmsNorm, ns::Gelu, ns::GeGlu, ns::Softcap, ns::Softmax, ns::AttendHeads, \
+        ns::MatMulKernels, quant                                                      \
+  }
+constexpr KernelTable kTables[] = {
+    TANDEM_KERNEL_TABLE(Isa::kScalar, ref, ref::MatMulKernels),
+    TANDEM_KERNEL_TABLE(Isa::kAvx2, avx2, avx2::MatMulKernels),
+    TANDEM_KERNEL_TABLE(Isa::kAvx512, avx512, Avx512QuantMatMulKernels),
+};
+#undef TANDEM_KERNEL_TABLE
+static_assert(kTables[static_cast<int>(Isa::kAvx2)].isa == Isa::kAvx2 &&
+              kTables[static_cast<int>(Isa::kAvx512)].isa == Isa::kAvx512);
+
 }  // namespace
 
 std::string_view IsaName(Isa isa) {
   switch (isa) {
-    case Isa::kScalar: return "scalar";
-    case Isa::kAvx2: return "avx2";
-    case Isa::kAvx512: return "avx512";
+    case Isa::kScalar:
+      return "scalar";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx512:
+      return "avx512";
   }
   return "?";
 }
@@ -59,7 +88,17 @@ Isa DefaultIsa() {
   return SupportedIsas().back();
 }
 
-Isa ActiveIsa() { return static_cast<Isa>(ActiveSlot().load(std::memory_order_relaxed)); }
+Isa ActiveIsa() {
+  return static_cast<Isa>(ActiveSlot().load(std::memory_order_relaxed));
+}
+
+const KernelTable& KernelsFor(Isa isa) {
+  return kTables[static_cast<int>(isa)];
+}
+
+const KernelTable& ActiveKernels() {
+  return KernelsFor(ActiveIsa());
+}
 
 void SetActiveIsa(Isa isa) {
   if (!Supported(isa)) {

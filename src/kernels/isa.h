@@ -2,11 +2,16 @@
 // start-up from the host's features, and tests force each path the machine supports.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 #include <vector>
 
 namespace tandem::kernels {
+
+struct KvView;
+struct KeyRange;
+struct MatMulKernelTable;
 
 enum class Isa {
   kScalar,  // ref/: plain C++, the fallback and the oracle
@@ -28,5 +33,30 @@ Isa DefaultIsa();
 Isa ActiveIsa();
 // Switches the path (tests and benchmarks). Throws Error(kUnsupported) if the host cannot run it.
 void SetActiveIsa(Isa isa);
+
+// One ISA's kernels, the only place a path's entry points are chosen. Each ISA folder defines
+// them (ops_isa.h, attention_isa.h, matmul_kernel.h); the dispatchers (ops.cpp, attention.cpp,
+// matmul.cpp) call through the active table.
+struct KernelTable {
+  Isa isa;
+  // Row ops (ops.h).
+  void (*rms_norm)(const float* x, const float* weight, float eps, int64_t n, float* y);
+  void (*gelu)(const float* x, int64_t n, float* y);
+  void (*geglu)(const float* gate, const float* up, int64_t n, float* y);
+  void (*softcap)(const float* x, float cap, int64_t n, float* y);
+  void (*softmax)(const float* x, int64_t n, float* y);
+  // Attention's inner loop (attention_isa.h).
+  void (*attend_heads)(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange keys,
+                       float scale, float* out);
+  // MatMul's micro-kernels for float and for quantized weights (on AVX-512 without VNNI the
+  // quantized ones are AVX2's).
+  const MatMulKernelTable& (*matmul_float)();
+  const MatMulKernelTable& (*matmul_quant)();
+};
+
+// The table of `isa` (whether or not this host can run it: tests compare the paths' code).
+const KernelTable& KernelsFor(Isa isa);
+// The table of ActiveIsa().
+const KernelTable& ActiveKernels();
 
 }  // namespace tandem::kernels

@@ -1,4 +1,4 @@
-// Dispatch of the row ops to the active ISA, the exact elementwise ops and RoPE.
+// Dispatch of the row ops to the active ISA's kernels (isa.h), the exact elementwise ops and RoPE.
 #include "kernels/ops.h"
 
 #include <cmath>
@@ -7,20 +7,11 @@
 #include "base/error.h"
 #include "base/thread_pool.h"
 #include "kernels/isa.h"
-#include "kernels/ops_isa.h"
 
 namespace tandem::kernels {
 
 void RmsNorm(const float* x, const float* weight, float eps, int64_t n, float* y) {
-  switch (ActiveIsa()) {
-    case Isa::kAvx512:
-      return avx512::RmsNorm(x, weight, eps, n, y);
-    case Isa::kAvx2:
-      return avx2::RmsNorm(x, weight, eps, n, y);
-    case Isa::kScalar:
-      break;
-  }
-  ref::RmsNorm(x, weight, eps, n, y);
+  ActiveKernels().rms_norm(x, weight, eps, n, y);
 }
 
 void RmsNormRows(const float* x, size_t x_stride, const float* weight, float eps, int64_t n,
@@ -38,51 +29,19 @@ void RmsNormRows(const float* x, size_t x_stride, const float* weight, float eps
 }
 
 void Gelu(const float* x, int64_t n, float* y) {
-  switch (ActiveIsa()) {
-    case Isa::kAvx512:
-      return avx512::Gelu(x, n, y);
-    case Isa::kAvx2:
-      return avx2::Gelu(x, n, y);
-    case Isa::kScalar:
-      break;
-  }
-  ref::Gelu(x, n, y);
+  ActiveKernels().gelu(x, n, y);
 }
 
 void GeGlu(const float* gate, const float* up, int64_t n, float* y) {
-  switch (ActiveIsa()) {
-    case Isa::kAvx512:
-      return avx512::GeGlu(gate, up, n, y);
-    case Isa::kAvx2:
-      return avx2::GeGlu(gate, up, n, y);
-    case Isa::kScalar:
-      break;
-  }
-  ref::GeGlu(gate, up, n, y);
+  ActiveKernels().geglu(gate, up, n, y);
 }
 
 void Softcap(const float* x, float cap, int64_t n, float* y) {
-  switch (ActiveIsa()) {
-    case Isa::kAvx512:
-      return avx512::Softcap(x, cap, n, y);
-    case Isa::kAvx2:
-      return avx2::Softcap(x, cap, n, y);
-    case Isa::kScalar:
-      break;
-  }
-  ref::Softcap(x, cap, n, y);
+  ActiveKernels().softcap(x, cap, n, y);
 }
 
 void Softmax(const float* x, int64_t n, float* y) {
-  switch (ActiveIsa()) {
-    case Isa::kAvx512:
-      return avx512::Softmax(x, n, y);
-    case Isa::kAvx2:
-      return avx2::Softmax(x, n, y);
-    case Isa::kScalar:
-      break;
-  }
-  ref::Softmax(x, n, y);
+  ActiveKernels().softmax(x, n, y);
 }
 
 void Add(const float* a, const float* b, int64_t n, float* y) {

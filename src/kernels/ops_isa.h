@@ -1,5 +1,6 @@
-// Per-ISA entry points of the row ops (ref/, avx2/, avx512/ each define all of them). Internal:
-// callers use ops.h, which dispatches on ActiveIsa(); tests call these to compare paths.
+// Per-ISA entry points of the row ops (ref/ and, from simd/ops-inl.h, avx2/ and avx512/ each
+// define all of them). Internal: callers use ops.h, which dispatches through the active ISA's
+// KernelTable (isa.h); tests call these to compare paths.
 #pragma once
 
 #include <cstdint>

@@ -15,7 +15,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/avx2/vec_avx2.h"
 #include "kernels/matmul_kernel.h"
+#include "kernels/simd/prefetch-inl.h"
 
 namespace tandem::kernels::avx2 {
 
@@ -99,9 +101,7 @@ inline constexpr int kActRowsPerBlock = 2;
 
 // Issues block b's share of the tile's prefetch region.
 inline void Prefetch(const PrefetchPlan& plan, int64_t b) {
-  for (int64_t l = b * plan.per_block; l < (b + 1) * plan.per_block && l < plan.lines; ++l) {
-    _mm_prefetch(reinterpret_cast<const char*>(plan.base + 64 * l), _MM_HINT_T1);
-  }
+  simd::PrefetchBlock<F32x8>(plan, b);
 }
 
 // Lanes of group g that hold valid rows, as a maskload/maskstore mask.

@@ -15,7 +15,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/avx512/vec_avx512.h"
 #include "kernels/matmul_kernel.h"
+#include "kernels/simd/prefetch-inl.h"
 
 namespace tandem::kernels::avx512 {
 
@@ -87,9 +89,7 @@ inline __m512i HighNibbles(__m512i v) {
 
 // Issues block b's share of the tile's prefetch region.
 inline void Prefetch(const PrefetchPlan& plan, int64_t b) {
-  for (int64_t l = b * plan.per_block; l < (b + 1) * plan.per_block && l < plan.lines; ++l) {
-    _mm_prefetch(reinterpret_cast<const char*>(plan.base + 64 * l), _MM_HINT_T1);
-  }
+  simd::PrefetchBlock<F32x16>(plan, b);
 }
 
 // Activation rows per register block in the drivers below: up to kFusedRows rows are computed
