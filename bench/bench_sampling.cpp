@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "sampling/sampler.h"
-#include "sampling/speculative_accept.h"
+#include "speculative/speculative_accept.h"
 
 namespace tandem {
 namespace {
@@ -39,11 +39,11 @@ void BM_Distribution(benchmark::State& state) {
 }
 BENCHMARK(BM_Distribution)
     ->ArgNames({"top_k", "top_p", "min_p", "temp", "scale"})
-    ->Args({40, 95, 5, 80, 6})     // llama.cpp defaults
-    ->Args({0, 100, 0, 0, 6})      // greedy
-    ->Args({0, 95, 5, 80, 6})      // no top-k, peaked logits
-    ->Args({0, 95, 0, 80, 1})      // no top-k, flat logits: top-p sorts most of the vocabulary
-    ->Args({0, 100, 0, 100, 6})    // plain softmax over everything
+    ->Args({40, 95, 5, 80, 6})   // llama.cpp defaults
+    ->Args({0, 100, 0, 0, 6})    // greedy
+    ->Args({0, 95, 5, 80, 6})    // no top-k, peaked logits
+    ->Args({0, 95, 0, 80, 1})    // no top-k, flat logits: top-p sorts most of the vocabulary
+    ->Args({0, 100, 0, 100, 6})  // plain softmax over everything
     ->Unit(benchmark::kMicrosecond);
 
 void BM_SampleFrom(benchmark::State& state) {

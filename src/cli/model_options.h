@@ -13,7 +13,7 @@
 #include "model/gemma4_assistant.h"
 #include "model/gemma4_model.h"
 #include "sampling/sampling_params.h"
-#include "spec/spec_options.h"
+#include "speculative/spec_options.h"
 #include "tokenizer/tokenizer.h"
 
 namespace tandem::cli {

@@ -73,7 +73,7 @@ void CheckShape(const SafetensorsTensor& t, const Gemma4TensorSpec& spec,
                                 " for this config");
 }
 
-// The assistant's extra tensors, and the untied output head (gemma4-assistant-mtp.md §1.2).
+// The assistant's extra tensors, and the untied output head (docs/mtp.md § Tensors).
 void AddExtraSpecs(const HfModelConfig& hf, std::vector<Gemma4TensorSpec>& specs) {
   const Gemma4Config& c = hf.config;
   const uint64_t d = c.n_embd, v = c.n_vocab;

@@ -19,7 +19,7 @@ struct PlannedTensor {
     kRows,           // inputs[0], converted row by row (embeddings may drop trailing rows)
     kExpertHalves,   // inputs = {gate [E, F, D], up [E, F, D]} fused as ffn_gate_up_exps
     kTokenOrdering,  // inputs[0], an integer buffer written as I32
-    kRopeFreqs,      // generated (gemma4-architecture.md §2.4)
+    kRopeFreqs,      // generated (docs/gemma4.md § RoPE)
   };
   std::string name;          // GGUF name
   std::vector<uint64_t> ne;  // GGUF order, ne[0] innermost

@@ -1,7 +1,7 @@
 // A Hugging Face Gemma 4 `config.json` read into the GGUF model config tandem writes: the target
 // (Gemma4ForConditionalGeneration with `text_config`, Gemma4ForCausalLM) or the MTP assistant
 // (Gemma4AssistantForCausalLM, alias Gemma4UnifiedAssistantForCausalLM), with HF's defaults
-// (gemma4-architecture.md §1, §3.4; gemma4-assistant-mtp.md §1.1, §4).
+// (docs/gemma4.md § Config fields; docs/mtp.md § Shapes).
 #pragma once
 
 #include <string>

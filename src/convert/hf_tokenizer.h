@@ -1,6 +1,6 @@
 // The tokenizer of a Hugging Face checkpoint directory (tokenizer.json, tokenizer_config.json,
 // chat templates) as the `tokenizer.*` keys llama.cpp's converter writes for Gemma 4
-// (formats.md §4.4, §5.1; gemma4-architecture.md §4.1).
+// (docs/formats.md § Hugging Face tokenizer files; docs/gemma4.md § Tokenizer).
 #pragma once
 
 #include <string>

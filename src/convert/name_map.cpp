@@ -65,7 +65,7 @@ constexpr Rule kLayerRules[] = {
     {"experts.gate_proj.weight", "ffn_gate_up_exps.weight", HfTensorPart::kExpertGate},
     {"experts.up_proj", "ffn_gate_up_exps.weight", HfTensorPart::kExpertUp},
     {"experts.up_proj.weight", "ffn_gate_up_exps.weight", HfTensorPart::kExpertUp},
-    // Alternative spellings some checkpoints use (gemma4-architecture.md §3.3).
+    // Alternative spellings some checkpoints use (docs/gemma4.md § Conversion from Hugging Face).
     {"moe.gate_up_proj", "ffn_gate_up_exps.weight"},
     {"moe.gate_up_proj.weight", "ffn_gate_up_exps.weight"},
     {"moe.down_proj", "ffn_down_exps.weight"},

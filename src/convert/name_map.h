@@ -1,5 +1,5 @@
 // Hugging Face Gemma 4 tensor names → GGUF tensor names, as llama.cpp's converter names them
-// (gemma4-architecture.md §3.2–3.3, gemma4-assistant-mtp.md §1.2). The converter checks every
+// (docs/gemma4.md § Tensors, docs/mtp.md § Tensors). The converter checks every
 // mapped name and shape against Gemma4TensorList, so this file holds names only, no shapes.
 #pragma once
 

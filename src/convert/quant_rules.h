@@ -1,4 +1,4 @@
-// llama-quantize's presets and its per-tensor type mix (formats.md §3; llama.cpp
+// llama-quantize's presets and its per-tensor type mix (docs/formats.md § File types; llama.cpp
 // src/llama-quant.cpp): which tensors are quantized, and to what, for Q4_K_M, Q5_K_M and friends.
 #pragma once
 

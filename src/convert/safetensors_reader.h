@@ -1,5 +1,5 @@
 // Reads Hugging Face safetensors checkpoints (one file, or shards named by an index) without
-// copying: every header is validated, tensors are views into read-only mappings (formats.md §4).
+// copying: every header is validated, tensors are views into read-only mappings (docs/formats.md).
 #pragma once
 
 #include <cstdint>

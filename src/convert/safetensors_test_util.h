@@ -1,4 +1,4 @@
-// Test helper: builds safetensors files in memory (formats.md §4.1) for the reader and converter
+// Test helper: builds safetensors files in memory (docs/formats.md) for the reader and converter
 // tests. Header-only, so it stays out of the conversion library.
 #pragma once
 

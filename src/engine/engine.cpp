@@ -13,8 +13,8 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/thread_pool.h"
-#include "engine/engine_draft_batch.h"
 #include "engine/engine_slot.h"
+#include "speculative/engine_draft_batch.h"
 
 namespace tandem {
 namespace {

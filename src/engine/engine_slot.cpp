@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "base/error.h"
-#include "sampling/speculative_accept.h"
+#include "speculative/speculative_accept.h"
 
 namespace tandem {
 namespace {

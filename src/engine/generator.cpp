@@ -6,9 +6,9 @@
 
 #include "base/error.h"
 #include "base/thread_pool.h"
-#include "sampling/speculative_accept.h"
-#include "spec/draft_model_drafter.h"
-#include "spec/mtp_drafter.h"
+#include "speculative/draft_model_drafter.h"
+#include "speculative/mtp_drafter.h"
+#include "speculative/speculative_accept.h"
 
 namespace tandem {
 namespace {

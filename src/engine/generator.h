@@ -15,10 +15,10 @@
 #include "sampling/rng.h"
 #include "sampling/sampler.h"
 #include "sampling/sampling_params.h"
-#include "spec/draft_length_controller.h"
-#include "spec/drafter.h"
-#include "spec/spec_options.h"
-#include "spec/spec_stats.h"
+#include "speculative/draft_length_controller.h"
+#include "speculative/drafter.h"
+#include "speculative/spec_options.h"
+#include "speculative/spec_stats.h"
 
 namespace tandem {
 

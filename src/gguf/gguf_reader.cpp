@@ -1,4 +1,4 @@
-// GGUF parsing in one pass (formats.md §1): every count, length and offset is checked against the
+// GGUF parsing in one pass (docs/formats.md): every count, length and offset is checked against the
 // bytes that remain, with overflow-safe arithmetic, before anything is allocated or read.
 #include "gguf/gguf_reader.h"
 

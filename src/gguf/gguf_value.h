@@ -17,7 +17,7 @@ namespace tandem {
 
 static_assert(std::endian::native == std::endian::little, "GGUF I/O assumes a little-endian host");
 
-// Numbering is gguf's `gguf_type`, as stored in KV records (formats.md §1.2).
+// Numbering is gguf's `gguf_type`, stored in KV records (docs/formats.md § Metadata value types).
 enum class GgufType : uint32_t {
   kU8 = 0,
   kI8 = 1,

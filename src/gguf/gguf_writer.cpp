@@ -1,4 +1,4 @@
-// GGUF v3 writer (formats.md §1.5 writer recipe): header, KVs, tensor infos with packed offsets,
+// GGUF v3 writer (docs/formats.md § Writing a GGUF): header, KVs, tensor infos with packed offsets,
 // zero padding to the alignment after the infos and after every tensor, written via a temp file.
 #include "gguf/gguf_writer.h"
 

@@ -3,7 +3,7 @@
 // Work is split over output rows; each weight block is read from memory once per call and used
 // for every activation row, so verifying k draft tokens costs little more than decoding one.
 // Activations are quantized once per row to the weight type's activation format, as llama.cpp
-// does (formats.md §2.7): Q8_0 for Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4, Q8_1 for Q4_1/Q5_1, Q8_K for
+// does (docs/formats.md): Q8_0 for Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4, Q8_1 for Q4_1/Q5_1, Q8_K for
 // Q2_K..Q6_K and IQ4_XS; F32/F16/BF16 weights meet the f32 activations directly.
 //
 // Numerics: for a given ISA path (kernels/isa.h) every output element is bitwise identical

@@ -1,5 +1,5 @@
 // The Gemma 4 MTP assistant (arch gemma4-assistant): a 4-layer Q-only decoder that drafts from
-// the target's hidden state and attends the target's own KV cache (gemma4-assistant-mtp.md §1–2).
+// the target's hidden state and attends the target's own KV cache (docs/mtp.md § Architecture).
 #pragma once
 
 #include <memory>

@@ -1,5 +1,5 @@
 // Gemma 4 text-model hyperparameters: read from `gemma4.*` GGUF keys, validated, with the
-// per-layer values the forward pass needs (gemma4-architecture.md §1.2, §3.1).
+// per-layer values the forward pass needs (docs/gemma4.md § Per-layer values; docs/formats.md).
 #pragma once
 
 #include <cstdint>

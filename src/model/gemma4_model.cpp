@@ -163,7 +163,7 @@ void Gemma4Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutp
   }
 }
 
-// Per-layer inputs (E2B/E4B), gemma4-architecture.md §2.6:
+// Per-layer inputs (E2B/E4B), docs/gemma4.md § Per-layer embeddings:
 //   ple = (RMSNorm((W_plm · x0) / sqrt(D)) + E_ple[id] · sqrt(P)) / sqrt(2), as [T][L][P].
 void Gemma4Model::PerLayerEmbeddings(int T, const ForwardBatch& batch, Scratch& s,
                                      ThreadPool& pool) const {
@@ -295,7 +295,7 @@ void Gemma4Model::DenseFfn(const Gemma4LayerWeights& w, int n_ff, int T, const f
   MatMul(w.ffn_down, s.gate.data(), T, out, pool);
 }
 
-// Mixture of experts with a shared dense MLP (26B-A4B), gemma4-architecture.md §2.7.
+// Mixture of experts with a shared dense MLP (26B-A4B), docs/gemma4.md § Mixture of experts.
 void Gemma4Model::MoeFfn(const Gemma4LayerWeights& w, int T, Scratch& s, ThreadPool& pool) const {
   const Gemma4Config& c = config_;
   const size_t D = c.n_embd;

@@ -1,5 +1,5 @@
 // A loaded Gemma 4 text model (target): config, memory-mapped weights and the forward pass,
-// which reads top-down like the model card (gemma4-architecture.md §2).
+// which reads top-down like the model card (docs/gemma4.md § Forward pass).
 #pragma once
 
 #include <memory>

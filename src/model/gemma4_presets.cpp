@@ -21,7 +21,7 @@ struct PresetSpec {
   bool full_v_equals_k;
 };
 
-// Real shapes from gemma4-architecture.md §1.1; tiny ones keep each size's features.
+// Real shapes from docs/gemma4.md § Sizes; tiny ones keep each size's features.
 constexpr PresetSpec kPresets[] = {
     {"e2b", 262144, 1536, 35, 8,   5,      1, 1, 256, 512,
      6144,  true,   256,  20, 512, 131072, 0, 0, 0,   false},

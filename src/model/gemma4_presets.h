@@ -19,7 +19,7 @@ std::vector<std::string> Gemma4PresetNames();
 
 namespace tandem {
 
-// An MTP assistant shape for a target preset (gemma4-assistant-mtp.md §1.1).
+// An MTP assistant shape for a target preset (docs/mtp.md § Shapes).
 struct AssistantPreset {
   Gemma4Config body;    // q_only; 3 sliding + 1 full layer
   int n_embd_out = 0;   // the target's hidden size

@@ -32,7 +32,7 @@ std::vector<Gemma4TensorSpec> Gemma4TensorList(const Gemma4Config& config);
 std::string LayerTensorName(int layer, const char* suffix);
 
 // Values of rope_freqs.weight [head_dim_full / 2]: 1.0 for the rotated pairs of a
-// partial_rotary_factor of 0.25 (gemma4-architecture.md §2.4), 1e30 for the rest.
+// partial_rotary_factor of 0.25 (docs/gemma4.md § RoPE), 1e30 for the rest.
 std::vector<float> Gemma4RopeFreqs(const Gemma4Config& config, float partial_rotary_factor = 0.25f);
 
 }  // namespace tandem

@@ -16,7 +16,7 @@ struct Special {
   int type;
 };
 // Control tokens are matched in input text and hidden in output; user-defined (4) ones are
-// rendered, so reasoning and tool-call parsers can see them (gemma4-architecture.md §4.1).
+// rendered, so reasoning and tool-call parsers can see them (docs/gemma4.md § Tokenizer).
 constexpr Special kSpecials[] = {
     {"<pad>", 3},
     {"<eos>", 3},

@@ -1,6 +1,6 @@
 // The sampler chain: logits + token history -> the final probability vector, and the draw.
 //
-// The chain is split in two so speculative decoding can use it (gemma4-assistant-mtp.md §3):
+// The chain is split in two so speculative decoding can use it (docs/mtp.md § Verification):
 // Distribution() is deterministic and RNG-free (the target's p and the drafter's q at any
 // position, given the history up to it), and SampleFrom() is the only place randomness enters.
 #pragma once

@@ -15,7 +15,7 @@ struct LogitBias {
   float bias = 0.0f;
 };
 
-// The sampler chain runs, in this order (llama.cpp's default chain, formats.md §6):
+// The sampler chain runs, in this order (llama.cpp's default, docs/formats.md § Sampler chain):
 //   logit_bias → penalties (over the last repeat_last_n history tokens) → top_k → top_p → min_p
 //   → temperature → draw.
 // Every stage at its neutral value is a no-op. temperature <= 0 means greedy (argmax after the

@@ -7,7 +7,7 @@
 
 #include "engine/generator.h"
 #include "server/generation_request.h"
-#include "spec/spec_options.h"
+#include "speculative/spec_options.h"
 #include "tokenizer/chat_format.h"
 #include "tokenizer/tokenizer.h"
 

@@ -4,7 +4,7 @@
 
 #include "server/generation_stream.h"
 #include "server/json_fields.h"
-#include "spec/spec_options.h"
+#include "speculative/spec_options.h"
 
 namespace tandem::server {
 

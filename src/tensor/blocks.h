@@ -1,4 +1,4 @@
-// Byte layouts of the ggml quantized blocks tandem reads or writes (formats.md §2.3–2.5).
+// Byte layouts of the ggml quantized blocks tandem reads or writes (docs/formats.md).
 //
 // Every struct is laid out exactly as in a GGUF file (little-endian, no padding); the
 // static_asserts below pin sizes and field offsets. fp16 fields are raw IEEE binary16 bits

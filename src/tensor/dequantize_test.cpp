@@ -1,4 +1,4 @@
-// Tests for DequantizeRow: blocks written byte by byte from the layouts in formats.md §2,
+// Tests for DequantizeRow: blocks written byte by byte from the layouts in docs/formats.md,
 // decoded and compared with values from the spec's formulas and with a few worked by hand.
 // All scales are powers of two and all codes small, so every expected value is exact.
 #include "tensor/dequantize.h"

@@ -8,7 +8,7 @@ namespace tandem {
 
 // binary32 -> IEEE binary16, round-to-nearest-even. Subnormal results are produced exactly,
 // values that round beyond 65504 become ±inf, and NaN becomes the quiet NaN 0x7E00 | sign
-// (formats.md §2.2; the same results as F16C `vcvtps2ph` with round-to-nearest).
+// (docs/formats.md § Scalar formats; the same results as F16C `vcvtps2ph` with round-to-nearest).
 constexpr uint16_t Fp32ToFp16(float f) {
   const uint32_t x = std::bit_cast<uint32_t>(f);
   const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);

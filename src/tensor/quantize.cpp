@@ -1,4 +1,4 @@
-// Reference quantizers: ggml's `quantize_row_*_ref` rewritten from formats.md §2.3–2.4.
+// Reference quantizers: ggml's `quantize_row_*_ref` rewritten from docs/formats.md.
 //
 // Float expressions keep ggml's evaluation order (int operands converted where C converts them)
 // so that the bytes match llama.cpp's for the same input.

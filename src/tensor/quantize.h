@@ -1,4 +1,4 @@
-// Reference quantizers from f32, bit-exact with ggml's `quantize_row_*_ref` (formats.md §2.3–2.4).
+// Reference quantizers from f32, bit-exact with ggml's `quantize_row_*_ref` (docs/formats.md).
 //
 // Used for activation rows (Q8_0, Q8_1, Q8_K: the vec_dot types of §2.7) and for writing weight
 // files without an importance matrix. Rounding follows ggml exactly: legacy types use roundf

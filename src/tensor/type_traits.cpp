@@ -10,7 +10,7 @@ namespace {
 
 using T = TensorType;
 
-// dequantizable: what tensor/dequantize.cpp implements (formats.md §2.2–2.5).
+// dequantizable: what tensor/dequantize.cpp implements (docs/formats.md § Block layouts).
 constexpr std::array<TensorTypeTraits, 35> kTable = {{
     {T::kF32, "f32", 1, 4, true},
     {T::kF16, "f16", 1, 2, true},

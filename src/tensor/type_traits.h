@@ -1,4 +1,4 @@
-// The one table of ggml tensor types: id, name, block size, bytes per block (formats.md §2.1).
+// The one table of ggml tensor types: id, name, block size, bytes per block (docs/formats.md).
 #pragma once
 
 #include <cstddef>

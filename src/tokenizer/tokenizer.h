@@ -18,7 +18,7 @@ struct EncodeOptions {
   bool parse_special = true;  // also match control/unknown token texts in the input
 };
 
-// The Gemma 4 tokenizer (formats.md §5.6, gemma4-architecture.md §4.1). Immutable after
+// The Gemma 4 tokenizer (docs/gemma4.md § Tokenizer). Immutable after
 // construction; every method is const and thread-safe. Movable, not copyable.
 //
 // Encode:

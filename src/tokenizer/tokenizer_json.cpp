@@ -20,7 +20,7 @@ constexpr std::string_view kSpaceEscape = "\xE2\x96\x81";
 constexpr float kPlaceholderScore = -1000.0f;
 constexpr size_t kMaxIdGap = 1 << 16;  // more unassigned ids than this means a corrupt file
 
-// Gemma 4 markup that must render in output so chat parsers see it (gemma4-architecture.md §4.1).
+// Gemma 4 markup that must render in output so chat parsers see it (docs/gemma4.md § Tokenizer).
 constexpr std::string_view kRenderedMarkup[] = {
     "<|channel>",       "<channel|>",       "<|tool_call>", "<tool_call|>",
     "<|tool_response>", "<tool_response|>", "<|\"|>",

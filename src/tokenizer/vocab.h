@@ -8,7 +8,7 @@
 
 namespace tandem {
 
-// GGUF `tokenizer.ggml.token_type` values (formats.md §5.2; same numbers as SentencePiece).
+// GGUF `tokenizer.ggml.token_type` values (docs/formats.md § Token types, as in SentencePiece).
 // The type decides how a token takes part in encoding and decoding:
 //   kNormal, kUndefined  produced by BPE; decoded with U+2581 turned back into spaces.
 //   kControl, kUnknown   matched in text only when parsing specials; rendered only on request.
@@ -31,7 +31,7 @@ inline constexpr int32_t kNoToken = -1;        // "absent" for the special ids b
 // "normal", "control", ... ; "type#N" for values outside the enum.
 std::string TokenTypeName(TokenType type);
 
-// A Gemma 4 style BPE vocabulary (formats.md §5.6): merges by rank over UTF-8 text in which spaces
+// A Gemma 4 style BPE vocabulary (docs/gemma4.md): merges by rank over UTF-8 text in which spaces
 // are written as U+2581, `<0xHH>` byte fallback, no space prefix. Built by the GGUF and
 // tokenizer.json readers; consumed by Tokenizer, which checks it (ValidateVocab).
 struct Vocab {

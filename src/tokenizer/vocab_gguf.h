@@ -8,7 +8,7 @@
 
 namespace tandem {
 
-// The vocabulary stored in `metadata` (formats.md §5.1). Accepted tokenizers:
+// The vocabulary stored in `metadata` (docs/formats.md § Tokenizer keys). Accepted tokenizers:
 // `tokenizer.ggml.model = "gemma4"`, and Ollama's spelling `model = "llama"` with
 // `pre = "gemma4"` and merges. As llama.cpp does for gemma4, add_bos is always on. Special ids that
 // are out of range are dropped with a warning. Throws Error(kNotFound) if a required key is

@@ -16,7 +16,7 @@ import numpy as np
 import gguf_read  # tools/reference, put on sys.path by run_parity.py
 import ops
 
-QK8_0 = 32  # values per Q8_0 block (formats.md)
+QK8_0 = 32  # values per Q8_0 block (docs/formats.md § Block layouts)
 FLOAT_TYPES = ("F32", "F16", "BF16", "F64")
 
 

@@ -1,7 +1,7 @@
 """Float64 NumPy reference of the Gemma 4 MTP assistant (GGUF arch "gemma4-assistant") and of
 llama.cpp's greedy draft-mtp speculative loop.
 
-Follows /work/shared/specs/gemma4-assistant-mtp.md sections 1-3: the assistant has Q-only
+Follows docs/mtp.md § Architecture to § Verification: the assistant has Q-only
 attention over the TARGET's K/V (last sliding / last full target layer, resolved through KV
 sharing), takes concat(target's scaled embedding, incoming hidden), and returns logits (dense
 tied head, or the centroid head when masked_embd_* tensors exist) plus the next hidden.

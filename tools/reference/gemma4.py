@@ -1,6 +1,6 @@
 """Float64 NumPy reference of the Gemma 4 text decoder (GGUF arch "gemma4"): tandem's oracle.
 
-Follows /work/shared/specs/gemma4-architecture.md section 2: sliding/full layers with their own
+Follows docs/gemma4.md § Forward pass: sliding/full layers with their own
 head dims, KV heads and RoPE, QK-norm, weightless V-norm, attention scale 1.0, GeGLU with a
 per-layer width, per-layer embeddings, KV sharing, MoE, V = K, layer output scale, final norm,
 tied or untied head and final soft-cap. The whole sequence is evaluated in one causal pass.

@@ -1,7 +1,7 @@
 """Self-contained checks of gguf_read.py (no fixture needed), run by test_reference.py.
 
 Dequantizers are compared with plain per-element loops written from the element formulas of
-formats.md section 2 (a second, independent reading of the spec); the reader is fed a GGUF file
+docs/formats.md (a second, independent reading of the spec); the reader is fed a GGUF file
 written here byte by byte, then damaged copies of it.
 """
 
@@ -37,7 +37,7 @@ def _h(block, off):
 
 
 def _scalar_block(type_name, blk):
-    """One block -> list of floats, element by element from formats.md 2.3 / 2.4."""
+    """One block -> list of floats, element by element from docs/formats.md § Block layouts."""
     blk = [int(v) for v in blk]
     out = []
     if type_name in ("Q4_0", "Q4_1", "Q5_0", "Q5_1"):

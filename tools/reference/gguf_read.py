@@ -1,6 +1,6 @@
 """Minimal GGUF v3 reader with vectorised NumPy dequantization to float64 (tandem's oracle).
 
-Written from /work/shared/specs/formats.md sections 1 (GGUF layout) and 2 (ggml types). It
+Follows docs/formats.md § GGUF layout, § Tensor types and § Block layouts. It
 uses no gguf-py. Every problem in a file raises GGUFError naming the file, the field and the
 byte offset (or the key / tensor).
 
@@ -20,7 +20,7 @@ class GGUFError(ValueError):
 GGUF_MAGIC = b"GGUF"
 DEFAULT_ALIGNMENT = 32
 
-# ggml type id -> (name, values per block, bytes per block). formats.md 2.1.
+# ggml type id -> (name, values per block, bytes per block). docs/formats.md § Tensor types.
 GGML_TYPES = {
     0: ("F32", 1, 4), 1: ("F16", 1, 2), 2: ("Q4_0", 32, 18), 3: ("Q4_1", 32, 20),
     6: ("Q5_0", 32, 22), 7: ("Q5_1", 32, 24), 8: ("Q8_0", 32, 34), 9: ("Q8_1", 32, 36),
@@ -36,7 +36,7 @@ GGML_TYPES = {
 TYPE_IDS = {name: tid for tid, (name, _, _) in GGML_TYPES.items()}
 INTEGER_TYPES = {"I8": "<i1", "I16": "<i2", "I32": "<i4", "I64": "<i8"}
 
-# gguf metadata value types: id -> (name, struct format or None). formats.md 1.2.
+# Metadata value types: id -> (name, struct format or None). docs/formats.md § Metadata value types.
 VALUE_TYPES = {
     0: ("UINT8", "<B"), 1: ("INT8", "<b"), 2: ("UINT16", "<H"), 3: ("INT16", "<h"),
     4: ("UINT32", "<I"), 5: ("INT32", "<i"), 6: ("FLOAT32", "<f"), 7: ("BOOL", "<B"),

@@ -1,6 +1,6 @@
 """Float64 building blocks shared by the Gemma 4 target and assistant references.
 
-Everything here follows /work/shared/specs/gemma4-architecture.md section 2 literally. Shapes
+Everything here follows docs/gemma4.md § Forward pass literally. Shapes
 are written as [T = tokens, H = heads, hd = head dim, S = keys].
 """
 

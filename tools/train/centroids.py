@@ -1,6 +1,6 @@
 """Balanced spherical k-means of the assistant's embedding rows, for the centroid head.
 
-The centroid head (gemma4-assistant-mtp.md §2) views token_ordering as [C, V/C]: every cluster
+The centroid head (docs/mtp.md § Centroid head) views token_ordering as [C, V/C]: every cluster
 holds exactly V/C tokens. balanced_kmeans() therefore assigns tokens greedily by cosine
 similarity under that capacity, then moves each centroid to its members' mean direction.
 """

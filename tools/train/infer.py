@@ -1,6 +1,6 @@
 """Inference with the PyTorch pair, for the tests: greedy drafting after a prompt and greedy MTP
-speculative decoding in the loop llama.cpp's draft-mtp and tandem run (gemma4-assistant-mtp.md
-§3.2): draft min(draft_max, n_remaining - 1) tokens at a constant query position, verify
+speculative decoding in the loop llama.cpp's draft-mtp and tandem run (docs/mtp.md
+§ Drafting): draft min(draft_max, n_remaining - 1) tokens at a constant query position, verify
 [last, d1..dk] with the target, accept while equal, append the target's token."""
 
 import torch

@@ -1,6 +1,6 @@
 """Step 3: PyTorch Gemma 4 text model (the target) and its MTP assistant, written from the specs.
 
-Target (gemma4-architecture.md §2): token embedding × sqrt(D); per-layer embeddings (PLE);
+Target (docs/gemma4.md § Forward pass): token embedding × sqrt(D); per-layer embeddings (PLE);
 sliding and full attention layers with their own head dims, RoPE (full layers: proportional,
 exponent over the whole head dim, only the first partial_rotary_factor·hd/2 pairs rotate),
 Q/K RMSNorm, weightless V norm, attention scale 1.0, KV sharing (the last num_kv_shared_layers
@@ -8,7 +8,7 @@ layers read the cache of the last owning layer of their type), GeGLU (double wid
 layers with use_double_wide_mlp), sandwich norms, layer_scalar on the whole stream, final norm,
 tied head and the final soft-cap.
 
-Assistant (gemma4-assistant-mtp.md §1–§2): concat(target's scaled embedding, hidden) →
+Assistant (docs/mtp.md § Architecture): concat(target's scaled embedding, hidden) →
 pre_projection → 4 Q-only layers (3 sliding + 1 full) attending the frozen target's K/V → norm →
 tied dense head or centroid head, and post_projection → next hidden.
 
@@ -61,7 +61,7 @@ class TargetConfig:
         return l < self.first_shared()
 
     def kv_source(self, l):
-        """The layer whose K/V layer l reads (gemma4-architecture.md §2.5)."""
+        """The layer whose K/V layer l reads (docs/gemma4.md § KV sharing)."""
         if self.owns_kv(l):
             return l
         return max(j for j in range(self.first_shared()) if self.is_swa(j) == self.is_swa(l))
@@ -72,7 +72,7 @@ class TargetConfig:
 
     def last_kv_layer(self, swa):
         """The target layer an assistant layer of that type reads: the last layer of the type,
-        resolved through KV sharing (gemma4-assistant-mtp.md §1.4)."""
+        resolved through KV sharing (docs/mtp.md § Reading the target's KV cache)."""
         last = max(l for l in range(self.num_hidden_layers) if self.is_swa(l) == swa)
         return self.kv_source(last)
 
@@ -355,7 +355,7 @@ class Gemma4ForCausalLM(nn.Module):
         return self.model.embed_tokens(tokens) * math.sqrt(self.config.hidden_size)
 
     def ple_inputs(self, tokens, x0):
-        """Per-layer inputs [N, T, L, P] (gemma4-architecture.md §2.6)."""
+        """Per-layer inputs [N, T, L, P] (docs/gemma4.md § Per-layer embeddings)."""
         c, m = self.config, self.model
         n_l, p = c.num_hidden_layers, c.hidden_size_per_layer_input
         tokp = m.embed_tokens_per_layer(tokens) * math.sqrt(p)
@@ -459,7 +459,7 @@ class Gemma4AssistantForCausalLM(nn.Module):
         return y @ self.model.embed_tokens.weight.t()
 
     def centroid_logits(self, y):
-        """Centroid head (gemma4-assistant-mtp.md §2): the tokens of the top-k clusters get
+        """Centroid head (docs/mtp.md § Centroid head): the tokens of the top-k clusters get
         their dense logit, all others -inf. y [..., D] -> [..., V]."""
         c = self.config
         scores = self.masked_embedding.centroids(y)  # [..., C]

@@ -1,4 +1,4 @@
-"""Minimal safetensors writer and reader (formats.md §4.1) on NumPy arrays, no extra packages.
+"""Minimal safetensors writer and reader (docs/formats.md) on NumPy arrays, no extra packages.
 
 write(path, {name: array}, dtype="F32"|"BF16") writes float arrays as F32 or BF16 (round to
 nearest even) and integer arrays as I64; read(path) returns {name: float32 / int64 array}.

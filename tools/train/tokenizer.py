@@ -4,7 +4,7 @@
   tokenizer.py train --corpus DIR --out DIR [--vocab-size 4096] [--sample-mb 3]
   tokenizer.py encode --tokenizer DIR TEXT        (prints the ids, as `tandem tokenize --ids`)
 
-The format follows gemma4-architecture.md §4.1 and formats.md §5.6: spaces are written U+2581,
+The format follows docs/gemma4.md § Tokenizer: spaces are written U+2581,
 BPE merges apply over UTF-8 characters lowest rank first, characters outside the vocabulary fall
 back to <0xHH> byte tokens, runs of newlines that are a token are emitted whole, and the Gemma 4
 special tokens sit at Gemma 4's ids (<pad> 0, <eos> 1, <bos> 2, <unk> 3, <mask> 4, <|tool> 46 ..
@@ -33,7 +33,7 @@ import corpus as corpus_lib  # noqa: E402
 SPACE = "\u2581"
 MAX_TOKEN_CHARS = 16
 MAX_NEWLINE_RUN = 8
-# (id, text) of the Gemma 4 special tokens (gemma4-architecture.md §4.1).
+# (id, text) of the Gemma 4 special tokens (docs/gemma4.md § Tokenizer).
 SPECIALS = [(0, "<pad>"), (1, "<eos>"), (2, "<bos>"), (3, "<unk>"), (4, "<mask>"),
             (46, "<|tool>"), (47, "<tool|>"), (48, "<|tool_call>"), (49, "<tool_call|>"),
             (50, "<|tool_response>"), (51, "<tool_response|>"), (52, '<|"|>'), (98, "<|think|>"),

@@ -8,7 +8,7 @@ hidden states, the K/V of the layers the assistant reads and its next-token dist
 Every position p >= 1 is a draft row: step 0 feeds the token at p, the target's hidden of row
 p-1 and the query position p over the target's keys < p (the cache before p); step k feeds the
 token at p+k and the previous step's post_projection output at the same position p (constant
-query position, gemma4-assistant-mtp.md §1.5). Step k is trained to match the target's
+query position, docs/mtp.md § Positions). Step k is trained to match the target's
 distribution of row p+k (soft cross-entropy), i.e. to predict the target's next tokens.
 
 Phase 1 (1 - --centroid-share of the steps) trains the whole assistant with its dense tied

@@ -1,4 +1,4 @@
-#include "spec/spec_stats.h"
+#include "speculative/spec_stats.h"
 
 #include <gtest/gtest.h>
 

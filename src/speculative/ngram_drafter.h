@@ -7,8 +7,8 @@
 
 #include <unordered_map>
 
-#include "spec/drafter.h"
-#include "spec/ngram_index.h"
+#include "speculative/drafter.h"
+#include "speculative/ngram_index.h"
 
 namespace tandem {
 

@@ -1,5 +1,5 @@
 // The accept / resample rule of speculative sampling, shared by the speculative engine.
-#include "sampling/speculative_accept.h"
+#include "speculative/speculative_accept.h"
 
 #include <algorithm>
 #include <string>

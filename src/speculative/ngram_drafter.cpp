@@ -1,4 +1,4 @@
-#include "spec/ngram_drafter.h"
+#include "speculative/ngram_drafter.h"
 
 namespace tandem {
 

@@ -1,4 +1,4 @@
-#include "spec/mtp_drafter.h"
+#include "speculative/mtp_drafter.h"
 
 #include <algorithm>
 #include <cmath>

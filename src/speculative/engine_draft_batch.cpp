@@ -1,5 +1,5 @@
 // Batched MTP drafting: MtpDrafter's per-step logic, run for several slots per assistant Step.
-#include "engine/engine_draft_batch.h"
+#include "speculative/engine_draft_batch.h"
 
 #include <chrono>
 #include <exception>

@@ -1,9 +1,9 @@
 // Drafting with the Gemma 4 MTP assistant: each step feeds the previous draft token and the
-// assistant's own next hidden back in, at a constant query position (gemma4-assistant-mtp.md §3).
+// assistant's own next hidden back in, at a constant query position (docs/mtp.md § Drafting).
 #pragma once
 
 #include "model/gemma4_assistant.h"
-#include "spec/drafter.h"
+#include "speculative/drafter.h"
 
 namespace tandem {
 

@@ -1,8 +1,8 @@
-#include "spec/spec_stats.h"
+#include "speculative/spec_stats.h"
 
 #include <algorithm>
 
-#include "spec/spec_options.h"
+#include "speculative/spec_options.h"
 
 namespace tandem {
 namespace {

@@ -1,4 +1,4 @@
-#include "spec/ngram_index.h"
+#include "speculative/ngram_index.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include "kv/kv_cache.h"
 #include "sampling/rng.h"
 #include "sampling/sampler.h"
-#include "spec/ngram_drafter.h"
+#include "speculative/ngram_drafter.h"
 
 namespace tandem {
 namespace {

@@ -1,4 +1,4 @@
-#include "spec/ngram_index.h"
+#include "speculative/ngram_index.h"
 
 #include <string>
 

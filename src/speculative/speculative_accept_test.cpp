@@ -1,6 +1,6 @@
 // Tests for speculative sampling: "draft from q, accept or resample against p" emits tokens
 // distributed as p (chi-square over many seeds), plus the exact edge cases.
-#include "sampling/speculative_accept.h"
+#include "speculative/speculative_accept.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "spec/draft_length_controller.h"
+#include "speculative/draft_length_controller.h"
 
 #include <algorithm>
 

@@ -7,7 +7,7 @@
 
 #include "kv/kv_cache.h"
 #include "model/gemma4_model.h"
-#include "spec/drafter.h"
+#include "speculative/drafter.h"
 
 namespace tandem {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "model/gemma4_assistant.h"
-#include "spec/drafter.h"
+#include "speculative/drafter.h"
 
 namespace tandem {
 
