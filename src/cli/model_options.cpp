@@ -16,8 +16,14 @@ void AddModelFlags(CLI::App& app, ModelOptions& o) {
   app.add_option("-m,--model", o.model, "Target model (gemma4 GGUF)")->required();
   app.add_option("--model-draft", o.model_draft,
                  "Drafter: a gemma4-assistant GGUF (MTP) or a small gemma4 GGUF");
-  app.add_option("--spec-type", o.spec_type, "Speculation: auto, mtp, draft, none")
-      ->check(CLI::IsMember({"auto", "mtp", "draft", "none"}))
+  app.add_option("--spec-type", o.spec_type,
+                 "Speculation: auto (the loaded drafter), mtp, draft, ngram (prompt lookup), "
+                 "chain (ngram, then mtp), none")
+      ->check(CLI::IsMember({"auto", "mtp", "draft", "ngram", "chain", "none"}))
+      ->capture_default_str();
+  app.add_option("--spec-ngram-min", o.ngram_min, "Shortest context suffix prompt lookup matches")
+      ->capture_default_str();
+  app.add_option("--spec-ngram-max", o.ngram_max, "Longest context suffix prompt lookup matches")
       ->capture_default_str();
   app.add_option("--draft-head", o.draft_head,
                  "Assistant LM head: auto (centroid when present), centroid, dense")
@@ -99,15 +105,22 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
   m.spec.draft_min = o.draft_min;
   m.spec.draft_p_min = o.draft_p_min;
   m.spec.adaptive = !o.no_adaptive;
+  m.spec.ngram_min = o.ngram_min;
+  m.spec.ngram_max = o.ngram_max;
+  if (o.ngram_min < 1 || o.ngram_min > o.ngram_max || o.ngram_max > 64) {
+    Fail(ErrorKind::kInvalidArgument, "--spec-ngram-min/max must satisfy 1 <= min <= max <= 64");
+  }
   const bool draft_flags = Given(app, "--draft-max") || Given(app, "--draft-min") ||
                            Given(app, "--draft-p-min") || Given(app, "--no-adaptive") ||
                            Given(app, "--draft-head");
   if (o.model_draft.empty()) {
-    if (o.spec_type == "mtp" || o.spec_type == "draft") {
+    if (o.spec_type == "mtp" || o.spec_type == "draft" || o.spec_type == "chain") {
       Fail(ErrorKind::kInvalidArgument, "--spec-type " + o.spec_type + " needs -md/--model-draft");
     }
-    if (draft_flags) LogWarn("draft flags have no effect: no drafter loaded (-md)");
-    m.spec.type = SpecType::kNone;
+    m.spec.type = o.spec_type == "ngram" ? SpecType::kNgram : SpecType::kNone;
+    if (draft_flags && m.spec.type == SpecType::kNone) {
+      LogWarn("draft flags have no effect: no drafter loaded (-md)");
+    }
   } else {
     auto probe = GgufFile::Open(o.model_draft);
     const std::string arch(probe->GetString("general.architecture"));
@@ -121,15 +134,20 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
                              : o.draft_head == "centroid" ? DraftHead::kCentroid
                                                           : DraftHead::kAuto;
       m.assistant = Gemma4Assistant::Load(o.model_draft, *m.target, head);
-      m.spec.type = o.spec_type == "none" ? SpecType::kNone : SpecType::kMtp;
+      m.spec.type = o.spec_type == "none"    ? SpecType::kNone
+                    : o.spec_type == "ngram" ? SpecType::kNgram
+                    : o.spec_type == "chain" ? SpecType::kChain
+                                             : SpecType::kMtp;
     } else if (arch == "gemma4") {
-      if (o.spec_type == "mtp") {
+      if (o.spec_type == "mtp" || o.spec_type == "chain") {
         Fail(ErrorKind::kInvalidArgument, o.model_draft +
                                               " is a gemma4 model, not an assistant; use "
                                               "--spec-type draft (or auto)");
       }
       m.draft_model = Gemma4Model::Load(o.model_draft);
-      m.spec.type = o.spec_type == "none" ? SpecType::kNone : SpecType::kDraft;
+      m.spec.type = o.spec_type == "none"    ? SpecType::kNone
+                    : o.spec_type == "ngram" ? SpecType::kNgram
+                                             : SpecType::kDraft;
     } else {
       Fail(ErrorKind::kInvalidArgument,
            o.model_draft + ": architecture '" + arch + "' is neither gemma4-assistant nor gemma4");
@@ -140,10 +158,20 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
           "an assistant is loaded but speculation is off (--spec-type none): drafting is "
           "not used");
       if (draft_flags) LogWarn("draft flags have no effect with --spec-type none");
+    } else if (m.spec.type == SpecType::kNgram) {
+      LogWarn("a drafter is loaded (-md) but --spec-type ngram does not use it");
     }
     if (m.assistant && m.assistant->has_centroids() && !m.assistant->uses_centroids()) {
       LogWarn("the assistant's centroid head is present but not used (--draft-head dense)");
     }
+  }
+  if (UsesNgram(m.spec.type)) {
+    // The drafter and its point-mass acceptance exist (spec/ngram_drafter.h); the decode loop
+    // takes them with the unified speculative round (issue 18, phase 2).
+    m.spec.type = m.spec.type == SpecType::kChain ? SpecType::kMtp : SpecType::kNone;
+    LogWarn("--spec-type " + o.spec_type +
+            ": n-gram drafting is not in the decode loop yet; speculating with " +
+            SpecTypeName(m.spec.type) + " instead");
   }
   m.load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

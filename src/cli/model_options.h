@@ -21,12 +21,14 @@ namespace tandem::cli {
 struct ModelOptions {
   std::string model;
   std::string model_draft;
-  std::string spec_type = "auto";  // auto: mtp when -md is an assistant, none without -md
+  std::string spec_type = "auto";  // auto: the loaded drafter (mtp, draft), none without -md
   std::string draft_head = "auto";
   int draft_max = 16;
   int draft_min = 0;
   float draft_p_min = 0.0f;
   bool no_adaptive = false;
+  int ngram_min = SpecOptions{}.ngram_min;
+  int ngram_max = SpecOptions{}.ngram_max;
   int ctx_size = 4096;
   int batch_size = 512;
   int threads = 0;
@@ -34,7 +36,7 @@ struct ModelOptions {
   std::string cache_type_v;  // empty: same as -ctk
 };
 
-// Adds -m, -md, --spec-type, --draft-*, -c, -b, -t, -ctk/-ctv to `app`.
+// Adds -m, -md, --spec-type, --spec-ngram-min/max, --draft-*, -c, -b, -t, -ctk/-ctv to `app`.
 void AddModelFlags(CLI::App& app, ModelOptions& options);
 // Adds --temp, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n,
 // --presence-penalty, --frequency-penalty, -s/--seed.

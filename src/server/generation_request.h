@@ -31,9 +31,10 @@ struct GenerationRequest {
   std::vector<std::string> stop;
   SamplingParams sampling;  // starts as the server's defaults; request fields override
 
-  // Extension field "speculative": {"enabled": bool, "draft_max": int}.
+  // Extension field "speculative": {"enabled": bool, "draft_max": int, "ngram": bool}.
   std::optional<bool> spec_enabled;
   std::optional<int> spec_draft_max;
+  std::optional<bool> spec_ngram;
 };
 
 }  // namespace tandem::server

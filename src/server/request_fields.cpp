@@ -122,6 +122,7 @@ void ParseSpeculativeField(const Json& body, GenerationRequest& request) {
   if (auto n = OptionalInteger(*spec, "draft_max", 0, kMaxDraft, "speculative")) {
     request.spec_draft_max = static_cast<int>(*n);
   }
+  request.spec_ngram = OptionalBool(*spec, "ngram", "speculative");
 }
 
 }  // namespace tandem::server

@@ -18,7 +18,7 @@ void ParseSamplingFields(const Json& body, GenerationRequest& request);
 // Reads a stop field: a string or an array of at most 16 strings. Empty strings are dropped.
 void ParseStopField(const Json& body, std::string_view name, GenerationRequest& request);
 
-// Reads "speculative": {"enabled": bool, "draft_max": int in [0, 64]}.
+// Reads "speculative": {"enabled": bool, "draft_max": int in [0, 64], "ngram": bool}.
 void ParseSpeculativeField(const Json& body, GenerationRequest& request);
 
 }  // namespace tandem::server

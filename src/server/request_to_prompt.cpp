@@ -80,6 +80,16 @@ GenerateParams BuildGenerateParams(const GenerationRequest& request, const Token
       if (p.spec.draft_min > p.spec.draft_max) p.spec.draft_min = p.spec.draft_max;
     }
   }
+  if (request.spec_ngram.has_value()) {
+    if (*request.spec_ngram && !UsesNgram(p.spec.type)) {
+      Fail(ErrorKind::kInvalidArgument,
+           "speculative.ngram = true, but this request does not draft by prompt lookup (start "
+           "the server with --spec-type ngram or chain)");
+    }
+    if (!*request.spec_ngram && UsesNgram(p.spec.type)) {
+      p.spec.type = p.spec.type == SpecType::kChain ? SpecType::kMtp : SpecType::kNone;
+    }
+  }
   return p;
 }
 

@@ -341,6 +341,30 @@ TEST_F(ServerAppTest, ParamsReachTheEngine) {
   EXPECT_EQ(backend_.last_params().spec.type, SpecType::kNone);
 }
 
+TEST_F(ServerAppTest, PerRequestNgramSwitch) {
+  context_.limits.spec.type = SpecType::kChain;
+  Ready();
+  Script("abcdefgh");
+  Post("/v1/completions", R"({"prompt": "ab", "speculative": {"ngram": false}})");
+  EXPECT_EQ(backend_.last_params().spec.type, SpecType::kMtp);
+  Post("/v1/completions", R"({"prompt": "ab", "speculative": {"ngram": true}})");
+  EXPECT_EQ(backend_.last_params().spec.type, SpecType::kChain);
+  const HttpResponse bad =
+      Post("/v1/completions", R"({"prompt": "ab", "speculative": {"ngram": 1}})");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("speculative"), std::string::npos);
+  context_.limits.spec.type = SpecType::kNgram;
+  Ready();
+  Post("/v1/completions", R"({"prompt": "ab", "speculative": {"ngram": false}})");
+  EXPECT_EQ(backend_.last_params().spec.type, SpecType::kNone);
+  context_.limits.spec.type = SpecType::kMtp;
+  Ready();
+  const HttpResponse unavailable =
+      Post("/v1/completions", R"({"prompt": "ab", "speculative": {"ngram": true}})");
+  EXPECT_EQ(unavailable.status, 400);
+  EXPECT_NE(unavailable.body.find("speculative.ngram"), std::string::npos);
+}
+
 TEST_F(ServerAppTest, TokenizeDetokenizeCountTokensAndMetrics) {
   Ready();
   const Json t = BodyJson(Post("/tokenize", R"({"content": "hello there"})"));

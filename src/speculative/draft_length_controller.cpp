@@ -9,10 +9,13 @@ constexpr double kDecay = 0.97;       // per round: old evidence fades, so the e
 constexpr double kPrior = 0.5;        // acceptance assumed before any evidence ...
 constexpr double kPriorWeight = 1.0;  // ... worth this many rounds
 constexpr double kTimeEma = 0.2;
-constexpr int kMaxProbeInterval = 256;
+constexpr int kMinProbeInterval = 8;    // plain rounds between probes: at least this, ...
+constexpr int kMaxProbeInterval = 64;   // ... doubled after each miss up to this
+constexpr double kProbeShare = 0.01;    // of each plain step's time, banked for probes
 constexpr double kMinGain = 0.02;       // drafting must promise this much over plain decoding
 constexpr int kExploreEvery = 2;        // drafting rounds between tries of one draft more ...
 constexpr double kExploreWithin = 0.9;  // ... rated at least this fraction of the best
+constexpr int kRemeasureEvery = 128;    // drafting rounds between plain steps that re-measure it
 
 void Ema(double& slot, double value) {
   slot = slot == 0 ? value : slot + kTimeEma * (value - slot);
@@ -25,16 +28,22 @@ DraftLengthController::DraftLengthController(int draft_max, bool adaptive)
       adaptive_(adaptive),
       accepted_(draft_max_, 0.0),
       tried_(draft_max_, 0.0),
-      verify_ms_(draft_max_ + 2, 0.0) {}
+      verify_ms_(draft_max_ + 2, 0.0),
+      measured_at_(draft_max_ + 2, 0) {}
 
+// A position with little evidence leans on the one before it (acceptance varies slowly with the
+// position), so a high acceptance rates the lengths not tried yet high too.
 double DraftLengthController::ConditionalAcceptance(int i) const {
-  return (accepted_[i] + kPrior * kPriorWeight) / (tried_[i] + kPriorWeight);
+  double p = kPrior;
+  for (int j = 0; j <= i; ++j) p = (accepted_[j] + p * kPriorWeight) / (tried_[j] + kPriorWeight);
+  return p;
 }
 
 double DraftLengthController::ExpectedTokens(int n) const {
-  double expected = 1.0, all_accepted = 1.0;
+  double expected = 1.0, all_accepted = 1.0, p = kPrior;
   for (int i = 0; i < n; ++i) {
-    all_accepted *= ConditionalAcceptance(i);
+    p = (accepted_[i] + p * kPriorWeight) / (tried_[i] + kPriorWeight);
+    all_accepted *= p;
     expected += all_accepted;
   }
   return expected;
@@ -74,15 +83,32 @@ double DraftLengthController::MonotoneVerifyMs(int rows) const {
   return ms;
 }
 
+double DraftLengthController::ProbeExcessMs() const {
+  return EstimatedRoundMs(1) - VerifyMs(1);
+}
+
 double DraftLengthController::EstimatedRoundMs(int n) const {
   const double step = draft_step_ms_ > 0 ? draft_step_ms_ : 0.1 * VerifyMs(1);
   return n * step + MonotoneVerifyMs(n + 1);
 }
 
 int DraftLengthController::Choose(int cap) {
-  const int limit = std::min(cap, draft_max_);
-  if (limit <= 0) return 0;
-  if (!adaptive_) return limit;
+  if (std::min(cap, draft_max_) <= 0) return 0;
+  if (!adaptive_) return std::min(cap, draft_max_);
+  // Verify costs past the longest measured row count are extrapolated: climb to at most twice
+  // the longest length measured, so a guess is checked before it is relied on.
+  int longest = 0;
+  for (int rows = 2; rows < static_cast<int>(verify_ms_.size()); ++rows) {
+    if (verify_ms_[rows] > 0) longest = rows - 1;
+  }
+  const int limit = std::min({cap, draft_max_, longest == 0 ? 1 : 2 * longest});
+  ++round_;
+  // The plain step is the yardstick: once a draft has been verified, measure it before
+  // relying on a guess of it (it only gets measured by plain steps).
+  if (!static_costs_ && verify_ms_[1] == 0 && longest > 0) {
+    ++remeasures_;
+    return 0;
+  }
   // Drafting must beat plain decoding by a margin: gains inside the timing noise are not gains.
   int best = 0;
   double best_rate = (1.0 + kMinGain) * ExpectedTokens(0) / EstimatedRoundMs(0);
@@ -93,25 +119,43 @@ int DraftLengthController::Choose(int cap) {
       best = n;
     }
   }
-  // Verify costs are only measured for the lengths tried. Every few rounds, try one more than
-  // the best when the model rates it nearly as good: the longer draft's cost gets measured
-  // instead of extrapolated, and high acceptance can climb to the length that pays most.
-  if (best > 0 && best < limit && ++explore_count_ >= kExploreEvery) {
-    explore_count_ = 0;
-    if (ExpectedTokens(best + 1) / EstimatedRoundMs(best + 1) >= kExploreWithin * best_rate) {
-      plain_streak_ = 0;
-      return best + 1;
-    }
-  }
   if (best == 0) {
     // Speculation does not pay by the current estimates. Probe with one draft now and then so
-    // the estimates can recover when the text becomes predictable; back off after misses.
-    if (++plain_streak_ >= probe_interval_) {
+    // the estimates can recover when the text becomes predictable, but only out of the budget
+    // the plain steps have banked: at zero acceptance the probes cost at most kProbeShare.
+    since_plain_ = 0;
+    const double excess = ProbeExcessMs();
+    if (++plain_streak_ >= probe_interval_ && probe_budget_ms_ >= excess) {
       plain_streak_ = 0;
+      probe_budget_ms_ -= excess;
+      ++probes_;
       return 1;
     }
-  } else {
-    plain_streak_ = 0;
+    // Banked up to a few probes' worth, so a long plain stretch does not pay for a burst.
+    probe_budget_ms_ = std::min(probe_budget_ms_ + kProbeShare * VerifyMs(1), 4.0 * excess);
+    return 0;
+  }
+  plain_streak_ = 0;
+  // Costs drift (other processes, thermal limits); the plain step is measured only by plain
+  // steps, so take one now and then while drafting pays.
+  if (!static_costs_ && ++since_plain_ >= kRemeasureEvery) {
+    since_plain_ = 0;
+    ++remeasures_;
+    return 0;
+  }
+  // Verify costs are only measured for the lengths tried, and the acceptance of a position only
+  // by drafting past it. Every few rounds, try one more than the best when the model rates it
+  // nearly as good and knows it poorly (its cost unmeasured or stale, its acceptance unseen):
+  // high acceptance climbs to the length that pays most, and a known loser is not re-tried.
+  if (best < limit && ++explore_count_ >= kExploreEvery) {
+    explore_count_ = 0;
+    const int rows = best + 2;
+    const bool unknown = verify_ms_[rows] == 0 || tried_[best] < 1.0 ||
+                         (!static_costs_ && round_ - measured_at_[rows] > kRemeasureEvery);
+    if (unknown &&
+        ExpectedTokens(best + 1) / EstimatedRoundMs(best + 1) >= kExploreWithin * best_rate) {
+      return best + 1;
+    }
   }
   return best;
 }
@@ -127,7 +171,8 @@ void DraftLengthController::RecordRound(int n_drafted, int n_accepted) {
     if (i < n_accepted) accepted_[i] += 1.0;
   }
   if (n_drafted > 0) {
-    probe_interval_ = n_accepted > 0 ? 8 : std::min(kMaxProbeInterval, probe_interval_ * 2);
+    probe_interval_ =
+        n_accepted > 0 ? kMinProbeInterval : std::min(kMaxProbeInterval, probe_interval_ * 2);
   }
 }
 
@@ -144,7 +189,10 @@ void DraftLengthController::RecordDraftTime(int n_steps, double ms) {
 
 void DraftLengthController::RecordVerifyTime(int rows, double ms) {
   if (static_costs_) return;
-  if (rows >= 1 && rows < static_cast<int>(verify_ms_.size())) Ema(verify_ms_[rows], ms);
+  if (rows < 1 || rows >= static_cast<int>(verify_ms_.size())) return;
+  Ema(verify_ms_[rows], ms);
+  measured_at_[rows] = round_;
+  if (rows == 1) since_plain_ = 0;
 }
 
 }  // namespace tandem

@@ -1,8 +1,17 @@
 // Chooses how many tokens to draft each round (0 = plain decoding) from the acceptance measured
 // at each draft position and the measured costs of a draft step and of verifying T rows, so that
 // speculation is used only where it pays on this machine.
+//
+// It never loses by more than a small, fixed share: when drafting does not pay by the current
+// estimates it decodes plainly and probes (drafts one token to look for acceptance) only out of
+// a budget that plain steps accrue (kProbeShare of each plain step's measured time), each probe
+// paying its estimated excess cost (draft step + verify(2) - verify(1)) from it. So at 0 %
+// acceptance the probes cost at most that share of plain decoding, whatever the machine's verify
+// cost. While drafting, the plain step is re-measured now and then (costs drift as the load
+// changes) and untried lengths one longer than the best are tried.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 namespace tandem {
@@ -31,20 +40,30 @@ class DraftLengthController {
   double ExpectedTokens(int n) const;                // tokens emitted by a round drafting n
   double EstimatedRoundMs(int n) const;              // time of a round drafting n
   int draft_max() const { return draft_max_; }
+  // Rounds that drafted although the estimates said plain decoding pays more (probes), and
+  // plain steps taken while drafting paid, to re-measure the plain step's cost.
+  int64_t probes() const { return probes_; }
+  int64_t remeasures() const { return remeasures_; }
 
  private:
   double VerifyMs(int rows) const;
   double MonotoneVerifyMs(int rows) const;  // max of VerifyMs(1..rows)
+  double ProbeExcessMs() const;             // what a failing one-token probe costs over plain
 
   int draft_max_;
   bool adaptive_;
   std::vector<double> accepted_, tried_;  // decayed counts per draft position
   std::vector<double> verify_ms_;         // EMA per row count (0 = unmeasured), index = rows
+  std::vector<int64_t> measured_at_;      // round_ of each row count's latest measurement
+  int64_t round_ = 0;                     // adaptive choices made
   double draft_step_ms_ = 0;              // EMA per draft step (0 = unmeasured)
   bool static_costs_ = false;             // times are not measured (UseStaticCosts)
+  double probe_budget_ms_ = 0;            // accrued by plain steps, spent by probes
   int plain_streak_ = 0;                  // plain rounds since the last probe
-  int probe_interval_ = 8;                // plain rounds between probes, doubled after a miss
+  int probe_interval_ = 8;                // least plain rounds between probes, doubled on a miss
   int explore_count_ = 0;                 // drafting rounds since trying one draft more
+  int since_plain_ = 0;                   // rounds since verify(1) was last measured
+  int64_t probes_ = 0, remeasures_ = 0;
 };
 
 }  // namespace tandem

@@ -9,6 +9,8 @@ enum class SpecType {
   kNone,   // plain decoding
   kMtp,    // the target's MTP assistant (gemma4-assistant), reading the target's KV cache
   kDraft,  // a separate, smaller gemma4 model with its own KV cache
+  kNgram,  // prompt lookup over the context (NgramDrafter), no model
+  kChain,  // prompt lookup first, the MTP assistant extending where it ends
 };
 
 struct SpecOptions {
@@ -17,7 +19,14 @@ struct SpecOptions {
   int draft_min = 0;         // a round drafting fewer is dropped (plain step instead)
   float draft_p_min = 0.0f;  // stop drafting when the draft's top-10 probability falls below
   bool adaptive = true;      // choose each round's length from measured acceptance and costs
+  int ngram_min = 3;         // shortest context suffix looked up (kNgram, kChain) ...
+  int ngram_max = 8;         // ... longest (the longest that recurs is used)
 };
+
+// Whether `type` drafts by prompt lookup.
+inline bool UsesNgram(SpecType type) {
+  return type == SpecType::kNgram || type == SpecType::kChain;
+}
 
 const char* SpecTypeName(SpecType type);
 

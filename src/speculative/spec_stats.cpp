@@ -5,6 +5,11 @@
 #include "speculative/spec_options.h"
 
 namespace tandem {
+namespace {
+
+constexpr int kMinLoopRun = 16;  // a copy this long of the text one period back is a loop
+
+}  // namespace
 
 const char* SpecTypeName(SpecType type) {
   switch (type) {
@@ -14,6 +19,10 @@ const char* SpecTypeName(SpecType type) {
       return "mtp";
     case SpecType::kDraft:
       return "draft";
+    case SpecType::kNgram:
+      return "ngram";
+    case SpecType::kChain:
+      return "chain";
   }
   return "?";
 }
@@ -60,6 +69,8 @@ void SpecStats::Add(const SpecStats& o) {
   accepted += o.accepted;
   generated += o.generated;
   repetition_accepted += o.repetition_accepted;
+  probes += o.probes;
+  remeasures += o.remeasures;
   if (drafted_at.size() < o.drafted_at.size()) {
     drafted_at.resize(o.drafted_at.size(), 0);
     accepted_at.resize(o.accepted_at.size(), 0);
@@ -78,6 +89,8 @@ nlohmann::json SpecStats::ToJson() const {
   return {
       {"rounds", rounds},
       {"plain_steps", plain_steps},
+      {"probes", probes},
+      {"remeasures", remeasures},
       {"drafted", drafted},
       {"accepted", accepted},
       {"acceptance_rate", AcceptanceRate()},
@@ -96,11 +109,14 @@ nlohmann::json SpecStats::ToJson() const {
 
 bool InRepetitionLoop(const std::vector<int32_t>& t, int max_period, int min_repeats) {
   const int n = static_cast<int>(t.size());
-  for (int period = 1; period <= max_period && period * min_repeats <= n; ++period) {
-    bool loop = true;
-    for (int i = n - period * min_repeats; i < n - period && loop; ++i)
-      loop = t[i] == t[i + period];
-    if (loop) return true;
+  for (int period = 1; period <= max_period && period < n; ++period) {
+    // Tokens needed equal to the one `period` before: a short span repeated min_repeats times,
+    // or for a long period (a block of lines) a copy of at least half of it and kMinLoopRun.
+    const int need = std::min((min_repeats - 1) * period, std::max(kMinLoopRun, period / 2));
+    if (need > n - period) continue;
+    int run = 0;
+    while (run < need && t[n - 1 - run] == t[n - 1 - run - period]) ++run;
+    if (run == need) return true;
   }
   return false;
 }

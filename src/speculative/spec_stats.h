@@ -16,6 +16,8 @@ struct SpecStats {
   int64_t accepted = 0;              // draft tokens accepted
   int64_t generated = 0;             // tokens emitted after the prompt
   int64_t repetition_accepted = 0;   // accepted tokens that fell inside a detected repetition loop
+  int64_t probes = 0;                // rounds drafted only to look for acceptance (controller)
+  int64_t remeasures = 0;            // plain steps taken while drafting paid, to re-time them
   std::vector<int64_t> drafted_at;   // [i]: rounds that drafted a token at draft position i
   std::vector<int64_t> accepted_at;  // [i]: ... and had it accepted
   double draft_ms = 0;               // time in the drafter
@@ -39,8 +41,12 @@ struct SpecStats {
   nlohmann::json ToJson() const;
 };
 
-// Detects whether the token at the end of `tokens` continues a repetition loop: the last
-// `min_period`..`max_period` tokens repeating the same span at least `min_repeats` times.
-bool InRepetitionLoop(const std::vector<int32_t>& tokens, int max_period = 32, int min_repeats = 3);
+// Detects whether the token at the end of `tokens` continues a repetition loop with a period of
+// at most `max_period` tokens: the last tokens equal the ones a period before for
+// min((min_repeats - 1) * period, max(16, period / 2)) tokens: a short span repeated
+// `min_repeats` times, or a long block (lines of text) copied for at least 16 tokens and half its
+// length. O(max_period) per call on ordinary text.
+bool InRepetitionLoop(const std::vector<int32_t>& tokens, int max_period = 256,
+                      int min_repeats = 3);
 
 }  // namespace tandem

@@ -49,7 +49,11 @@ TEST(SpecStats, AddMergesEverything) {
   a.RecordRound(2, 1);
   b.RecordRound(4, 4);
   b.plain_ms = 3;
+  b.probes = 2;
+  a.probes = 1;
   a.Add(b);
+  EXPECT_EQ(a.probes, 3);
+  EXPECT_EQ(a.ToJson()["probes"], 3);
   EXPECT_EQ(a.rounds, 2);
   EXPECT_EQ(a.drafted_at.size(), 4u);
   EXPECT_EQ(a.accepted_at[0], 2);
@@ -62,6 +66,38 @@ TEST(SpecStats, RepetitionLoops) {
   EXPECT_TRUE(InRepetitionLoop({5, 7, 7, 7}));
   EXPECT_FALSE(InRepetitionLoop({1, 2, 3, 4, 5, 6, 7, 8, 9}));
   EXPECT_FALSE(InRepetitionLoop({1, 2, 1, 2}));  // two repeats are not a loop
+}
+
+TEST(SpecStats, LongPeriodLoopsCount) {
+  // `make run`'s output: a unique opening, then one block of four lines (46 tokens) repeated.
+  std::vector<int32_t> text;
+  for (int i = 0; i < 30; ++i) text.push_back(1000 + i);
+  std::vector<int32_t> block;
+  for (int i = 0; i < 46; ++i) block.push_back(i % 9 == 8 ? 10 : 100 + (i * 37) % 83);  // 10 = \n
+  int flagged_first = 0, flagged_repeats = 0, repeats = 0;
+  for (int copy = 0; copy < 3; ++copy) {
+    for (int32_t token : block) {
+      text.push_back(token);
+      const bool loop = InRepetitionLoop(text);
+      if (copy == 0) {
+        flagged_first += loop;
+      } else {
+        flagged_repeats += loop;
+        ++repeats;
+      }
+    }
+  }
+  EXPECT_EQ(flagged_first, 0);
+  // From 23 tokens (half the block) into the second copy, every token is flagged.
+  EXPECT_EQ(flagged_repeats, repeats - 22);
+  // The old limit (periods up to 32) misses it entirely.
+  EXPECT_FALSE(InRepetitionLoop(text, 32));
+  // A common phrase recurring inside otherwise new text is not a loop.
+  std::vector<int32_t> prose;
+  for (int i = 0; i < 200; ++i) {
+    prose.push_back(i % 50 == 0 ? 7 : 2000 + i);
+    EXPECT_FALSE(InRepetitionLoop(prose)) << i;
+  }
 }
 
 }  // namespace

@@ -19,9 +19,10 @@ struct SpeculativeOutcome {
 
 // p[V]: the target's distribution at the position (Sampler::Distribution with the history up
 // to it, draft tokens included); q[V]: the drafter's distribution that `draft_token` was drawn
-// from. Both normalised. Uses one uniform u: accept iff u * q(x) < p(x) (so a draft with
-// q(x) = 0 is accepted iff p(x) > 0); on rejection uses one more uniform to draw from the
-// residual (see ResidualDistribution), written into `residual` [V] as working memory.
+// from. Both normalised; an empty q is a point mass at `draft_token` (a deterministic drafter,
+// e.g. prompt lookup: no V-sized one-hot needed). Uses one uniform u: accept iff u * q(x) < p(x)
+// (so a draft with q(x) = 0 is accepted iff p(x) > 0); on rejection uses one more uniform to draw
+// from the residual (see ResidualDistribution), written into `residual` [V] as working memory.
 // Greedy target (p one-hot): accepted iff the draft is p's token, else that token.
 // Throws Error(kInvalidArgument) on size mismatches or a draft token outside [0, V).
 SpeculativeOutcome SpeculativeAccept(std::span<const float> p, std::span<const float> q,

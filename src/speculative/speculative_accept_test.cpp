@@ -81,6 +81,56 @@ TEST(SpeculativeAcceptTest, GreedyDrafterAgainstASampledTarget) {
   EXPECT_LT(ChiSquare(tally.counts, kP, kRounds), ChiSquareCritical1e6(DegreesOfFreedom(kP)));
 }
 
+TEST(SpeculativeAcceptTest, PointMassDraftIsLossless) {
+  // An empty q is a point mass at the draft (prompt lookup proposes one token, deterministic):
+  // accepted with probability p(x), and the emitted tokens are distributed as p for every
+  // proposal, including one p gives no mass (token 5) and p's likeliest (token 0).
+  for (int32_t proposal : {0, 1, 3, 5}) {
+    Tally tally;
+    std::vector<float> residual(kP.size());
+    for (int64_t seed = 1; seed <= kRounds; ++seed) {
+      Rng rng(static_cast<uint64_t>(seed));
+      const SpeculativeOutcome o = SpeculativeAccept(kP, {}, proposal, rng, residual);
+      ++tally.counts[o.token];
+      tally.accepted += o.accepted;
+      if (o.accepted) {
+        EXPECT_EQ(o.token, proposal);
+      }
+    }
+    EXPECT_LT(ChiSquare(tally.counts, kP, kRounds), ChiSquareCritical1e6(DegreesOfFreedom(kP)))
+        << "proposal " << proposal;
+    const double px = kP[proposal], rate = static_cast<double>(tally.accepted) / kRounds;
+    EXPECT_NEAR(rate, px, 6.0 * std::sqrt(px * (1 - px) / kRounds) + 1e-9) << proposal;
+  }
+}
+
+TEST(SpeculativeAcceptTest, PointMassIsTheOneHotRuleExactly) {
+  // The same draws and the same tokens as passing the V-sized one-hot q.
+  std::vector<float> residual(kP.size()), one_hot_residual(kP.size());
+  for (int32_t proposal = 0; proposal < static_cast<int32_t>(kP.size()); ++proposal) {
+    std::vector<float> one_hot(kP.size(), 0.0f);
+    one_hot[proposal] = 1.0f;
+    for (uint64_t seed = 1; seed <= 2000; ++seed) {
+      Rng a(seed), b(seed);
+      const SpeculativeOutcome x = SpeculativeAccept(kP, {}, proposal, a, residual);
+      const SpeculativeOutcome y = SpeculativeAccept(kP, one_hot, proposal, b, one_hot_residual);
+      ASSERT_EQ(x.accepted, y.accepted);
+      ASSERT_EQ(x.token, y.token);
+      ASSERT_EQ(a.draw_index(), b.draw_index());
+      if (!x.accepted) {
+        ASSERT_EQ(residual, one_hot_residual);
+      }
+    }
+  }
+  // The check rejects a wrong point-mass rule: resampling from p itself after a rejection.
+  Tally wrong;
+  for (int64_t seed = 1; seed <= kRounds; ++seed) {
+    Rng rng(static_cast<uint64_t>(seed));
+    wrong.counts[rng.Uniform() < kP[0] ? 0 : SampleFrom(kP, rng)]++;
+  }
+  EXPECT_GT(ChiSquare(wrong.counts, kP, kRounds), ChiSquareCritical1e6(DegreesOfFreedom(kP)));
+}
+
 TEST(SpeculativeAcceptTest, GreedyTargetAcceptsOnlyItsArgmax) {
   const std::vector<float> p = {0.0f, 0.0f, 1.0f, 0.0f};
   const std::vector<float> q = {0.25f, 0.25f, 0.25f, 0.25f};

@@ -78,6 +78,14 @@ def flags_without_effect_are_warned():
     assert "warning: draft flags have no effect" in r.stderr, r.stderr
     r = tandem("run", "-m", TARGET, "-md", ASSISTANT, "--spec-type", "none", "-p", PROMPT, "-n", "4")
     assert "speculation is off" in r.stderr, r.stderr
+    # Prompt lookup is not in the decode loop yet (issue 18): said, and what runs instead.
+    r = tandem("run", "-m", TARGET, "--spec-type", "ngram", "-p", PROMPT, "-n", "4")
+    assert "n-gram drafting is not in the decode loop yet; speculating with none" in r.stderr, r.stderr
+    r = tandem("run", "-m", TARGET, "-md", ASSISTANT, "--spec-type", "chain", "-p", PROMPT, "-n", "4")
+    assert "speculating with mtp instead" in r.stderr, r.stderr
+    r = tandem("run", "-m", TARGET, "--spec-ngram-min", "5", "--spec-ngram-max", "4", "-p", "x",
+               check=False)
+    assert r.returncode == 1 and "--spec-ngram-min/max" in r.stderr, r.stderr
 
 
 def errors_are_clear():

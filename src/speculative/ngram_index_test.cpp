@@ -1,0 +1,150 @@
+#include "speculative/ngram_index.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "base/error.h"
+#include "kv/kv_cache.h"
+#include "sampling/rng.h"
+#include "sampling/sampler.h"
+#include "speculative/ngram_drafter.h"
+
+namespace tandem {
+namespace {
+
+NgramIndex Indexed(const std::vector<int32_t>& tokens, int lo = 2, int hi = 4) {
+  NgramIndex index(lo, hi);
+  for (int32_t t : tokens) index.Append(t);
+  return index;
+}
+
+// The oracle: for n from hi down to lo, the latest j < end with tokens[j - n, j) equal to the
+// last n tokens, then tokens from j on, read through the proposal past the end.
+std::vector<int32_t> BruteForce(const std::vector<int32_t>& t, int lo, int hi, int n_max,
+                                int* match) {
+  const int end = static_cast<int>(t.size());
+  *match = 0;
+  for (int n = hi; n >= lo; --n) {
+    for (int j = end - 1; j >= n; --j) {
+      bool same = true;
+      for (int i = 1; i <= n && same; ++i) same = t[j - i] == t[end - i];
+      if (!same) continue;
+      *match = n;
+      std::vector<int32_t> ext = t;
+      for (int i = 0; i < n_max; ++i) ext.push_back(ext[j + i]);
+      return {ext.begin() + end, ext.end()};
+    }
+  }
+  return {};
+}
+
+TEST(NgramIndex, ProposesWhatFollowedTheSuffixBefore) {
+  int match = -1;
+  EXPECT_EQ(Indexed({1, 2, 3, 4, 5, 9, 9, 1, 2, 3}).Propose(2, &match),
+            (std::vector<int32_t>{4, 5}));
+  EXPECT_EQ(match, 3);
+  EXPECT_TRUE(Indexed({1, 2, 3, 4, 5, 6}).Propose(8, &match).empty());
+  EXPECT_EQ(match, 0);
+  EXPECT_TRUE(Indexed({1, 2}).Propose(8).empty());
+  EXPECT_TRUE(Indexed({1, 2, 3, 1, 2}).Propose(0).empty());
+}
+
+TEST(NgramIndex, TheLongestSuffixAndTheLatestOccurrenceWin) {
+  // "2 3" recurs last before 7, but "1 2 3" only before 4: the longer match rules.
+  EXPECT_EQ(Indexed({1, 2, 3, 4, 0, 2, 3, 7, 0, 1, 2, 3}).Propose(1), (std::vector<int32_t>{4}));
+  // "1 2" occurs before 5 and later before 6: the latest one.
+  EXPECT_EQ(Indexed({1, 2, 5, 0, 1, 2, 6, 0, 1, 2}).Propose(1), (std::vector<int32_t>{6}));
+}
+
+TEST(NgramIndex, ALoopContinuesRound) {
+  // The latest "7 8" is two tokens back: the proposal reads on through itself.
+  EXPECT_EQ(Indexed({3, 7, 8, 7, 8}).Propose(5), (std::vector<int32_t>{7, 8, 7, 8, 7}));
+  // A four-line block of 40 tokens repeated: 64 tokens proposed after a few of the repeat.
+  std::vector<int32_t> text;
+  for (int i = 0; i < 40; ++i) text.push_back(100 + i);
+  for (int i = 0; i < 5; ++i) text.push_back(100 + i);
+  const std::vector<int32_t> p = Indexed(text, 3, 8).Propose(64);
+  ASSERT_EQ(p.size(), 64u);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(p[i], 100 + (5 + i) % 40) << i;
+}
+
+TEST(NgramIndex, MatchesABruteForceSearchAsTokensArrive) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Rng rng(seed);
+    const int vocab = 2 + static_cast<int>(seed % 5);  // small vocabularies recur often
+    const int lo = 1 + static_cast<int>(seed % 3), hi = lo + static_cast<int>(seed % 4);
+    NgramIndex index(lo, hi);
+    std::vector<int32_t> t;
+    for (int step = 0; step < 300; ++step) {
+      const int32_t token = static_cast<int32_t>(rng.NextBits() % vocab);
+      t.push_back(token);
+      index.Append(token);
+      int match = -1, want_match = -1;
+      const int n_max = 1 + step % 9;
+      ASSERT_EQ(index.Propose(n_max, &match), BruteForce(t, lo, hi, n_max, &want_match))
+          << "seed " << seed << " step " << step;
+      ASSERT_EQ(match, want_match);
+    }
+  }
+}
+
+TEST(NgramIndex, SyncAppendsToItsPrefixAndRebuildsForAnotherText) {
+  NgramIndex index(2, 4);
+  std::vector<int32_t> a = {1, 2, 3, 4, 1, 2};
+  index.Sync(a);
+  EXPECT_EQ(index.size(), 6u);
+  a.push_back(3);
+  index.Sync(a);
+  EXPECT_EQ(index.size(), 7u);
+  EXPECT_EQ(index.Propose(1), (std::vector<int32_t>{4}));
+  const std::vector<int32_t> b = {9, 8, 9, 8};  // another request in the same slot
+  index.Sync(b);
+  EXPECT_EQ(index.size(), 4u);
+  EXPECT_EQ(index.Propose(2), (std::vector<int32_t>{9, 8}));
+  index.Sync(std::vector<int32_t>{9, 8});  // shorter: rebuilt
+  EXPECT_EQ(index.size(), 2u);
+  EXPECT_TRUE(index.Propose(2).empty());
+}
+
+TEST(NgramIndex, BadLengthsAreRejected) {
+  EXPECT_THROW(NgramIndex(0, 3), Error);
+  EXPECT_THROW(NgramIndex(4, 3), Error);
+  EXPECT_THROW(NgramIndex(2, 65), Error);
+  EXPECT_THROW(NgramDrafter(5, 2), Error);
+}
+
+TEST(NgramDrafter, DraftsPerSequenceWithPointMassesForSampledRequests) {
+  NgramDrafter drafter(2, 4);
+  const std::vector<int32_t> h0 = {5, 6, 7, 8, 5, 6}, h1 = {1, 1, 1};
+  DraftRequest r;
+  r.history = h0;
+  r.seq = 0;
+  r.n_max = 3;
+  DraftResult out;
+  const KvCache no_cache({}, KvCacheOptions{});  // not read by this drafter
+  drafter.Draft(r, no_cache, out);
+  EXPECT_EQ(out.tokens, (std::vector<int32_t>{7, 8, 5}));
+  EXPECT_TRUE(out.q.empty());  // greedy: no distributions
+  EXPECT_EQ(out.steps, 0);
+  EXPECT_EQ(drafter.last_match(), 2);
+
+  r.history = h1;
+  r.seq = 1;
+  r.n_min = 4;  // fewer than n_min proposed: none
+  drafter.Draft(r, no_cache, out);
+  EXPECT_TRUE(out.tokens.empty());
+
+  Rng rng(1);
+  r.n_min = 0;
+  r.rng = &rng;
+  Sampler sampler(SamplingParams{});
+  r.sampler = &sampler;
+  drafter.Draft(r, no_cache, out);
+  EXPECT_EQ(out.tokens, (std::vector<int32_t>{1, 1, 1}));
+  ASSERT_EQ(out.q.size(), 3u);
+  for (const auto& q : out.q) EXPECT_TRUE(q.empty());
+}
+
+}  // namespace
+}  // namespace tandem
