@@ -16,6 +16,7 @@ using testing_engine::Prompt;
 using testing_engine::Recorder;
 using testing_engine::RunAlone;
 using testing_engine::Sampled;
+using testing_engine::WithDraftModel;
 using testing_engine::WithMtp;
 
 struct Case {
@@ -52,6 +53,11 @@ std::vector<Case> MixedCases(const KvCacheOptions& kv) {
   synthetic.synthetic_acceptance = {0.9f, 0.6f};
   synthetic.sampling.seed = 42;  // the acceptance draws use the seed even when greedy
   cases.push_back({Prompt(10, 10), synthetic});
+  // Draft-model speculation, in the same steps as MTP: greedy fixed and adaptive (one sharing a
+  // prefix with request 0), and sampled with a fixed length.
+  cases.push_back({Prompt(18, 11), WithDraftModel(Greedy(24), 4, false)});
+  cases.push_back({Prompt(22, 12), WithDraftModel(Sampled(20, 13), 3, false)});
+  cases.push_back({Concat(Prompt(20, 1), Prompt(6, 13)), WithDraftModel(Greedy(20), 6, true)});
   return cases;
 }
 
@@ -76,7 +82,7 @@ TEST_P(EngineInvariance, EveryRequestGetsItsAloneTokensAndMetricsAddUp) {
   ThreadPool pool(2);
   Recorder rec(static_cast<int>(cases.size()));
   {
-    Engine engine(*Models().target, Models().assistant.get(), pool, options);
+    Engine engine(*Models().target, Models().assistant.get(), pool, options, Models().draft.get());
     for (size_t i = 0; i < cases.size(); ++i) {
       engine.Submit({cases[i].prompt, cases[i].params, rec.Callback(static_cast<int>(i))});
     }
@@ -94,7 +100,7 @@ TEST_P(EngineInvariance, EveryRequestGetsItsAloneTokensAndMetricsAddUp) {
       EXPECT_EQ(o.result.stop_reason, want[i].stop_reason);
       EXPECT_EQ(o.result.prompt_tokens, static_cast<int>(cases[i].prompt.size()));
       const GenerateParams& p = cases[i].params;
-      if (p.spec.type == SpecType::kMtp && !p.spec.adaptive && !p.sampling.greedy()) {
+      if (p.spec.type != SpecType::kNone && !p.spec.adaptive && !p.sampling.greedy()) {
         // A sampled request with fixed draft lengths gets exactly those lengths (greedy ones
         // may be shortened to fit the batch: that cannot change their tokens) and the same
         // draws, so even its statistics agree.
@@ -154,6 +160,38 @@ INSTANTIATE_TEST_SUITE_P(Slots, EngineInvariance,
                                   std::to_string(info.param.max_batch) + "_chunk" +
                                   std::to_string(info.param.prefill_chunk);
                          });
+
+TEST(EngineDraftModel, ParallelSlotsMatchPlainGreedyDecoding) {
+  // Lossless against plain decoding itself (not only against Generator): four slots drafting
+  // with the draft model at once, each with another draft length.
+  EngineOptions options;
+  options.n_slots = 4;
+  options.kv = {.type = TensorType::kF16, .n_ctx = 128, .n_seq = 1, .max_batch = 32};
+  ThreadPool pool(2);
+  Recorder rec(4);
+  std::vector<std::vector<int32_t>> prompts;
+  {
+    Engine engine(*Models().target, nullptr, pool, options, Models().draft.get());
+    for (int i = 0; i < 4; ++i) {
+      prompts.push_back(Prompt(10 + 3 * i, 20 + i));
+      engine.Submit(
+          {prompts[i], WithDraftModel(Greedy(30), 1 + 2 * i, i % 2 == 1), rec.Callback(i)});
+    }
+    rec.WaitFinals(4);
+    const EngineMetrics m = engine.Metrics();
+    EXPECT_GT(m.spec.drafted, 0);
+    int drafting_slots = 0;
+    for (const SlotMetrics& s : m.slots) drafting_slots += s.spec.drafted > 0 ? 1 : 0;
+    EXPECT_EQ(drafting_slots, 4);
+  }
+  for (int i = 0; i < 4; ++i) {
+    SCOPED_TRACE("request " + std::to_string(i));
+    const Outcome o = rec.Get(i);
+    EXPECT_EQ(o.error, "");
+    EXPECT_EQ(o.result.tokens, RunAlone(prompts[i], Greedy(30), options.kv).tokens);
+    EXPECT_GT(o.result.spec.drafted, 0);
+  }
+}
 
 // Runs `first` then `second` through one engine, one after the other.
 std::vector<Outcome> RunTwoTurns(
