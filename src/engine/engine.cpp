@@ -4,6 +4,7 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -18,6 +19,7 @@
 #include "model/gemma4_model.h"
 #include "speculative/draft_model_drafter.h"
 #include "speculative/mtp_drafter.h"
+#include "tokenizer/vocab_gguf.h"
 
 namespace tandem {
 namespace {
@@ -79,6 +81,7 @@ struct Engine::Impl {
   EngineOptions options_;
   std::unique_ptr<KvCache> cache_;
   std::unique_ptr<Drafter> mtp_drafter_, model_drafter_;
+  std::vector<int32_t> suppress_;  // the target's tokenizer.ggml.suppress_tokens: never sampled
 
   // Engine thread only.
   std::vector<std::unique_ptr<EngineSlot>> slots_;
@@ -112,6 +115,7 @@ Engine::Impl::Impl(const Gemma4Model& target, const Gemma4Assistant* assistant, 
   }
   options_.kv.n_seq = options.n_slots;
   cache_ = target.NewKvCache(options_.kv);
+  suppress_ = SuppressTokensFromGguf(target.file().metadata(), target.config().n_vocab);
   if (assistant != nullptr) mtp_drafter_ = std::make_unique<MtpDrafter>(*assistant, pool_);
   if (draft_model != nullptr) {
     model_drafter_ = std::make_unique<DraftModelDrafter>(*draft_model, target, options_.kv, pool_);
@@ -225,6 +229,11 @@ void Engine::Impl::Admit(QueuedRequest q) {
     std::lock_guard<std::mutex> lock(mutex_);
     queue_.push_front(std::move(q));
     return;
+  }
+  // Suppressed ids are banned before sampling, for the target's choices and sampled drafts
+  // alike; a greedy draft proposing one is rejected by verification.
+  for (const int32_t id : suppress_) {
+    q.request.params.sampling.logit_bias.push_back({.token = id, .bias = -INFINITY});
   }
   try {
     Drafter* drafter = DrafterFor(q.request.params.spec.type);

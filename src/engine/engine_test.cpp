@@ -3,7 +3,12 @@
 // prompt cache reuses KV only where it is still valid, and the metrics add up.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "engine/engine_test_util.h"
+#include "gguf/gguf_reader.h"
+#include "gguf/gguf_writer.h"
+#include "tokenizer/vocab_gguf.h"
 
 namespace tandem {
 namespace {
@@ -160,6 +165,51 @@ INSTANTIATE_TEST_SUITE_P(Slots, EngineInvariance,
                                   std::to_string(info.param.max_batch) + "_chunk" +
                                   std::to_string(info.param.prefill_chunk);
                          });
+
+TEST(EngineSuppressTokens, SuppressedIdsAreNeverSampledPlainOrSpeculative) {
+  // The same random pair as Models(), written again with tokenizer.ggml.suppress_tokens naming
+  // the first tokens plain greedy decoding emits without the key.
+  const KvCacheOptions kv{.type = TensorType::kF16, .n_ctx = 128};
+  const std::vector<int32_t> prompt = Prompt(12, 3);
+  const std::vector<int32_t> free_run = RunAlone(prompt, Greedy(16), kv).tokens;
+  std::vector<int32_t> banned(free_run.begin(), free_run.begin() + 3);
+  const std::string dir = testing::TempDir() + "suppress_" + std::to_string(getpid()) + "_";
+  RandomModelOptions options;
+  options.weight_type = TensorType::kQ8_0;
+  WriteRandomGemma4(Gemma4Preset("tiny-e2b"), options, dir + "raw.gguf");
+  WriteRandomGemma4Assistant(Gemma4AssistantPreset("tiny-e2b", true), options, dir + "asst.gguf");
+  {
+    const auto raw = GgufFile::Open(dir + "raw.gguf");
+    GgufWriter w;
+    w.CopyMetadata(raw->metadata());
+    for (const TensorInfo& t : raw->tensors()) w.AddTensorFrom(*raw, t);
+    AddSuppressTokensToGguf(banned, w);
+    w.Write(dir + "target.gguf");
+  }
+  auto target = Gemma4Model::Load(dir + "target.gguf");
+  auto assistant = Gemma4Assistant::Load(dir + "asst.gguf", *target);
+  ThreadPool pool(1);
+  Generator plain(*target, nullptr, pool, kv);
+  Generator spec(*target, assistant.get(), pool, kv, target.get());
+  auto none_banned = [&](const std::vector<int32_t>& tokens) {
+    for (int32_t t : tokens) {
+      if (std::find(banned.begin(), banned.end(), t) != banned.end()) return false;
+    }
+    return true;
+  };
+  const std::vector<int32_t> want = plain.Generate(prompt, Greedy(16), nullptr).tokens;
+  EXPECT_NE(want, free_run);
+  EXPECT_TRUE(none_banned(want));
+  GenerateResult mtp = spec.Generate(prompt, WithMtp(Greedy(16), 4, false), nullptr);
+  EXPECT_EQ(mtp.tokens, want);
+  EXPECT_GT(mtp.spec.drafted, 0);
+  EXPECT_EQ(spec.Generate(prompt, WithDraftModel(Greedy(16), 3, false), nullptr).tokens, want);
+  for (uint32_t seed = 0; seed < 8; ++seed) {
+    EXPECT_TRUE(none_banned(plain.Generate(prompt, Sampled(16, seed, 1.5f), nullptr).tokens));
+    EXPECT_TRUE(none_banned(
+        spec.Generate(prompt, WithMtp(Sampled(16, seed, 1.5f), 3, false), nullptr).tokens));
+  }
+}
 
 TEST(EngineDraftModel, ParallelSlotsMatchPlainGreedyDecoding) {
   // Lossless against plain decoding itself (not only against Generator): four slots drafting
