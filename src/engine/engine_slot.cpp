@@ -60,7 +60,7 @@ EngineSlot::EngineSlot(int seq, KvCache& cache, int n_vocab, int n_embd)
     : seq_(seq), cache_(cache), n_vocab_(n_vocab), n_embd_(n_embd) {}
 
 int EngineSlot::ReusablePrefix(std::span<const int32_t> prompt) const {
-  // Same rule as Generator: at least one prompt token is evaluated, for its logits.
+  // At least one prompt token is evaluated, for its logits.
   size_t common = 0;
   while (common < cached_.size() && common + 1 < prompt.size() &&
          cached_[common] == prompt[common]) {
@@ -308,7 +308,7 @@ void EngineSlot::Conclude() {
   if (generating_started_) result_.generate_ms = MsSince(t_gen_);
   SpecStats& stats = result_.spec;
   stats.other_ms = std::max(0.0, result_.generate_ms - stats.draft_ms - stats.verify_ms);
-  // The cache holds every committed token but the last (as Generator leaves it); a request
+  // The cache holds every committed token but the last; a request
   // stopped mid-prefill holds the evaluated part of its prompt.
   if (!history_.empty()) cached_.assign(history_.begin(), history_.end() - 1);
   if (static_cast<int>(cached_.size()) > cache_.Length(seq_)) cached_.resize(cache_.Length(seq_));
