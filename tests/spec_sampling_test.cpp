@@ -10,6 +10,7 @@
 #include "engine/generator.h"
 #include "model/gemma4_presets.h"
 #include "model/random_model.h"
+#include "sampling/sampler.h"
 
 namespace tandem {
 namespace {

@@ -105,7 +105,7 @@ int Serve(ServeArgs a, const CLI::App& app) {
   engine_options.max_queue = a.max_queue;
   engine_options.prefill_chunk = a.prefill_chunk;
   engine_options.spec = m.spec;
-  Engine engine(*m.target, m.assistant.get(), *m.pool, engine_options);
+  Engine engine(*m.target, m.assistant.get(), *m.pool, engine_options, m.draft_model.get());
   server::EngineBackend backend(engine);
 
   server::RouteContext context;

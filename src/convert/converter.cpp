@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "base/error.h"
@@ -17,6 +19,7 @@
 #include "gguf/gguf_writer.h"
 #include "model/gemma4_tensors.h"
 #include "tensor/float16.h"
+#include "tokenizer/vocab_gguf.h"
 
 namespace tandem {
 namespace {
@@ -92,6 +95,31 @@ uint64_t RowCount(const std::vector<uint64_t>& ne) {
 uint64_t PlannedBytes(const PlannedTensor& p) {
   if (p.source == PlannedTensor::Source::kTokenOrdering) return p.ne[0] * sizeof(int32_t);
   return RowBytes(GetTensorTypeTraits(p.type), p.ne[0]) * RowCount(p.ne);
+}
+
+// generation_config.json `suppress_tokens` (ids never to be sampled), if the checkpoint has the
+// file and the field; empty otherwise. Throws Error(kCorrupt) for a malformed file or list.
+std::vector<int32_t> LoadSuppressTokens(const std::string& dir, int n_vocab) {
+  const fs::path path = fs::path(dir) / "generation_config.json";
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return {};
+  std::ifstream in(path);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    Fail(ErrorKind::kCorrupt, path.string() + ": not a JSON object");
+  }
+  const auto it = j.find("suppress_tokens");
+  if (it == j.end() || it->is_null()) return {};
+  if (!it->is_array()) Fail(ErrorKind::kCorrupt, path.string() + ": suppress_tokens is not a list");
+  std::vector<int32_t> ids;
+  for (const nlohmann::json& v : *it) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= n_vocab) {
+      Fail(ErrorKind::kCorrupt, path.string() + ": suppress_tokens entry " + v.dump() +
+                                    " is not a token id in [0, " + std::to_string(n_vocab) + ")");
+    }
+    ids.push_back(static_cast<int32_t>(v.get<int64_t>()));
+  }
+  return ids;
 }
 
 void WriteMetadata(const ConversionPlan& plan, const HfTokenizer& tokenizer,
@@ -205,6 +233,7 @@ ConvertSummary ConvertHfToGguf(const ConvertOptions& options) {
   }
   GgufWriter w;
   WriteMetadata(plan, tokenizer, options, name, w);
+  AddSuppressTokensToGguf(LoadSuppressTokens(dir, static_cast<int>(tokenizer.vocab.size())), w);
   uint64_t total = 0;
   for (const PlannedTensor& p : plan.tensors) total += PlannedBytes(p);
   ThreadPool& pool = GlobalThreadPool(options.n_threads);

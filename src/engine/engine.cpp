@@ -4,6 +4,7 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -14,7 +15,11 @@
 #include "base/log.h"
 #include "base/thread_pool.h"
 #include "engine/engine_slot.h"
-#include "speculative/engine_draft_batch.h"
+#include "model/gemma4_assistant.h"
+#include "model/gemma4_model.h"
+#include "speculative/draft_model_drafter.h"
+#include "speculative/mtp_drafter.h"
+#include "tokenizer/vocab_gguf.h"
 
 namespace tandem {
 namespace {
@@ -41,9 +46,13 @@ double MsSince(EngineClock::time_point t0) {
 
 struct Engine::Impl {
   Impl(const Gemma4Model& target, const Gemma4Assistant* assistant, ThreadPool& pool,
-       const EngineOptions& options);
+       const EngineOptions& options, const Gemma4Model* draft_model);
 
+  // The drafter serving `type`, or null (kNone, or that drafter is not loaded).
+  Drafter* DrafterFor(SpecType type) const;
   void Run();
+  // One step with its bookkeeping: the step, then finished slots released, live metrics.
+  void StepAndRelease();
   // Admits `q` into the idle slot whose cache serves the longest prefix of its prompt (ties:
   // the least recently used slot, so other caches survive longer).
   void Admit(QueuedRequest q);
@@ -68,10 +77,11 @@ struct Engine::Impl {
   void UpdateLiveMetrics(double step_seconds, bool generating);
 
   const Gemma4Model& target_;
-  const Gemma4Assistant* assistant_;
   ThreadPool& pool_;
   EngineOptions options_;
   std::unique_ptr<KvCache> cache_;
+  std::unique_ptr<Drafter> mtp_drafter_, model_drafter_;
+  std::vector<int32_t> suppress_;  // the target's tokenizer.ggml.suppress_tokens: never sampled
 
   // Engine thread only.
   std::vector<std::unique_ptr<EngineSlot>> slots_;
@@ -97,14 +107,19 @@ struct Engine::Impl {
 };
 
 Engine::Impl::Impl(const Gemma4Model& target, const Gemma4Assistant* assistant, ThreadPool& pool,
-                   const EngineOptions& options)
-    : target_(target), assistant_(assistant), pool_(pool), options_(options) {
+                   const EngineOptions& options, const Gemma4Model* draft_model)
+    : target_(target), pool_(pool), options_(options) {
   if (options.n_slots < 1 || options.max_queue < 0 || options.prefill_chunk < 1) {
     Fail(ErrorKind::kInvalidArgument,
          "engine: n_slots and prefill_chunk must be >= 1 and max_queue >= 0");
   }
   options_.kv.n_seq = options.n_slots;
   cache_ = target.NewKvCache(options_.kv);
+  suppress_ = SuppressTokensFromGguf(target.file().metadata(), target.config().n_vocab);
+  if (assistant != nullptr) mtp_drafter_ = std::make_unique<MtpDrafter>(*assistant, pool_);
+  if (draft_model != nullptr) {
+    model_drafter_ = std::make_unique<DraftModelDrafter>(*draft_model, target, options_.kv, pool_);
+  }
   for (int s = 0; s < options.n_slots; ++s) {
     slots_.push_back(
         std::make_unique<EngineSlot>(s, *cache_, target.config().n_vocab, target.config().n_embd));
@@ -114,6 +129,18 @@ Engine::Impl::Impl(const Gemma4Model& target, const Gemma4Assistant* assistant, 
   slot_finished_.resize(options.n_slots);
   metrics_.kv_bytes = cache_->bytes();
   metrics_.kv_capacity_positions = static_cast<int64_t>(options_.kv.n_ctx) * options.n_slots;
+}
+
+Drafter* Engine::Impl::DrafterFor(SpecType type) const {
+  switch (type) {
+    case SpecType::kMtp:
+      return mtp_drafter_.get();
+    case SpecType::kDraft:
+      return model_drafter_.get();
+    case SpecType::kNone:
+      break;
+  }
+  return nullptr;
 }
 
 bool Engine::Impl::AnyActive() const {
@@ -169,18 +196,22 @@ void Engine::Impl::Run() {
       if (stop) break;
       continue;
     }
-    const auto t0 = EngineClock::now();
-    bool generating = false;
-    for (const auto& slot : slots_) generating |= slot->phase() == SlotPhase::kGenerate;
-    try {
-      Step();
-    } catch (const std::exception& e) {  // a bug in the step itself: fail its requests, live on
-      LogError(std::string("engine step failed: ") + e.what());
-      for (auto& slot : slots_) FailSlot(slot.get(), std::string("engine error: ") + e.what());
-    }
-    ReleaseDone();
-    UpdateLiveMetrics(MsSince(t0) / 1000.0, generating);
+    StepAndRelease();
   }
+}
+
+void Engine::Impl::StepAndRelease() {
+  const auto t0 = EngineClock::now();
+  bool generating = false;
+  for (const auto& slot : slots_) generating |= slot->phase() == SlotPhase::kGenerate;
+  try {
+    Step();
+  } catch (const std::exception& e) {  // a bug in the step itself: fail its requests, live on
+    LogError(std::string("engine step failed: ") + e.what());
+    for (auto& slot : slots_) FailSlot(slot.get(), std::string("engine error: ") + e.what());
+  }
+  ReleaseDone();
+  UpdateLiveMetrics(MsSince(t0) / 1000.0, generating);
 }
 
 void Engine::Impl::Admit(QueuedRequest q) {
@@ -199,10 +230,15 @@ void Engine::Impl::Admit(QueuedRequest q) {
     queue_.push_front(std::move(q));
     return;
   }
+  // Suppressed ids are banned before sampling, for the target's choices and sampled drafts
+  // alike; a greedy draft proposing one is rejected by verification.
+  for (const int32_t id : suppress_) {
+    q.request.params.sampling.logit_bias.push_back({.token = id, .bias = -INFINITY});
+  }
   try {
-    const double draft_step_cost =
-        assistant_ != nullptr ? assistant_->BytesPerStep() / target_.BytesPerToken() : 0.0;
-    best->Start(q.id, std::move(q.request), ++stamp_, options_.kv.max_batch - 1, draft_step_cost);
+    Drafter* drafter = DrafterFor(q.request.params.spec.type);
+    best->Start(q.id, std::move(q.request), ++stamp_, options_.kv.max_batch - 1, drafter,
+                target_.BytesPerToken());
   } catch (const std::exception& e) {
     best->Fail(e.what());
   }
@@ -255,7 +291,7 @@ void Engine::Impl::Step() {
 
 void Engine::Impl::PlanGenerating(int& budget, bool rotate, std::vector<EngineSlot*>& planned) {
   std::vector<DraftJob> jobs;
-  std::vector<EngineSlot*> job_slots;
+  std::vector<EngineSlot*> job_slots;  // [jobs] slot of each job
   const size_t n = slots_.size();
   const size_t first = rotation_ % n;
   if (rotate) ++rotation_;
@@ -278,7 +314,20 @@ void Engine::Impl::PlanGenerating(int& budget, bool rotate, std::vector<EngineSl
     }
   }
   if (jobs.empty()) return;
-  DraftBatch(*assistant_, *cache_, jobs, pool_);
+  // Each drafter drafts for all of its slots at once.
+  for (Drafter* drafter : {mtp_drafter_.get(), model_drafter_.get()}) {
+    if (drafter == nullptr) continue;
+    std::vector<DraftJob> group;
+    std::vector<size_t> index;  // [group] its job
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      if (job_slots[j]->drafter() != drafter) continue;
+      group.push_back(std::move(jobs[j]));
+      index.push_back(j);
+    }
+    if (group.empty()) continue;
+    drafter->DraftBatch(group, *cache_);
+    for (size_t g = 0; g < group.size(); ++g) jobs[index[g]] = std::move(group[g]);
+  }
   for (size_t j = 0; j < jobs.size(); ++j) {
     EngineSlot* slot = job_slots[j];
     const int asked = jobs[j].request.n_max;
@@ -435,19 +484,50 @@ void Engine::Impl::UpdateLiveMetrics(double step_seconds, bool generating) {
 }
 
 Engine::Engine(const Gemma4Model& target, const Gemma4Assistant* assistant, ThreadPool& pool,
-               const EngineOptions& options)
-    : impl_(std::make_unique<Impl>(target, assistant, pool, options)) {
-  impl_->thread_ = std::thread([this] { impl_->Run(); });
+               const EngineOptions& options, const Gemma4Model* draft_model)
+    : impl_(std::make_unique<Impl>(target, assistant, pool, options, draft_model)) {
+  if (options.own_thread) impl_->thread_ = std::thread([this] { impl_->Run(); });
 }
 
 Engine::~Engine() {
   Shutdown(false);
 }
 
+void Engine::RunHere(EngineRequest request) {
+  Impl& m = *impl_;
+  if (m.options_.own_thread) Fail(ErrorKind::kInternal, "Engine::RunHere: the engine has a thread");
+  ValidateEngineRequest(request, m.target_.config().n_vocab, m.options_.kv.n_ctx,
+                        m.DrafterFor(request.params.spec.type) != nullptr);
+  QueuedRequest q;
+  {
+    std::lock_guard<std::mutex> lock(m.mutex_);
+    q.id = m.next_id_++;
+    ++m.in_flight_;
+    ++m.metrics_.requests_started;
+  }
+  q.request = std::move(request);
+  m.Admit(std::move(q));
+  m.ReleaseDone();
+  while (m.AnyActive()) m.StepAndRelease();
+}
+
+void Engine::ForgetCaches() {
+  if (impl_->options_.own_thread) {
+    Fail(ErrorKind::kInternal, "Engine::ForgetCaches: the engine has a thread");
+  }
+  for (auto& slot : impl_->slots_) slot->Forget();
+}
+
+const KvCache& Engine::cache() const {
+  return *impl_->cache_;
+}
+
 uint64_t Engine::Submit(EngineRequest request) {
   Impl& m = *impl_;
+  if (!m.options_.own_thread)
+    Fail(ErrorKind::kInternal, "Engine::Submit: the engine has no thread");
   ValidateEngineRequest(request, m.target_.config().n_vocab, m.options_.kv.n_ctx,
-                        m.assistant_ != nullptr);
+                        m.DrafterFor(request.params.spec.type) != nullptr);
   std::lock_guard<std::mutex> lock(m.mutex_);
   if (m.stopping_) {
     ++m.metrics_.requests_rejected;

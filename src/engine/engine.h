@@ -13,9 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "engine/generator.h"
+#include "engine/request.h"
+#include "kv/kv_cache.h"
 
 namespace tandem {
+
+class Gemma4Assistant;
+class Gemma4Model;
+class ThreadPool;
 
 struct EngineOptions {
   int n_slots = 1;          // --parallel
@@ -24,33 +29,15 @@ struct EngineOptions {
   int prefill_chunk = 256;  // most prompt rows one slot adds to a step
   SpecOptions spec;         // default speculation; callers copy it into params.spec (then apply
                             // per-request overrides): the engine uses params.spec as given
-};
-
-// One event per emitted token, then a final one. Runs on the engine thread: keep it short
-// (hand the data to another thread). Returning false cancels the request (client went away).
-// Every token of result->tokens gets an event, an EOG token that ended generation included.
-// result->stop_reason: Generator's ("eog", "length", "context", "stopped" when on_event returned
-// false), or "cancelled" (Cancel(), shutdown, or a request that never left the queue), or
-// "error" (with `error` set). An exception thrown by on_event fails that request only.
-struct EngineEvent {
-  int32_t token = -1;  // -1 on the final event
-  bool final = false;
-  const GenerateResult* result = nullptr;  // on the final event: tokens, timings, spec stats
-  const SpecStats* spec = nullptr;         // on token events: the request's statistics so far
-  std::string error;                       // on the final event if the request failed
-};
-
-struct EngineRequest {
-  std::vector<int32_t> prompt;
-  GenerateParams params;  // params.spec.type kNone disables speculation for this request
-  std::function<bool(const EngineEvent&)> on_event;
+  // false: no engine thread; the caller runs one request at a time with RunHere (Generator).
+  bool own_thread = true;
 };
 
 // One slot's speculation: `spec` is cumulative over the requests it finished plus the one it is
 // running (updated after every step), so a scrape shows drafting working slot by slot.
 struct SlotMetrics {
   bool busy = false;
-  bool speculating = false;  // the running request drafts (speculation on and an assistant)
+  bool speculating = false;  // the running request drafts (speculation on and its drafter loaded)
   int64_t requests = 0;      // requests this slot finished (any outcome)
   SpecStats spec;
 };
@@ -74,13 +61,24 @@ struct EngineMetrics {
 
 class Engine {
  public:
-  // Starts the engine thread, the only user of `pool` from then on. Throws
-  // Error(kInvalidArgument) for bad options. params.spec of each request is used as given.
+  // Starts the engine thread, the only user of `pool` from then on. `assistant` (may be null)
+  // drafts for --spec-type mtp, `draft_model` (may be null) for --spec-type draft, each with
+  // its cache state for every slot. Throws Error(kInvalidArgument) for bad options or a draft
+  // model whose vocabulary differs from the target's. params.spec of each request is used as
+  // given.
   Engine(const Gemma4Model& target, const Gemma4Assistant* assistant, ThreadPool& pool,
-         const EngineOptions& options);
+         const EngineOptions& options, const Gemma4Model* draft_model = nullptr);
   ~Engine();  // Shutdown(false)
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
+
+  // Without an engine thread (options.own_thread false): validates the request as Submit does,
+  // then runs it to the end on the calling thread; its events arrive on this thread.
+  void RunHere(EngineRequest request);
+  // Without an engine thread: forgets what every slot's cache holds.
+  void ForgetCaches();
+  // The target's KV cache of every slot.
+  const KvCache& cache() const;
 
   // Thread-safe. Queues the request and returns its id. Throws Error(kInvalidArgument) for a
   // request that can never run (empty prompt, prompt longer than a slot's context, bad sampling

@@ -1,5 +1,5 @@
-// One serving slot's request: prompt-cache reuse, prefill progress, and the per-row sampling and
-// speculative verification of Generator, driven one step at a time by the engine.
+// One serving slot's request: prompt-cache reuse, prefill progress, and the speculative round's
+// verify, accept, emit and stop, driven one step at a time by the engine.
 #include "engine/engine_slot.h"
 
 #include <algorithm>
@@ -17,8 +17,7 @@ double MsSince(EngineClock::time_point t0) {
 
 }  // namespace
 
-void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx,
-                           bool has_assistant) {
+void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx, bool has_drafter) {
   const std::vector<int32_t>& prompt = request.prompt;
   const int n_prompt = static_cast<int>(prompt.size());
   if (n_prompt == 0) Fail(ErrorKind::kInvalidArgument, "the prompt is empty");
@@ -43,11 +42,11 @@ void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx,
     }
   }
   const SpecOptions& so = p.spec;
-  if (so.type == SpecType::kMtp && !has_assistant) {
+  if (so.type == SpecType::kMtp && !has_drafter) {
     Fail(ErrorKind::kInvalidArgument, "MTP speculation asked for, but no assistant is loaded");
   }
-  if (so.type == SpecType::kDraft) {
-    Fail(ErrorKind::kUnsupported, "--spec-type draft is not implemented yet");
+  if (so.type == SpecType::kDraft && !has_drafter) {
+    Fail(ErrorKind::kInvalidArgument, "draft-model speculation asked for, but none is loaded");
   }
   if (so.draft_max < 0 || so.draft_min < 0 || so.draft_min > so.draft_max) {
     Fail(ErrorKind::kInvalidArgument, "draft lengths must satisfy 0 <= draft-min <= draft-max");
@@ -61,7 +60,7 @@ EngineSlot::EngineSlot(int seq, KvCache& cache, int n_vocab, int n_embd)
     : seq_(seq), cache_(cache), n_vocab_(n_vocab), n_embd_(n_embd) {}
 
 int EngineSlot::ReusablePrefix(std::span<const int32_t> prompt) const {
-  // Same rule as Generator: at least one prompt token is evaluated, for its logits.
+  // At least one prompt token is evaluated, for its logits.
   size_t common = 0;
   while (common < cached_.size() && common + 1 < prompt.size() &&
          cached_[common] == prompt[common]) {
@@ -71,8 +70,14 @@ int EngineSlot::ReusablePrefix(std::span<const int32_t> prompt) const {
   return static_cast<int>(common);
 }
 
+void EngineSlot::Forget() {
+  if (active()) return;
+  cache_.Clear(seq_);
+  cached_.clear();
+}
+
 void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int draft_max_limit,
-                       double draft_step_cost) {
+                       Drafter* drafter, double target_bytes_per_token) {
   const int common = ReusablePrefix(request.prompt);
   if (common > 0) {
     cache_.Truncate(seq_, common);
@@ -93,12 +98,15 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
   draft_rng_ = Rng(seed, 1);
   synthetic_rng_ = Rng(seed, 2);
   greedy_ = params_.sampling.greedy();
-  speculating_ = params_.spec.type == SpecType::kMtp;
+  drafter_ = params_.spec.type == SpecType::kNone ? nullptr : drafter;
   // Capping draft_max at the most drafts a round can hold changes no choice of the controller
   // (it never looks past the cap) but bounds its memory for absurd requests.
   controller_ = DraftLengthController(
-      speculating_ ? std::min(params_.spec.draft_max, draft_max_limit) : 0, params_.spec.adaptive);
-  if (speculating_ && !greedy_) controller_.UseStaticCosts(draft_step_cost);
+      drafter_ ? std::min(params_.spec.draft_max, draft_max_limit) : 0, params_.spec.adaptive);
+  // Sampled output depends on the draft lengths, so they must not depend on measured times.
+  if (drafter_ && !greedy_) {
+    controller_.UseStaticCosts(drafter_->BytesPerStep() / target_bytes_per_token);
+  }
   max_tokens_ = params_.n_predict < 0 ? std::numeric_limits<int64_t>::max() : params_.n_predict;
   result_ = GenerateResult();
   result_.prompt_tokens = static_cast<int>(prompt_.size());
@@ -118,7 +126,7 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
 }
 
 int EngineSlot::DraftCap() const {
-  if (!speculating_) return 0;
+  if (drafter_ == nullptr) return 0;
   const int64_t pos = static_cast<int64_t>(history_.size()) - 1;
   const int64_t remaining = max_tokens_ - result_.spec.generated;
   const int64_t cap = std::min<int64_t>(
@@ -174,6 +182,10 @@ void EngineSlot::OnPrefillRows(const ForwardOutput& out, int row0, int logit0) {
   prefill_pos_ += planned_prefill_;
   const int last_row = row0 + planned_prefill_ - 1;
   planned_prefill_ = 0;
+  if (params_.on_prefill_progress) {
+    const int from = result_.cached_prompt_tokens;
+    params_.on_prefill_progress(prefill_pos_ - from, static_cast<int>(prompt_.size()) - from);
+  }
   if (prefill_pos_ < static_cast<int>(prompt_.size())) return;
   result_.prompt_ms = MsSince(t_prompt_);
   t_gen_ = EngineClock::now();
@@ -200,7 +212,7 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
     Emit(sampler_.Sample(out.Logits(logit0), n_vocab_, history_, rng_, probs_));
     return;
   }
-  // Verify exactly as Generator: greedy accepts while the draft equals the target's choice;
+  // Verify: greedy accepts while the draft equals the target's choice;
   // sampling accepts with probability min(1, p/q) and otherwise resamples from the residual.
   // (A synthetic-acceptance benchmark request is not lossless: its drafts' lengths matter.)
   int accepted = 0;
@@ -297,7 +309,7 @@ void EngineSlot::Conclude() {
   if (generating_started_) result_.generate_ms = MsSince(t_gen_);
   SpecStats& stats = result_.spec;
   stats.other_ms = std::max(0.0, result_.generate_ms - stats.draft_ms - stats.verify_ms);
-  // The cache holds every committed token but the last (as Generator leaves it); a request
+  // The cache holds every committed token but the last; a request
   // stopped mid-prefill holds the evaluated part of its prompt.
   if (!history_.empty()) cached_.assign(history_.begin(), history_.end() - 1);
   if (static_cast<int>(cached_.size()) > cache_.Length(seq_)) cached_.resize(cache_.Length(seq_));
@@ -317,6 +329,7 @@ void EngineSlot::Release() {
   }
   phase_ = SlotPhase::kIdle;
   on_event_ = nullptr;
+  drafter_ = nullptr;
   prompt_.clear();
   history_.clear();
   drafts_.Clear();

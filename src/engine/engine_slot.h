@@ -1,7 +1,8 @@
 // One serving slot: a KV-cache sequence, the tokens it holds for the prompt cache, and the request
-// running in it. Each step the engine asks the slot for its rows, runs the merged forward, and
-// hands the slot its output rows; the slot then samples and verifies exactly as Generator does
-// for a single sequence (same Sampler, same Rng streams, same history, same draft lengths).
+// running in it. Each step the engine asks the slot for its rows (after its drafter drafted),
+// runs the merged forward, and hands the slot its output rows; the slot then runs the rest of the
+// speculative round: verify, accept, emit, stop. This is the only decoding loop: Generator is a
+// one-slot engine (Engine::RunHere), so `tandem run`, `bench` and `tandem serve` share it.
 #pragma once
 
 #include <chrono>
@@ -10,8 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
-#include "engine/generator.h"
+#include "engine/request.h"
+#include "kv/kv_cache.h"
+#include "model/forward_batch.h"
+#include "sampling/rng.h"
+#include "sampling/sampler.h"
+#include "speculative/draft_length_controller.h"
+#include "speculative/drafter.h"
 
 namespace tandem {
 
@@ -26,10 +32,9 @@ enum class SlotPhase {
 
 // Checks a request before it is queued: throws Error(kInvalidArgument) for an empty prompt, a
 // prompt that does not fit n_ctx (it needs room for at least one generated token), a token or
-// logit-bias id outside [0, n_vocab), bad sampling parameters, bad draft limits or MTP without
-// an assistant; Error(kUnsupported) for a speculation type tandem cannot run.
-void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx,
-                           bool has_assistant);
+// logit-bias id outside [0, n_vocab), bad sampling parameters, bad draft limits, or speculation
+// whose drafter is not loaded (`has_drafter`: one is loaded for request.params.spec.type).
+void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx, bool has_drafter);
 
 class EngineSlot {
  public:
@@ -49,14 +54,18 @@ class EngineSlot {
 
   // Starts a validated request: keeps ReusablePrefix(prompt) cached positions (clears the rest)
   // and creates its Sampler, Rng streams and draft-length controller (sampled requests use the
-  // static cost model with `draft_step_cost`, as Generator does). `draft_max_limit` caps
-  // the controller (the verification rows of a round never exceed it anyway).
+  // static cost model: drafter->BytesPerStep() / target_bytes_per_token). `drafter` (null: no
+  // speculation) serves request.params.spec.type. `draft_max_limit` caps the controller (the
+  // verification rows of a round never exceed it anyway).
   void Start(uint64_t id, EngineRequest request, uint64_t stamp, int draft_max_limit,
-             double draft_step_cost);
+             Drafter* drafter, double target_bytes_per_token);
+  // Idle only: forgets what the cache holds.
+  void Forget();
 
   // --- Planning a step ---
   int PrefillRemaining() const { return static_cast<int>(prompt_.size()) - prefill_pos_; }
-  bool speculating() const { return speculating_; }
+  bool speculating() const { return drafter_ != nullptr; }
+  Drafter* drafter() const { return drafter_; }  // the running request's drafter, or null
   // Most drafts this round may have (Generator's cap: remaining tokens - 1, the context, the
   // per-call batch limit, draft_max); 0 when not speculating.
   int DraftCap() const;
@@ -125,7 +134,7 @@ class EngineSlot {
   Sampler sampler_{SamplingParams{}};
   Rng rng_{0, 0}, draft_rng_{0, 1}, synthetic_rng_{0, 2};
   bool greedy_ = true;
-  bool speculating_ = false;
+  Drafter* drafter_ = nullptr;
   DraftLengthController controller_{0, false};
   int64_t max_tokens_ = 0;
   GenerateResult result_;

@@ -3,7 +3,12 @@
 // prompt cache reuses KV only where it is still valid, and the metrics add up.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "engine/engine_test_util.h"
+#include "gguf/gguf_reader.h"
+#include "gguf/gguf_writer.h"
+#include "tokenizer/vocab_gguf.h"
 
 namespace tandem {
 namespace {
@@ -16,6 +21,7 @@ using testing_engine::Prompt;
 using testing_engine::Recorder;
 using testing_engine::RunAlone;
 using testing_engine::Sampled;
+using testing_engine::WithDraftModel;
 using testing_engine::WithMtp;
 
 struct Case {
@@ -52,6 +58,11 @@ std::vector<Case> MixedCases(const KvCacheOptions& kv) {
   synthetic.synthetic_acceptance = {0.9f, 0.6f};
   synthetic.sampling.seed = 42;  // the acceptance draws use the seed even when greedy
   cases.push_back({Prompt(10, 10), synthetic});
+  // Draft-model speculation, in the same steps as MTP: greedy fixed and adaptive (one sharing a
+  // prefix with request 0), and sampled with a fixed length.
+  cases.push_back({Prompt(18, 11), WithDraftModel(Greedy(24), 4, false)});
+  cases.push_back({Prompt(22, 12), WithDraftModel(Sampled(20, 13), 3, false)});
+  cases.push_back({Concat(Prompt(20, 1), Prompt(6, 13)), WithDraftModel(Greedy(20), 6, true)});
   return cases;
 }
 
@@ -76,7 +87,7 @@ TEST_P(EngineInvariance, EveryRequestGetsItsAloneTokensAndMetricsAddUp) {
   ThreadPool pool(2);
   Recorder rec(static_cast<int>(cases.size()));
   {
-    Engine engine(*Models().target, Models().assistant.get(), pool, options);
+    Engine engine(*Models().target, Models().assistant.get(), pool, options, Models().draft.get());
     for (size_t i = 0; i < cases.size(); ++i) {
       engine.Submit({cases[i].prompt, cases[i].params, rec.Callback(static_cast<int>(i))});
     }
@@ -94,7 +105,7 @@ TEST_P(EngineInvariance, EveryRequestGetsItsAloneTokensAndMetricsAddUp) {
       EXPECT_EQ(o.result.stop_reason, want[i].stop_reason);
       EXPECT_EQ(o.result.prompt_tokens, static_cast<int>(cases[i].prompt.size()));
       const GenerateParams& p = cases[i].params;
-      if (p.spec.type == SpecType::kMtp && !p.spec.adaptive && !p.sampling.greedy()) {
+      if (p.spec.type != SpecType::kNone && !p.spec.adaptive && !p.sampling.greedy()) {
         // A sampled request with fixed draft lengths gets exactly those lengths (greedy ones
         // may be shortened to fit the batch: that cannot change their tokens) and the same
         // draws, so even its statistics agree.
@@ -154,6 +165,83 @@ INSTANTIATE_TEST_SUITE_P(Slots, EngineInvariance,
                                   std::to_string(info.param.max_batch) + "_chunk" +
                                   std::to_string(info.param.prefill_chunk);
                          });
+
+TEST(EngineSuppressTokens, SuppressedIdsAreNeverSampledPlainOrSpeculative) {
+  // The same random pair as Models(), written again with tokenizer.ggml.suppress_tokens naming
+  // the first tokens plain greedy decoding emits without the key.
+  const KvCacheOptions kv{.type = TensorType::kF16, .n_ctx = 128};
+  const std::vector<int32_t> prompt = Prompt(12, 3);
+  const std::vector<int32_t> free_run = RunAlone(prompt, Greedy(16), kv).tokens;
+  std::vector<int32_t> banned(free_run.begin(), free_run.begin() + 3);
+  const std::string dir = testing::TempDir() + "suppress_" + std::to_string(getpid()) + "_";
+  RandomModelOptions options;
+  options.weight_type = TensorType::kQ8_0;
+  WriteRandomGemma4(Gemma4Preset("tiny-e2b"), options, dir + "raw.gguf");
+  WriteRandomGemma4Assistant(Gemma4AssistantPreset("tiny-e2b", true), options, dir + "asst.gguf");
+  {
+    const auto raw = GgufFile::Open(dir + "raw.gguf");
+    GgufWriter w;
+    w.CopyMetadata(raw->metadata());
+    for (const TensorInfo& t : raw->tensors()) w.AddTensorFrom(*raw, t);
+    AddSuppressTokensToGguf(banned, w);
+    w.Write(dir + "target.gguf");
+  }
+  auto target = Gemma4Model::Load(dir + "target.gguf");
+  auto assistant = Gemma4Assistant::Load(dir + "asst.gguf", *target);
+  ThreadPool pool(1);
+  Generator plain(*target, nullptr, pool, kv);
+  Generator spec(*target, assistant.get(), pool, kv, target.get());
+  auto none_banned = [&](const std::vector<int32_t>& tokens) {
+    for (int32_t t : tokens) {
+      if (std::find(banned.begin(), banned.end(), t) != banned.end()) return false;
+    }
+    return true;
+  };
+  const std::vector<int32_t> want = plain.Generate(prompt, Greedy(16), nullptr).tokens;
+  EXPECT_NE(want, free_run);
+  EXPECT_TRUE(none_banned(want));
+  GenerateResult mtp = spec.Generate(prompt, WithMtp(Greedy(16), 4, false), nullptr);
+  EXPECT_EQ(mtp.tokens, want);
+  EXPECT_GT(mtp.spec.drafted, 0);
+  EXPECT_EQ(spec.Generate(prompt, WithDraftModel(Greedy(16), 3, false), nullptr).tokens, want);
+  for (uint32_t seed = 0; seed < 8; ++seed) {
+    EXPECT_TRUE(none_banned(plain.Generate(prompt, Sampled(16, seed, 1.5f), nullptr).tokens));
+    EXPECT_TRUE(none_banned(
+        spec.Generate(prompt, WithMtp(Sampled(16, seed, 1.5f), 3, false), nullptr).tokens));
+  }
+}
+
+TEST(EngineDraftModel, ParallelSlotsMatchPlainGreedyDecoding) {
+  // Lossless against plain decoding itself (not only against Generator): four slots drafting
+  // with the draft model at once, each with another draft length.
+  EngineOptions options;
+  options.n_slots = 4;
+  options.kv = {.type = TensorType::kF16, .n_ctx = 128, .n_seq = 1, .max_batch = 32};
+  ThreadPool pool(2);
+  Recorder rec(4);
+  std::vector<std::vector<int32_t>> prompts;
+  {
+    Engine engine(*Models().target, nullptr, pool, options, Models().draft.get());
+    for (int i = 0; i < 4; ++i) {
+      prompts.push_back(Prompt(10 + 3 * i, 20 + i));
+      engine.Submit(
+          {prompts[i], WithDraftModel(Greedy(30), 1 + 2 * i, i % 2 == 1), rec.Callback(i)});
+    }
+    rec.WaitFinals(4);
+    const EngineMetrics m = engine.Metrics();
+    EXPECT_GT(m.spec.drafted, 0);
+    int drafting_slots = 0;
+    for (const SlotMetrics& s : m.slots) drafting_slots += s.spec.drafted > 0 ? 1 : 0;
+    EXPECT_EQ(drafting_slots, 4);
+  }
+  for (int i = 0; i < 4; ++i) {
+    SCOPED_TRACE("request " + std::to_string(i));
+    const Outcome o = rec.Get(i);
+    EXPECT_EQ(o.error, "");
+    EXPECT_EQ(o.result.tokens, RunAlone(prompts[i], Greedy(30), options.kv).tokens);
+    EXPECT_GT(o.result.spec.drafted, 0);
+  }
+}
 
 // Runs `first` then `second` through one engine, one after the other.
 std::vector<Outcome> RunTwoTurns(

@@ -1,5 +1,6 @@
-// Shared helpers of the engine tests: one random tiny target + MTP assistant pair, the Generator
-// reference, prompts and parameter builders, and a thread-safe recorder of engine events.
+// Shared helpers of the engine tests: one random tiny target with its MTP assistant and a draft
+// model, the Generator reference, prompts and parameter builders, and a thread-safe recorder of
+// engine events.
 #pragma once
 
 #include <unistd.h>
@@ -16,6 +17,9 @@
 
 #include "base/thread_pool.h"
 #include "engine/engine.h"
+#include "engine/generator.h"
+#include "model/gemma4_assistant.h"
+#include "model/gemma4_model.h"
 #include "model/gemma4_presets.h"
 #include "model/random_model.h"
 
@@ -24,21 +28,27 @@ namespace tandem::testing_engine {
 struct TinyPair {
   std::unique_ptr<Gemma4Model> target;
   std::unique_ptr<Gemma4Assistant> assistant;
+  std::unique_ptr<Gemma4Model> draft;  // another random tiny-e2b (same vocabulary)
 };
 
-// tiny-e2b (32-token sliding window, 512 tokens) with its centroid-head assistant, written once.
+// tiny-e2b (32-token sliding window, 512 tokens) with its centroid-head assistant and a draft
+// model, written once.
 inline const TinyPair& Models() {
   static const TinyPair* pair = [] {
     // Unique per process: ctest runs the cases of a binary in parallel processes.
     const std::string dir = testing::TempDir() + "engine_" + std::to_string(getpid()) + "_";
-    const std::string t = dir + "tiny_e2b.gguf", a = dir + "tiny_e2b_asst.gguf";
+    const std::string t = dir + "tiny_e2b.gguf", a = dir + "tiny_e2b_asst.gguf",
+                      d = dir + "tiny_e2b_draft.gguf";
     RandomModelOptions options;
     options.weight_type = TensorType::kQ8_0;
     WriteRandomGemma4(Gemma4Preset("tiny-e2b"), options, t);
     WriteRandomGemma4Assistant(Gemma4AssistantPreset("tiny-e2b", true), options, a);
+    options.seed = 99;
+    WriteRandomGemma4(Gemma4Preset("tiny-e2b"), options, d);
     auto* p = new TinyPair;
     p->target = Gemma4Model::Load(t);
     p->assistant = Gemma4Assistant::Load(a, *p->target);
+    p->draft = Gemma4Model::Load(d);
     return p;
   }();
   return *pair;
@@ -79,11 +89,19 @@ inline GenerateParams WithMtp(GenerateParams p, int draft_max, bool adaptive) {
   return p;
 }
 
+// Turns draft-model speculation on.
+inline GenerateParams WithDraftModel(GenerateParams p, int draft_max, bool adaptive) {
+  p.spec.type = SpecType::kDraft;
+  p.spec.draft_max = draft_max;
+  p.spec.adaptive = adaptive;
+  return p;
+}
+
 // The reference: the request run alone through a fresh Generator.
 inline GenerateResult RunAlone(const std::vector<int32_t>& prompt, const GenerateParams& params,
                                const KvCacheOptions& kv) {
   ThreadPool pool(1);
-  Generator gen(*Models().target, Models().assistant.get(), pool, kv);
+  Generator gen(*Models().target, Models().assistant.get(), pool, kv, Models().draft.get());
   return gen.Generate(prompt, params, nullptr);
 }
 

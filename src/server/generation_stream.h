@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/generator.h"
+#include "engine/request.h"
 #include "server/backend.h"
 #include "tokenizer/chat_parser.h"
 #include "tokenizer/stop_strings.h"

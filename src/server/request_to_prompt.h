@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/generator.h"
+#include "engine/request.h"
 #include "server/generation_request.h"
 #include "speculative/spec_options.h"
 #include "tokenizer/chat_format.h"

@@ -1,79 +1,158 @@
 #include "speculative/draft_model_drafter.h"
 
 #include <algorithm>
+#include <chrono>
+#include <exception>
 #include <string>
 
 #include "base/error.h"
 #include "gguf/gguf_reader.h"
 #include "model/vocabulary_check.h"
-#include "sampling/sampler.h"
 
 namespace tandem {
+
+struct DraftModelDrafter::Live {
+  std::vector<int32_t> history;  // committed tokens + drafts so far
+  std::vector<float> logits;     // [n_vocab] of the job's last evaluated row
+  bool drafting = false;
+  bool failed = false;
+};
 
 DraftModelDrafter::DraftModelDrafter(const Gemma4Model& draft, const Gemma4Model& target,
                                      const KvCacheOptions& kv_options, ThreadPool& pool)
     : draft_(draft), pool_(pool) {
   CheckSameVocabulary(draft.file(), draft.config().n_vocab, target.file(), target.config().n_vocab,
                       "draft model");
-  KvCacheOptions options = kv_options;
-  options.n_seq = 1;
-  cache_ = draft.NewKvCache(options);
+  cache_ = draft.NewKvCache(kv_options);
+  cached_.resize(std::max(1, kv_options.n_seq));
 }
 
-void DraftModelDrafter::Draft(const DraftRequest& r, const KvCache&, DraftResult& out) {
-  out.Clear();
+void DraftModelDrafter::RunChunk(const std::vector<Row>& rows, size_t begin, size_t end,
+                                 std::span<DraftJob> jobs, std::vector<Live>& live) {
+  batch_.Clear();
+  for (size_t i = begin; i < end; ++i) {
+    batch_.Add(rows[i].token, rows[i].pos, jobs[rows[i].job].request.seq, rows[i].logits);
+  }
+  draft_.Forward(batch_, *cache_, out_, pool_);
   const int V = draft_.config().n_vocab;
-  // Keep the longest cached prefix of the committed tokens (the last one is fed below).
-  const std::span<const int32_t> committed = r.history.first(r.history.size() - 1);
-  size_t common = 0;
-  while (common < cached_.size() && common < committed.size() &&
-         cached_[common] == committed[common]) {
-    ++common;
+  int logit = 0;
+  for (size_t i = begin; i < end; ++i) {
+    if (!rows[i].logits) continue;
+    live[rows[i].job].logits.assign(out_.Logits(logit), out_.Logits(logit) + V);
+    ++logit;
   }
-  if (!cache_->CanTruncateTo(0, static_cast<int32_t>(common))) common = 0;
-  cache_->Truncate(0, static_cast<int32_t>(common));
-  cached_.resize(common);
+}
 
-  // Catch up: every committed token not yet cached, then `last` with logits.
-  std::vector<int32_t> feed(committed.begin() + common, committed.end());
-  feed.push_back(r.last);
-  std::vector<int32_t> history(r.history.begin(), r.history.end());
-  ForwardBatch batch;
-  size_t i = 0;
-  while (i < feed.size()) {
-    const size_t n = std::min<size_t>(feed.size() - i, cache_->max_batch());
-    batch.Clear();
-    for (size_t j = 0; j < n; ++j) {
-      batch.Add(feed[i + j], static_cast<int32_t>(cached_.size()), 0, i + j + 1 == feed.size());
-      cached_.push_back(feed[i + j]);
+void DraftModelDrafter::Run(const std::vector<Row>& rows, std::span<DraftJob> jobs,
+                            std::vector<Live>& live) {
+  const size_t max_batch = static_cast<size_t>(cache_->max_batch());
+  for (size_t begin = 0; begin < rows.size(); begin += max_batch) {
+    const size_t end = std::min(rows.size(), begin + max_batch);
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      RunChunk(rows, begin, end, jobs, live);
+    } catch (const std::exception&) {
+      // Run each job's rows of the chunk alone (rolled back first) to find the one at fault.
+      for (size_t j = 0; j < jobs.size(); ++j) {
+        std::vector<Row> own;
+        for (size_t i = begin; i < end; ++i) {
+          if (rows[i].job == j) own.push_back(rows[i]);
+        }
+        if (own.empty() || live[j].failed) continue;
+        const int32_t seq = jobs[j].request.seq;
+        cache_->Truncate(seq, std::min(cache_->Length(seq), own.front().pos));
+        try {
+          RunChunk(own, 0, own.size(), jobs, live);
+        } catch (const std::exception& e) {
+          jobs[j].error = e.what();
+          jobs[j].result.Clear();
+          live[j].drafting = false;
+          live[j].failed = true;
+          cache_->Clear(seq);  // it may hold rows nobody committed
+          cached_[seq].clear();
+        }
+      }
     }
-    draft_.Forward(batch, *cache_, out_, pool_);
-    i += n;
-  }
-  for (int k = 0; k < r.n_max; ++k) {
-    ++out.steps;
-    const float* logits = out_.Logits(0);
-    if (r.p_min > 0 && TopKProbabilityOfBest(logits, V) < r.p_min) break;
-    int32_t token;
-    if (r.sampler == nullptr) {
-      token = Argmax(std::span<const float>(logits, V));
-    } else {
-      std::vector<float> q(V);
-      token = r.sampler->Sample(logits, V, history, *r.rng, q);
-      out.q.push_back(std::move(q));
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    for (size_t i = begin; i < end; ++i) {
+      if (i == begin || rows[i].job != rows[i - 1].job) jobs[rows[i].job].ms += ms;
     }
-    out.tokens.push_back(token);
-    history.push_back(token);
-    if (k + 1 == r.n_max || static_cast<int>(cached_.size()) + 1 >= cache_->n_ctx()) break;
-    batch.Clear();
-    batch.Add(token, static_cast<int32_t>(cached_.size()), 0, true);
-    cached_.push_back(token);
-    draft_.Forward(batch, *cache_, out_, pool_);
   }
-  if (static_cast<int>(out.tokens.size()) < r.n_min) {
-    out.tokens.clear();
-    out.q.clear();
+}
+
+void DraftModelDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache&) {
+  const int V = draft_.config().n_vocab;
+  std::vector<Live> live(jobs.size());
+  std::vector<Row> rows;
+  // Catch up: per job, keep the longest cached prefix of its committed tokens (the last one is
+  // fed too, for the logits of the first draft), then feed what is not cached.
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    DraftJob& job = jobs[j];
+    const DraftRequest& r = job.request;
+    job.result.Clear();
+    job.ms = 0;
+    job.error.clear();
+    if (r.n_max <= 0) continue;
+    if (r.seq < 0 || r.seq >= static_cast<int32_t>(cached_.size()) || r.history.empty()) {
+      job.error = "draft model: sequence " + std::to_string(r.seq) + " is outside its cache";
+      live[j].failed = true;
+      continue;
+    }
+    std::vector<int32_t>& cached = cached_[r.seq];
+    const std::span<const int32_t> committed = r.history.first(r.history.size() - 1);
+    size_t common = 0;
+    while (common < cached.size() && common < committed.size() &&
+           cached[common] == committed[common]) {
+      ++common;
+    }
+    if (!cache_->CanTruncateTo(r.seq, static_cast<int32_t>(common))) common = 0;
+    cache_->Truncate(r.seq, static_cast<int32_t>(common));
+    cached.resize(common);
+    for (size_t i = common; i < r.history.size(); ++i) {
+      rows.push_back(
+          Row{j, r.history[i], static_cast<int32_t>(cached.size()), i + 1 == r.history.size()});
+      cached.push_back(r.history[i]);
+    }
+    live[j].history.assign(r.history.begin(), r.history.end());
+    live[j].drafting = true;
   }
+  // Draft: one token per drafting job from its last logits, then one merged forward of the new
+  // draft tokens.
+  for (;;) {
+    Run(rows, jobs, live);
+    rows.clear();
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      Live& l = live[j];
+      if (!l.drafting) continue;
+      DraftJob& job = jobs[j];
+      ++job.result.steps;
+      int32_t token = 0;
+      try {
+        if (!ChooseDraftToken(l.logits.data(), V, job.request, l.history, job.result, token)) {
+          l.drafting = false;
+          continue;
+        }
+      } catch (const std::exception& e) {
+        job.error = e.what();
+        job.result.Clear();
+        l.drafting = false;
+        l.failed = true;
+        continue;
+      }
+      l.history.push_back(token);
+      std::vector<int32_t>& cached = cached_[job.request.seq];
+      if (static_cast<int>(job.result.tokens.size()) >= job.request.n_max ||
+          static_cast<int>(cached.size()) + 1 >= cache_->n_ctx()) {
+        l.drafting = false;
+        continue;
+      }
+      rows.push_back(Row{j, token, static_cast<int32_t>(cached.size()), true});
+      cached.push_back(token);
+    }
+    if (rows.empty()) break;
+  }
+  for (DraftJob& job : jobs) ApplyDraftMin(job.request, job.result);
 }
 
 }  // namespace tandem

@@ -1,10 +1,24 @@
-// The drafter interface the speculative loop uses: propose up to n tokens that extend the last
-// committed token. Implementations: the MTP assistant (reads the target's KV cache) and a
-// separate small draft model (its own cache).
+// The drafter interface of the speculative round: propose up to n tokens that extend the last
+// committed token of a target sequence. Implementations: the MTP assistant (MtpDrafter, reads
+// the target's KV cache) and a separate small draft model (DraftModelDrafter, its own cache).
+//
+// Adding a drafter (n-gram, grammar-forced, ...):
+//   1. Derive from Drafter and implement Draft() for one request, and BytesPerStep(). That is
+//      enough: the default DraftBatch() runs the jobs of a step one by one. Override
+//      DraftBatch() when several sequences can share one forward (as both drafters here do).
+//   2. A drafter that reads logits chooses each token with ChooseDraftToken() (greedy or
+//      sampled, p_min, q for lossless verification) and ends with ApplyDraftMin(); one that
+//      proposes tokens without logits must still give a q per token when request.sampler is set
+//      (the distribution it drew the token from, e.g. one-hot for a deterministic proposal).
+//   3. Add its SpecType (spec_options.h) and build it in the engine's drafter set
+//      (engine/engine.cpp, DrafterFor), which serves both Generator and `tandem serve`.
+// Whatever the drafter proposes, verification (engine/engine_slot.cpp) keeps the output
+// lossless: greedy output equals plain decoding, sampled output follows the target.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace tandem {
@@ -38,14 +52,42 @@ struct DraftResult {
   }
 };
 
+// One sequence's share of a batched draft.
+struct DraftJob {
+  DraftRequest request;  // pointers must stay valid during DraftBatch
+  DraftResult result;
+  double ms = 0;      // wall time of the drafter steps this job took part in
+  std::string error;  // non-empty: drafting failed for this job (result is then empty)
+};
+
 class Drafter {
  public:
   virtual ~Drafter() = default;
+  // Drafts for one request. Throws on failure.
   virtual void Draft(const DraftRequest& request, const KvCache& target_cache,
                      DraftResult& result) = 0;
+  // Drafts every job (of distinct sequences), each exactly as Draft() would alone. A failure
+  // confined to one job is reported in its `error`; the other jobs are unaffected. The default
+  // runs Draft() job by job.
+  virtual void DraftBatch(std::span<DraftJob> jobs, const KvCache& target_cache);
   // Weight bytes one draft step reads (the static cost model of sampled requests).
   virtual double BytesPerStep() const = 0;
 };
+
+// Runs `drafter`'s DraftBatch for one request; throws Error(kInternal) with the job's error.
+// (A drafter whose batch path is its only path implements Draft() with this.)
+void DraftAlone(Drafter& drafter, const DraftRequest& request, const KvCache& target_cache,
+                DraftResult& result);
+
+// One draft step's choice from the drafter's logits [n_vocab], shared by every drafter: false
+// (drafting stops) when request.p_min is set and the best token's top-10 probability is below
+// it; else `token` is the argmax (greedy, request.sampler null) or a sample from the request's
+// sampler with `history` (its distribution appended to result.q), appended to result.tokens.
+bool ChooseDraftToken(const float* logits, int n_vocab, const DraftRequest& request,
+                      std::span<const int32_t> history, DraftResult& result, int32_t& token);
+
+// Drops a draft shorter than request.n_min (the round then runs a plain step).
+void ApplyDraftMin(const DraftRequest& request, DraftResult& result);
 
 // Probability of the best token after keeping the 10 largest logits and renormalising (the
 // measure llama.cpp's --draft-p-min compares against).

@@ -1,50 +1,95 @@
+// MTP drafting, batched over the sequences that draft in the same step.
 #include "speculative/mtp_drafter.h"
 
-#include <algorithm>
-#include <cmath>
+#include <chrono>
+#include <exception>
 #include <vector>
 
-#include "sampling/sampler.h"
-
 namespace tandem {
+namespace {
 
-float TopKProbabilityOfBest(const float* logits, int n_vocab, int k) {
-  std::vector<float> top(logits, logits + n_vocab);
-  k = std::min(k, n_vocab);
-  std::partial_sort(top.begin(), top.begin() + k, top.end(), std::greater<float>());
-  if (std::isinf(top[0]) && top[0] < 0) return 0.0f;
-  double sum = 0;
-  for (int i = 0; i < k; ++i) sum += std::exp(double(top[i]) - double(top[0]));
-  return static_cast<float>(1.0 / sum);
+// A job's drafting state between steps.
+struct LiveDraft {
+  int32_t token = 0;             // the token the next step extends
+  std::vector<float> hidden;     // [B] its hidden
+  std::vector<int32_t> history;  // committed tokens + drafts so far
+  bool drafting = false;
+};
+
+void FailJob(DraftJob& job, LiveDraft& live, const char* what) {
+  job.error = what;
+  job.result.tokens.clear();
+  job.result.q.clear();
+  live.drafting = false;
 }
 
-void MtpDrafter::Draft(const DraftRequest& r, const KvCache& target_cache, DraftResult& out) {
-  out.Clear();
+}  // namespace
+
+void MtpDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache& target_cache) {
   const int B = assistant_.n_embd_out();
-  hidden_.assign(r.hidden, r.hidden + B);
-  history_.assign(r.history.begin(), r.history.end());
-  int32_t token = r.last;
-  for (int i = 0; i < r.n_max; ++i) {
-    assistant_.Step({DraftRow{token, r.pos, r.seq, hidden_.data()}}, target_cache, step_, pool_);
-    ++out.steps;
-    const float* logits = step_.Logits(0);
-    const int V = step_.n_vocab;
-    if (r.p_min > 0 && TopKProbabilityOfBest(logits, V) < r.p_min) break;
-    if (r.sampler == nullptr) {
-      token = Argmax(std::span<const float>(logits, V));
-    } else {
-      std::vector<float> q(V);
-      token = r.sampler->Sample(logits, V, history_, *r.rng, q);
-      out.q.push_back(std::move(q));
+  std::vector<LiveDraft> live(jobs.size());
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const DraftRequest& r = jobs[j].request;
+    jobs[j].result.Clear();
+    jobs[j].ms = 0;
+    jobs[j].error.clear();
+    live[j].token = r.last;
+    live[j].hidden.assign(r.hidden, r.hidden + B);
+    live[j].history.assign(r.history.begin(), r.history.end());
+    live[j].drafting = r.n_max > 0;
+  }
+
+  // Row r of `step` belongs to job j: stop on low confidence, else take the draft token.
+  auto consume = [&](const DraftOutput& step, int r, size_t j) {
+    DraftJob& job = jobs[j];
+    LiveDraft& l = live[j];
+    ++job.result.steps;
+    try {
+      if (!ChooseDraftToken(step.Logits(r), step.n_vocab, job.request, l.history, job.result,
+                            l.token)) {
+        l.drafting = false;
+        return;
+      }
+      l.history.push_back(l.token);
+      l.hidden.assign(step.Hidden(r), step.Hidden(r) + B);
+      if (static_cast<int>(job.result.tokens.size()) >= job.request.n_max) l.drafting = false;
+    } catch (const std::exception& e) {
+      FailJob(job, l, e.what());
     }
-    out.tokens.push_back(token);
-    history_.push_back(token);
-    hidden_.assign(step_.Hidden(0), step_.Hidden(0) + B);
+  };
+
+  std::vector<DraftRow> rows;
+  std::vector<size_t> owner;  // [rows] job of each row
+  for (;;) {
+    rows.clear();
+    owner.clear();
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      if (!live[j].drafting) continue;
+      const DraftRequest& r = jobs[j].request;
+      rows.push_back(DraftRow{live[j].token, r.pos, r.seq, live[j].hidden.data()});
+      owner.push_back(j);
+    }
+    if (rows.empty()) break;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      assistant_.Step(rows, target_cache, step_, pool_);
+      for (size_t r = 0; r < rows.size(); ++r) consume(step_, static_cast<int>(r), owner[r]);
+    } catch (const std::exception&) {
+      // Step checks its rows before computing; find the row at fault by running each alone.
+      for (size_t r = 0; r < rows.size(); ++r) {
+        try {
+          assistant_.Step({rows[r]}, target_cache, single_, pool_);
+          consume(single_, 0, owner[r]);
+        } catch (const std::exception& e) {
+          FailJob(jobs[owner[r]], live[owner[r]], e.what());
+        }
+      }
+    }
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    for (size_t j : owner) jobs[j].ms += ms;
   }
-  if (static_cast<int>(out.tokens.size()) < r.n_min) {
-    out.tokens.clear();
-    out.q.clear();
-  }
+  for (DraftJob& job : jobs) ApplyDraftMin(job.request, job.result);
 }
 
 }  // namespace tandem

@@ -1,5 +1,8 @@
 // Drafting with the Gemma 4 MTP assistant: each step feeds the previous draft token and the
 // assistant's own next hidden back in, at a constant query position (docs/mtp.md § Drafting).
+// A batch runs ONE assistant Step per draft step holding a row for every job still drafting, so
+// sequences drafting together pay for their longest draft, not the sum; rows are independent,
+// so each job gets exactly the drafts it would get alone.
 #pragma once
 
 #include "model/gemma4_assistant.h"
@@ -12,15 +15,18 @@ class MtpDrafter : public Drafter {
   MtpDrafter(const Gemma4Assistant& assistant, ThreadPool& pool)
       : assistant_(assistant), pool_(pool) {}
   void Draft(const DraftRequest& request, const KvCache& target_cache,
-             DraftResult& result) override;
+             DraftResult& result) override {
+    DraftAlone(*this, request, target_cache, result);
+  }
+  // Up to request.n_max steps per job, a job leaving early when ChooseDraftToken stops it. A
+  // failure confined to one job (its sampler, or its row of a step) fails that job only.
+  void DraftBatch(std::span<DraftJob> jobs, const KvCache& target_cache) override;
   double BytesPerStep() const override { return assistant_.BytesPerStep(); }
 
  private:
   const Gemma4Assistant& assistant_;
   ThreadPool& pool_;
-  DraftOutput step_;
-  std::vector<float> hidden_;
-  std::vector<int32_t> history_;
+  DraftOutput step_, single_;
 };
 
 }  // namespace tandem

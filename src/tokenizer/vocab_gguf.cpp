@@ -129,6 +129,28 @@ void AddVocabToGgufMetadata(const Vocab& vocab, GgufMetadata& md) {
   md.Set(kAddSpacePrefixKey, GgufValue::Bool(false));
 }
 
+constexpr std::string_view kSuppressKey = "tokenizer.ggml.suppress_tokens";
+
+std::vector<int32_t> SuppressTokensFromGguf(const GgufMetadata& md, int n_vocab) {
+  const GgufValue* v = md.Find(kSuppressKey);
+  if (v == nullptr) return {};
+  if (!v->is_array() || v->element_type() != GgufType::kI32) {
+    Fail(ErrorKind::kCorrupt, Culprit(md, kSuppressKey) + " is not an array of int32");
+  }
+  std::vector<int32_t> ids = v->ToVector<int32_t>();
+  for (const int32_t id : ids) {
+    if (id < 0 || id >= n_vocab) {
+      Fail(ErrorKind::kCorrupt, Culprit(md, kSuppressKey) + ": token id " + std::to_string(id) +
+                                    " is outside [0, " + std::to_string(n_vocab) + ")");
+    }
+  }
+  return ids;
+}
+
+void AddSuppressTokensToGguf(std::span<const int32_t> ids, GgufWriter& writer) {
+  if (!ids.empty()) writer.Set(kSuppressKey, GgufValue::Array<int32_t>(ids));
+}
+
 Vocab LoadVocabFromGguf(const GgufFile& file) {
   return VocabFromGgufMetadata(file.metadata());
 }

@@ -1,6 +1,10 @@
 // Reads and writes a Vocab as the `tokenizer.ggml.*` keys of GGUF metadata.
 #pragma once
 
+#include <cstdint>
+#include <span>
+#include <vector>
+
 #include "gguf/gguf_metadata.h"
 #include "gguf/gguf_reader.h"
 #include "gguf/gguf_writer.h"
@@ -25,5 +29,12 @@ void AddVocabToGgufMetadata(const Vocab& vocab, GgufMetadata& metadata);
 // works on vocab-only files without tensors), and the tokenizer keys added to a file being built.
 Vocab LoadVocabFromGguf(const GgufFile& file);
 void AddVocabToGguf(const Vocab& vocab, GgufWriter& writer);
+
+// `tokenizer.ggml.suppress_tokens` (optional; an int32 array): ids never to be sampled (Hugging
+// Face generation_config.json `suppress_tokens`). Empty when the key is absent. Throws
+// Error(kCorrupt) naming the key for another type or an id outside [0, n_vocab).
+std::vector<int32_t> SuppressTokensFromGguf(const GgufMetadata& metadata, int n_vocab);
+// Sets the key (nothing when `ids` is empty).
+void AddSuppressTokensToGguf(std::span<const int32_t> ids, GgufWriter& writer);
 
 }  // namespace tandem

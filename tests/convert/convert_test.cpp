@@ -5,9 +5,11 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
+#include "base/error.h"
 #include "convert/hf_config.h"
 #include "convert/safetensors_test_util.h"
 #include "gguf/gguf_reader.h"
@@ -193,6 +195,30 @@ TEST(ConvertTest, SplitExpertSpellingIsFusedIntoTheSameTensor) {
   HfSpec split = Moe26bLikeSpec();
   split.split_experts = true;
   CheckF32Conversion(split, 2);
+}
+
+TEST(ConvertTest, GenerationConfigSuppressTokensBecomeTheGgufKey) {
+  const HfCheckpoint ckpt = MakeHfCheckpoint(Moe26bLikeSpec());
+  const std::string dir = ScratchDir("suppress");
+  WriteHfCheckpoint(ckpt, dir + "/hf", 1);
+  Convert(dir + "/hf", dir + "/plain.gguf", TensorType::kF32);
+  EXPECT_EQ(GgufFile::Open(dir + "/plain.gguf")->Find("tokenizer.ggml.suppress_tokens"), nullptr);
+  {
+    std::ofstream out(dir + "/hf/generation_config.json");
+    out << R"({"do_sample": true, "suppress_tokens": [7, 3, 250]})";
+  }
+  Convert(dir + "/hf", dir + "/m.gguf", TensorType::kF32);
+  const auto f = GgufFile::Open(dir + "/m.gguf");
+  EXPECT_EQ(f->GetI32Array("tokenizer.ggml.suppress_tokens"), (std::vector<int32_t>{7, 3, 250}));
+  const int n_vocab = static_cast<int>(f->GetStringArray("tokenizer.ggml.tokens").size());
+  ASSERT_GT(n_vocab, 250);
+  EXPECT_EQ(SuppressTokensFromGguf(f->metadata(), n_vocab), (std::vector<int32_t>{7, 3, 250}));
+  EXPECT_THROW(SuppressTokensFromGguf(f->metadata(), 100), Error);  // 250 is outside the vocab
+  {
+    std::ofstream out(dir + "/hf/generation_config.json");
+    out << R"({"suppress_tokens": [1, -4]})";
+  }
+  EXPECT_THROW(Convert(dir + "/hf", dir + "/bad.gguf", TensorType::kF32), Error);
 }
 
 // f16 / bf16 / q8_0: matrices hold exactly the reference encoding of the source values, norms

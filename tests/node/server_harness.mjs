@@ -21,9 +21,9 @@ export function skipReason() {
 export const MODEL_ID = () => env.model.split('/').pop();
 
 // Starts the server with `args` added to -m/-md/--port 0 and resolves once it is ready and
-// /health answers 200. Rejects after `timeoutMs`.
-export async function startServer(args = [], { timeoutMs = 60000 } = {}) {
-  const argv = ['serve', '-m', env.model, '-md', env.assistant, '--port', '0', '-c', '1024',
+// /health answers 200. Rejects after `timeoutMs`. `draft`: the -md file (default the assistant).
+export async function startServer(args = [], { timeoutMs = 60000, draft = env.assistant } = {}) {
+  const argv = ['serve', '-m', env.model, '-md', draft, '--port', '0', '-c', '1024',
                 '-t', '2', ...args];
   const proc = spawn(env.bin, argv, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';

@@ -1,0 +1,59 @@
+// What a caller asks of generation and what it gets back: the types shared by Generator
+// (`tandem run`, `bench`), the serving engine and the server, free of model headers.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sampling/sampling_params.h"
+#include "speculative/spec_options.h"
+#include "speculative/spec_stats.h"
+
+namespace tandem {
+
+struct GenerateParams {
+  int n_predict = 128;  // tokens to generate at most (-1: until EOG or context end)
+  SamplingParams sampling;
+  SpecOptions spec;                 // type kNone: plain decoding
+  std::vector<int32_t> eog_tokens;  // generation stops after emitting one of these
+  // Benchmarks only (`tandem bench --synthetic-acceptance`): draft position i is accepted with
+  // probability rate[min(i, size - 1)] instead of by verification, so the mechanism's cost can
+  // be measured at a chosen acceptance. The emitted text is then meaningless.
+  std::vector<float> synthetic_acceptance;
+  // Called after each prefill chunk with (prompt tokens evaluated, prompt tokens to evaluate).
+  std::function<void(int done, int total)> on_prefill_progress;
+};
+
+struct GenerateResult {
+  std::vector<int32_t> tokens;  // generated, EOG included if one stopped generation
+  std::string stop_reason;      // "eog", "length", "stopped" (callback), "context"
+  int prompt_tokens = 0;
+  int cached_prompt_tokens = 0;  // reused from the previous call's cache
+  double prompt_ms = 0;
+  double generate_ms = 0;
+  SpecStats spec;
+};
+
+// One event per emitted token, then a final one. Runs on the engine thread: keep it short
+// (hand the data to another thread). Returning false cancels the request (client went away).
+// Every token of result->tokens gets an event, an EOG token that ended generation included.
+// result->stop_reason: Generator's ("eog", "length", "context", "stopped" when on_event returned
+// false), or "cancelled" (Cancel(), shutdown, or a request that never left the queue), or
+// "error" (with `error` set). An exception thrown by on_event fails that request only.
+struct EngineEvent {
+  int32_t token = -1;  // -1 on the final event
+  bool final = false;
+  const GenerateResult* result = nullptr;  // on the final event: tokens, timings, spec stats
+  const SpecStats* spec = nullptr;         // on token events: the request's statistics so far
+  std::string error;                       // on the final event if the request failed
+};
+
+struct EngineRequest {
+  std::vector<int32_t> prompt;
+  GenerateParams params;  // params.spec.type kNone disables speculation for this request
+  std::function<bool(const EngineEvent&)> on_event;
+};
+
+}  // namespace tandem

@@ -1,0 +1,69 @@
+// What every drafter shares: the default batch path, and the choice of a draft token from logits.
+#include "speculative/drafter.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <functional>
+
+#include "base/error.h"
+#include "sampling/sampler.h"
+
+namespace tandem {
+
+void Drafter::DraftBatch(std::span<DraftJob> jobs, const KvCache& target_cache) {
+  for (DraftJob& job : jobs) {
+    const auto t0 = std::chrono::steady_clock::now();
+    job.error.clear();
+    try {
+      Draft(job.request, target_cache, job.result);
+    } catch (const std::exception& e) {
+      job.result.Clear();
+      job.error = e.what();
+    }
+    job.ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+}
+
+void DraftAlone(Drafter& drafter, const DraftRequest& request, const KvCache& target_cache,
+                DraftResult& result) {
+  DraftJob job{request, {}, 0, {}};
+  drafter.DraftBatch({&job, 1}, target_cache);
+  if (!job.error.empty()) Fail(ErrorKind::kInternal, "drafting failed: " + job.error);
+  result = std::move(job.result);
+}
+
+bool ChooseDraftToken(const float* logits, int n_vocab, const DraftRequest& request,
+                      std::span<const int32_t> history, DraftResult& result, int32_t& token) {
+  if (request.p_min > 0 && TopKProbabilityOfBest(logits, n_vocab) < request.p_min) return false;
+  if (request.sampler == nullptr) {
+    token = Argmax(std::span<const float>(logits, n_vocab));
+  } else {
+    std::vector<float> q(n_vocab);
+    token = request.sampler->Sample(logits, n_vocab, history, *request.rng, q);
+    result.q.push_back(std::move(q));
+  }
+  result.tokens.push_back(token);
+  return true;
+}
+
+void ApplyDraftMin(const DraftRequest& request, DraftResult& result) {
+  if (static_cast<int>(result.tokens.size()) < request.n_min) {
+    result.tokens.clear();
+    result.q.clear();
+  }
+}
+
+float TopKProbabilityOfBest(const float* logits, int n_vocab, int k) {
+  std::vector<float> top(logits, logits + n_vocab);
+  k = std::min(k, n_vocab);
+  std::partial_sort(top.begin(), top.begin() + k, top.end(), std::greater<float>());
+  if (std::isinf(top[0]) && top[0] < 0) return 0.0f;
+  double sum = 0;
+  for (int i = 0; i < k; ++i) sum += std::exp(double(top[i]) - double(top[0]));
+  return static_cast<float>(1.0 / sum);
+}
+
+}  // namespace tandem
