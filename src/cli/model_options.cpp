@@ -166,7 +166,7 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
     }
   }
   if (UsesNgram(m.spec.type)) {
-    // The drafter and its point-mass acceptance exist (spec/ngram_drafter.h); the decode loop
+    // The drafter and its point-mass acceptance exist (speculative/ngram_drafter.h); the decode loop
     // takes them with the unified speculative round (issue 18, phase 2).
     m.spec.type = m.spec.type == SpecType::kChain ? SpecType::kMtp : SpecType::kNone;
     LogWarn("--spec-type " + o.spec_type +

@@ -134,9 +134,11 @@ Engine::Impl::Impl(const Gemma4Model& target, const Gemma4Assistant* assistant, 
 Drafter* Engine::Impl::DrafterFor(SpecType type) const {
   switch (type) {
     case SpecType::kMtp:
+    case SpecType::kChain:  // chaining is not in the round yet: the assistant drafts alone
       return mtp_drafter_.get();
     case SpecType::kDraft:
       return model_drafter_.get();
+    case SpecType::kNgram:  // not in the round yet: plain decoding (warned at start-up)
     case SpecType::kNone:
       break;
   }
