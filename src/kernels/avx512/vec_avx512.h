@@ -4,11 +4,15 @@
 
 // GCC 12 reports its own AVX-512 intrinsics' _mm512_undefined_*() as (maybe-)uninitialized
 // (GCC bug 105593); the warning's location is inside the header, so silence it there.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 #include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 #include <cstdint>
 

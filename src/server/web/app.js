@@ -131,7 +131,7 @@ function messageBody(m) {
   const parts = [];
   if (m.reasoning) {
     parts.push(
-      `<details class="thought"><summary>Thoughts (${m.reasoning.length} characters)</summary>` +
+      `<details class="thought"${m.thoughtOpen ? ' open' : ''}><summary>Thoughts (${m.reasoning.length} characters)</summary>` +
         `<pre>${escapeHtml(m.reasoning)}</pre></details>`,
     );
   }
@@ -202,6 +202,9 @@ function renderMessage(m, index) {
   body.className = 'msg-body';
   const streaming = m.role === 'assistant' && m.record && m.record === state.running;
   body.innerHTML = messageBody(m);
+  // The log is redrawn as tokens arrive: an opened thought stays open.
+  const thought = body.querySelector('details.thought');
+  if (thought) thought.addEventListener('toggle', () => (m.thoughtOpen = thought.open));
   if (streaming) body.classList.add('cursor');
   li.append(body);
   if (m.record) {
