@@ -91,7 +91,6 @@ describe('load', { skip: skipReason() ?? false, timeout: 170000 }, () => {
         const text = (r.json?.content ?? []).filter((b) => b.type === 'text').map((b) => b.text).join('');
         return expect(r, 200) ?? (text === reference.chat[p] ? null : `job ${j}: message text differs`);
       }
-    }
       case 10: {
         const r = await slowRequest(base, '/v1/chat/completions', chatBody(p));
         const content = r.json?.choices?.[0]?.message?.content ?? '';
