@@ -29,7 +29,7 @@ using nlohmann::json;
 
 // Between tokens: nothing, a space, or a newline and an indent. Inlined at every use so that each
 // copy has one return position (see compiled_grammar.h).
-constexpr const char* kWs = R"((| " " | "\n" [ \t]{0,24}))";
+constexpr const char* kWs = R"(("" | " " | "\n" [ \t]{0,24}))";
 
 // Generic JSON values (shared rules; `json_object` mode and schemas without constraints).
 constexpr const char* kJsonValueRules =

@@ -139,6 +139,10 @@ int main(int argc, char** argv) {
   app.add_flag("--print-grammar", print_grammar, "print the GBNF text and exit");
   app.add_flag("--no-masks", no_masks, "omit the masks (timing only)");
   app.add_flag("--verify", verify, "check every mask against token-by-token matching");
+  std::string vocab_out;
+  app.add_option(
+      "--print-vocab", vocab_out,
+      "write {tokens, stop_ids} (token texts, \"\" for tokens a grammar never produces)");
   CLI11_PARSE(app, argc, argv);
   try {
     std::string gbnf;
@@ -157,6 +161,14 @@ int main(int argc, char** argv) {
     }
     Tokenizer tokenizer(LoadVocabFromTokenizerJson(tokenizer_path));
     auto vocab = TokenVocabulary::FromTokenizer(tokenizer);
+    if (!vocab_out.empty()) {
+      nlohmann::json v = {{"tokens", nlohmann::json::array()}, {"stop_ids", vocab->stop_ids()}};
+      for (int32_t id = 0; id < vocab->size(); ++id) {
+        v["tokens"].push_back(vocab->matchable(id) ? tokenizer.vocab().tokens[id] : "");
+      }
+      std::ofstream(vocab_out, std::ios::binary)
+          << v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
     const auto t0 = Clock::now();
     auto compiled = std::make_shared<CompiledGrammar>(ParseGbnf(gbnf), vocab);
     const double compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
