@@ -90,6 +90,13 @@ async function waitIdle(page) {
 const lastReply = (page) =>
   page.$$eval('.msg.assistant .msg-body', (els) => els[els.length - 1].textContent);
 
+// Closes the browser (killing it if it does not close), stops the server, removes the profile.
+async function tearDown(browser, server, profile) {
+  if (browser) await browser.close().catch(() => browser.process()?.kill('SIGKILL'));
+  if (server) await server.stop();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+}
+
 describe('the chat page in Chromium', { skip: reason ?? false }, () => {
   let server;
   let browser;
@@ -103,11 +110,7 @@ describe('the chat page in Chromium', { skip: reason ?? false }, () => {
     browser = await launchBrowser(profile);
   });
 
-  after(async () => {
-    if (browser) await browser.close().catch(() => browser.process()?.kill('SIGKILL'));
-    if (server) await server.stop();
-    if (profile) rmSync(profile, { recursive: true, force: true });
-  });
+  after(() => tearDown(browser, server, profile));
 
   test('the page is served from the binary with a strict CSP', async () => {
     const r = await fetch(`${server.base}/`);
@@ -326,11 +329,7 @@ describe('the chat page with --api-key on a non-loopback --host', { skip: reason
     browser = await launchBrowser(profile);
   });
 
-  after(async () => {
-    if (browser) await browser.close().catch(() => browser.process()?.kill('SIGKILL'));
-    if (server) await server.stop();
-    if (profile) rmSync(profile, { recursive: true, force: true });
-  });
+  after(() => tearDown(browser, server, profile));
 
   test('the key is asked for once, checked, kept and used', async () => {
     assert.equal((await fetch(`${server.base}/props`)).status, 401);
