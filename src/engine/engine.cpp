@@ -38,10 +38,6 @@ struct BatchPart {
   int32_t length_before = 0;  // its cache length before the forward
 };
 
-double MsSince(EngineClock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(EngineClock::now() - t0).count();
-}
-
 }  // namespace
 
 struct Engine::Impl {

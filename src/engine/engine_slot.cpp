@@ -9,13 +9,6 @@
 #include "speculative/speculative_accept.h"
 
 namespace tandem {
-namespace {
-
-double MsSince(EngineClock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(EngineClock::now() - t0).count();
-}
-
-}  // namespace
 
 void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx, bool has_drafter) {
   const std::vector<int32_t>& prompt = request.prompt;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/stopwatch.h"
 #include "engine/request.h"
 #include "kv/kv_cache.h"
 #include "model/forward_batch.h"
@@ -21,7 +22,7 @@
 
 namespace tandem {
 
-using EngineClock = std::chrono::steady_clock;
+using EngineClock = SteadyClock;
 
 enum class SlotPhase {
   kIdle,      // no request; cached_ describes what the cache holds

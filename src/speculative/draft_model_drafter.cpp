@@ -1,11 +1,11 @@
 #include "speculative/draft_model_drafter.h"
 
 #include <algorithm>
-#include <chrono>
 #include <exception>
 #include <string>
 
 #include "base/error.h"
+#include "base/stopwatch.h"
 #include "gguf/gguf_reader.h"
 #include "model/vocabulary_check.h"
 
@@ -48,7 +48,7 @@ void DraftModelDrafter::Run(const std::vector<Row>& rows, std::span<DraftJob> jo
   const size_t max_batch = static_cast<size_t>(cache_->max_batch());
   for (size_t begin = 0; begin < rows.size(); begin += max_batch) {
     const size_t end = std::min(rows.size(), begin + max_batch);
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = SteadyClock::now();
     try {
       RunChunk(rows, begin, end, jobs, live);
     } catch (const std::exception&) {
@@ -73,8 +73,7 @@ void DraftModelDrafter::Run(const std::vector<Row>& rows, std::span<DraftJob> jo
         }
       }
     }
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double ms = MsSince(t0);
     for (size_t i = begin; i < end; ++i) {
       if (i == begin || rows[i].job != rows[i - 1].job) jobs[rows[i].job].ms += ms;
     }

@@ -2,19 +2,19 @@
 #include "speculative/drafter.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <exception>
 #include <functional>
 
 #include "base/error.h"
+#include "base/stopwatch.h"
 #include "sampling/sampler.h"
 
 namespace tandem {
 
 void Drafter::DraftBatch(std::span<DraftJob> jobs, const KvCache& target_cache) {
   for (DraftJob& job : jobs) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = SteadyClock::now();
     job.error.clear();
     try {
       Draft(job.request, target_cache, job.result);
@@ -22,8 +22,7 @@ void Drafter::DraftBatch(std::span<DraftJob> jobs, const KvCache& target_cache) 
       job.result.Clear();
       job.error = e.what();
     }
-    job.ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    job.ms = MsSince(t0);
   }
 }
 

@@ -1,9 +1,10 @@
 // MTP drafting, batched over the sequences that draft in the same step.
 #include "speculative/mtp_drafter.h"
 
-#include <chrono>
 #include <exception>
 #include <vector>
+
+#include "base/stopwatch.h"
 
 namespace tandem {
 namespace {
@@ -70,7 +71,7 @@ void MtpDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache& target_cach
       owner.push_back(j);
     }
     if (rows.empty()) break;
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = SteadyClock::now();
     try {
       assistant_.Step(rows, target_cache, step_, pool_);
       for (size_t r = 0; r < rows.size(); ++r) consume(step_, static_cast<int>(r), owner[r]);
@@ -85,8 +86,7 @@ void MtpDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache& target_cach
         }
       }
     }
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double ms = MsSince(t0);
     for (size_t j : owner) jobs[j].ms += ms;
   }
   for (DraftJob& job : jobs) ApplyDraftMin(job.request, job.result);
