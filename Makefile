@@ -39,4 +39,4 @@ format:
 	@clang-format -i $$(git ls-files 'src/*.cpp' 'src/*.h' 'tests/*.cpp' 'tests/*.h' 'bench/*.cpp' 'tools/*.cpp')
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-sanitize
