@@ -52,8 +52,6 @@ class Gemma4Model {
              ThreadPool& pool) const;
   void Attention(int l, int T, const ForwardBatch& batch, Scratch& s, KvCache& cache,
                  ThreadPool& pool) const;
-  void DenseFfn(const Gemma4LayerWeights& w, int n_ff, int T, const float* in, float* out,
-                Scratch& s, ThreadPool& pool) const;
   void MoeFfn(const Gemma4LayerWeights& w, int T, Scratch& s, ThreadPool& pool) const;
   void PerLayerEmbeddings(int T, const ForwardBatch& batch, Scratch& s, ThreadPool& pool) const;
 
