@@ -14,6 +14,7 @@
 #include "model/gemma4_model.h"
 #include "model/gemma4_presets.h"
 #include "model/random_model.h"
+#include "speculative/loaded_drafters.h"
 
 namespace tandem {
 namespace {
@@ -33,7 +34,8 @@ TEST(SpecEquivalence, LlamaCppDraftMtpRunIsReproduced) {
   auto expected = ReadJson(kFixtureDir + "greedy-mtp-n3.json")["results"];
   ThreadPool pool(1);
   for (size_t i = 0; i < prompts.size(); ++i) {
-    Generator gen(*target, assistant.get(), pool, {.type = TensorType::kF32, .n_ctx = 256});
+    Generator gen(*target, MakeDrafters(*target, assistant.get(), nullptr, pool), pool,
+                  {.type = TensorType::kF32, .n_ctx = 256});
     std::vector<int32_t> prompt = prompts[i]["token_ids"].get<std::vector<int32_t>>();
     GenerateResult r = gen.Generate(prompt, Greedy(64, SpecType::kMtp, 3, false), nullptr);
     EXPECT_EQ(r.tokens, expected[i]["token_ids"].get<std::vector<int32_t>>()) << "prompt " << i;
@@ -69,15 +71,16 @@ TEST(SpecEquivalence, GreedyOutputIsIdenticalForEveryDraftLengthThreadsAndKvType
   const int n = 80;  // runs far past the 32-token sliding window
   for (TensorType kv : {TensorType::kF16, TensorType::kQ8_0, TensorType::kF32}) {
     ThreadPool pool1(1);
-    Generator plain(*pair.target, nullptr, pool1, {.type = kv, .n_ctx = 256});
+    Generator plain(*pair.target, {}, pool1, {.type = kv, .n_ctx = 256});
     const std::vector<int32_t> want =
         plain.Generate(prompt, Greedy(n, SpecType::kNone, 0, false), nullptr).tokens;
     ASSERT_EQ(static_cast<int>(want.size()), n);
     ThreadPool pools[] = {ThreadPool(1), ThreadPool(2), ThreadPool(3)};
     for (int draft_max = 1; draft_max <= 16; ++draft_max) {
       const int threads = 1 + draft_max % 3;
-      Generator gen(*pair.target, pair.assistant.get(), pools[threads - 1],
-                    {.type = kv, .n_ctx = 256});
+      Generator gen(*pair.target,
+                    MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pools[threads - 1]),
+                    pools[threads - 1], {.type = kv, .n_ctx = 256});
       GenerateResult r = gen.Generate(prompt, Greedy(n, SpecType::kMtp, draft_max, false), nullptr);
       ASSERT_EQ(r.tokens, want) << "draft_max " << draft_max << ", threads " << threads << ", kv "
                                 << TensorTypeName(kv);
@@ -90,9 +93,9 @@ TEST(SpecEquivalence, AdaptiveGreedyIsIdenticalToo) {
   Pair pair = MakePair("tiny-26b-a4b", false, TensorType::kQ4_0);
   std::vector<int32_t> prompt = {2, 300, 301, 302, 303, 304};
   ThreadPool pool(2);
-  Generator plain(*pair.target, nullptr, pool, {.type = TensorType::kF16, .n_ctx = 256});
-  Generator spec(*pair.target, pair.assistant.get(), pool,
-                 {.type = TensorType::kF16, .n_ctx = 256});
+  Generator plain(*pair.target, {}, pool, {.type = TensorType::kF16, .n_ctx = 256});
+  Generator spec(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool),
+                 pool, {.type = TensorType::kF16, .n_ctx = 256});
   EXPECT_EQ(plain.Generate(prompt, Greedy(100, SpecType::kNone, 0, false), nullptr).tokens,
             spec.Generate(prompt, Greedy(100, SpecType::kMtp, 8, true), nullptr).tokens);
 }
@@ -108,8 +111,8 @@ TEST(SpecEquivalence, SampledAdaptiveIsReproducibleFromTheSeed) {
   std::vector<int32_t> first;
   for (int threads : {1, 2}) {
     ThreadPool pool(threads);
-    Generator gen(*pair.target, pair.assistant.get(), pool,
-                  {.type = TensorType::kF16, .n_ctx = 256});
+    Generator gen(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool),
+                  pool, {.type = TensorType::kF16, .n_ctx = 256});
     std::vector<int32_t> tokens = gen.Generate(prompt, p, nullptr).tokens;
     if (first.empty()) first = tokens;
     EXPECT_EQ(tokens, first) << threads << " threads";
@@ -127,18 +130,20 @@ TEST(SpecEquivalence, DraftModelGreedyIsIdentical) {
   auto draft = Gemma4Model::Load(dir + "dm_draft.gguf");
   std::vector<int32_t> prompt = {2, 300, 301, 302, 303};
   ThreadPool pool(2);
-  Generator plain(*target, nullptr, pool, {.type = TensorType::kF16, .n_ctx = 256});
+  Generator plain(*target, {}, pool, {.type = TensorType::kF16, .n_ctx = 256});
   const std::vector<int32_t> want =
       plain.Generate(prompt, Greedy(70, SpecType::kNone, 0, false), nullptr).tokens;
   for (int draft_max : {1, 3, 7}) {
-    Generator gen(*target, nullptr, pool, {.type = TensorType::kF16, .n_ctx = 256}, draft.get());
+    Generator gen(*target, MakeDrafters(*target, nullptr, draft.get(), pool), pool,
+                  {.type = TensorType::kF16, .n_ctx = 256});
     GenerateResult r =
         gen.Generate(prompt, Greedy(70, SpecType::kDraft, draft_max, false), nullptr);
     EXPECT_EQ(r.tokens, want) << "draft_max " << draft_max;
     EXPECT_GT(r.spec.drafted, 0);
   }
   // Drafting with the target itself is accepted every time.
-  Generator self(*target, nullptr, pool, {.type = TensorType::kF16, .n_ctx = 256}, target.get());
+  Generator self(*target, MakeDrafters(*target, nullptr, target.get(), pool), pool,
+                 {.type = TensorType::kF16, .n_ctx = 256});
   GenerateResult r = self.Generate(prompt, Greedy(40, SpecType::kDraft, 4, false), nullptr);
   EXPECT_EQ(r.spec.accepted, r.spec.drafted);
   EXPECT_EQ(std::vector<int32_t>(want.begin(), want.begin() + 40), r.tokens);

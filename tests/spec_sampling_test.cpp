@@ -8,9 +8,12 @@
 
 #include "base/thread_pool.h"
 #include "engine/generator.h"
+#include "model/gemma4_assistant.h"
+#include "model/gemma4_model.h"
 #include "model/gemma4_presets.h"
 #include "model/random_model.h"
 #include "sampling/sampler.h"
+#include "speculative/loaded_drafters.h"
 
 namespace tandem {
 namespace {
@@ -44,7 +47,8 @@ TEST(SpecSampling, SecondTokenFollowsTheTargetDistribution) {
   params.spec.draft_max = 1;
   params.spec.adaptive = false;
 
-  Generator gen(*target, assistant.get(), pool, {.type = TensorType::kF32, .n_ctx = 64});
+  Generator gen(*target, MakeDrafters(*target, assistant.get(), nullptr, pool), pool,
+                {.type = TensorType::kF32, .n_ctx = 64});
   const int V = target->config().n_vocab;
   std::vector<int> observed(V, 0);
   int64_t drafted = 0, accepted = 0;

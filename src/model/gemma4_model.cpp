@@ -86,6 +86,10 @@ double Gemma4Model::BytesPerToken() const {
   return bytes;
 }
 
+const GgufMetadata& Gemma4Model::metadata() const {
+  return file_->metadata();
+}
+
 void Gemma4Model::EmbedToken(int32_t token, float* out) const {
   kernels::EmbedRow(weights_.token_embd, token, std::sqrt(static_cast<float>(config_.n_embd)), out);
 }
