@@ -1,13 +1,17 @@
 // Speculative decoding is lossless: greedy output with MTP drafting is byte-identical to plain
-// greedy decoding for every draft length, thread count and KV type, and on the llama.cpp-written
-// pair it reproduces llama.cpp's own draft-mtp run token for token.
+// greedy decoding for every draft length, thread count and KV type, through Generator and through
+// the multi-slot engine, and on the llama.cpp-written pair it reproduces llama.cpp's own
+// draft-mtp run token for token.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "base/thread_pool.h"
+#include "engine/engine.h"
 #include "engine/generator.h"
 #include "greedy_params.h"
 #include "model/gemma4_assistant.h"
@@ -86,6 +90,56 @@ TEST(SpecEquivalence, GreedyOutputIsIdenticalForEveryDraftLengthThreadsAndKvType
                                 << TensorTypeName(kv);
       EXPECT_GT(r.spec.drafted, 0);
     }
+  }
+}
+
+TEST(SpecEquivalence, GreedyThroughTheEngineIsIdenticalForEveryDraftLength) {
+  // The server's caller: concurrent requests in a 4-slot engine (continuous batching, shared
+  // drafting steps), MTP and draft-model drafting (the target drafting for itself) at every
+  // draft length, fixed and adaptive, each equal to plain greedy decoding alone.
+  Pair pair = MakePair("tiny-e2b", true, TensorType::kQ8_0);
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 20; ++i) prompt.push_back(2 + (i * 31) % 500);
+  const int n = 60;
+  const KvCacheOptions kv{.type = TensorType::kF16, .n_ctx = 256, .max_batch = 24};
+  ThreadPool plain_pool(1), pool(2);
+  Generator plain(*pair.target, {}, plain_pool, kv);
+  const std::vector<int32_t> want =
+      plain.Generate(prompt, Greedy(n, SpecType::kNone, 0, false), nullptr).tokens;
+  std::vector<GenerateParams> requests;
+  for (int draft_max = 1; draft_max <= 8; ++draft_max) {
+    requests.push_back(Greedy(n, SpecType::kMtp, draft_max, draft_max % 3 == 0));
+    requests.push_back(Greedy(n, SpecType::kDraft, draft_max, draft_max % 3 == 1));
+  }
+  EngineOptions options;
+  options.n_slots = 4;
+  options.kv = kv;
+  options.prefill_chunk = 8;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<GenerateResult> got(requests.size());
+  size_t finals = 0;
+  {
+    Engine engine(*pair.target,
+                  MakeDrafters(*pair.target, pair.assistant.get(), pair.target.get(), pool), pool,
+                  options);
+    for (size_t i = 0; i < requests.size(); ++i) {
+      engine.Submit({prompt, requests[i], [&, i](const EngineEvent& e) {
+                       if (!e.final) return true;
+                       std::lock_guard<std::mutex> lock(mu);
+                       got[i] = *e.result;
+                       if (++finals == requests.size()) cv.notify_one();
+                       return true;
+                     }});
+    }
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return finals == requests.size(); });
+  }
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const SpecOptions& so = requests[i].spec;
+    EXPECT_EQ(got[i].tokens, want) << SpecTypeName(so.type) << " draft_max " << so.draft_max
+                                   << (so.adaptive ? " adaptive" : "");
+    EXPECT_GT(got[i].spec.drafted, 0);
   }
 }
 
