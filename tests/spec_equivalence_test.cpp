@@ -1,19 +1,24 @@
 // Speculative decoding is lossless: greedy output with MTP drafting is byte-identical to plain
-// greedy decoding for every draft length, thread count and KV type, and on the llama.cpp-written
-// pair it reproduces llama.cpp's own draft-mtp run token for token.
+// greedy decoding for every draft length, thread count and KV type, through Generator and through
+// the multi-slot engine, and on the llama.cpp-written pair it reproduces llama.cpp's own
+// draft-mtp run token for token.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "base/thread_pool.h"
+#include "engine/engine.h"
 #include "engine/generator.h"
 #include "greedy_params.h"
 #include "model/gemma4_assistant.h"
 #include "model/gemma4_model.h"
 #include "model/gemma4_presets.h"
 #include "model/random_model.h"
+#include "speculative/loaded_drafters.h"
 
 namespace tandem {
 namespace {
@@ -33,7 +38,8 @@ TEST(SpecEquivalence, LlamaCppDraftMtpRunIsReproduced) {
   auto expected = ReadJson(kFixtureDir + "greedy-mtp-n3.json")["results"];
   ThreadPool pool(1);
   for (size_t i = 0; i < prompts.size(); ++i) {
-    Generator gen(*target, assistant.get(), pool, {.type = TensorType::kF32, .n_ctx = 256});
+    Generator gen(*target, MakeDrafters(*target, assistant.get(), nullptr, pool), pool,
+                  {.type = TensorType::kF32, .n_ctx = 256});
     std::vector<int32_t> prompt = prompts[i]["token_ids"].get<std::vector<int32_t>>();
     GenerateResult r = gen.Generate(prompt, Greedy(64, SpecType::kMtp, 3, false), nullptr);
     EXPECT_EQ(r.tokens, expected[i]["token_ids"].get<std::vector<int32_t>>()) << "prompt " << i;
@@ -69,15 +75,16 @@ TEST(SpecEquivalence, GreedyOutputIsIdenticalForEveryDraftLengthThreadsAndKvType
   const int n = 80;  // runs far past the 32-token sliding window
   for (TensorType kv : {TensorType::kF16, TensorType::kQ8_0, TensorType::kF32}) {
     ThreadPool pool1(1);
-    Generator plain(*pair.target, nullptr, pool1, {.type = kv, .n_ctx = 256});
+    Generator plain(*pair.target, {}, pool1, {.type = kv, .n_ctx = 256});
     const std::vector<int32_t> want =
         plain.Generate(prompt, Greedy(n, SpecType::kNone, 0, false), nullptr).tokens;
     ASSERT_EQ(static_cast<int>(want.size()), n);
     ThreadPool pools[] = {ThreadPool(1), ThreadPool(2), ThreadPool(3)};
     for (int draft_max = 1; draft_max <= 16; ++draft_max) {
       const int threads = 1 + draft_max % 3;
-      Generator gen(*pair.target, pair.assistant.get(), pools[threads - 1],
-                    {.type = kv, .n_ctx = 256});
+      Generator gen(*pair.target,
+                    MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pools[threads - 1]),
+                    pools[threads - 1], {.type = kv, .n_ctx = 256});
       GenerateResult r = gen.Generate(prompt, Greedy(n, SpecType::kMtp, draft_max, false), nullptr);
       ASSERT_EQ(r.tokens, want) << "draft_max " << draft_max << ", threads " << threads << ", kv "
                                 << TensorTypeName(kv);
@@ -86,13 +93,63 @@ TEST(SpecEquivalence, GreedyOutputIsIdenticalForEveryDraftLengthThreadsAndKvType
   }
 }
 
+TEST(SpecEquivalence, GreedyThroughTheEngineIsIdenticalForEveryDraftLength) {
+  // The server's caller: concurrent requests in a 4-slot engine (continuous batching, shared
+  // drafting steps), MTP and draft-model drafting (the target drafting for itself) at every
+  // draft length, fixed and adaptive, each equal to plain greedy decoding alone.
+  Pair pair = MakePair("tiny-e2b", true, TensorType::kQ8_0);
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 20; ++i) prompt.push_back(2 + (i * 31) % 500);
+  const int n = 60;
+  const KvCacheOptions kv{.type = TensorType::kF16, .n_ctx = 256, .max_batch = 24};
+  ThreadPool plain_pool(1), pool(2);
+  Generator plain(*pair.target, {}, plain_pool, kv);
+  const std::vector<int32_t> want =
+      plain.Generate(prompt, Greedy(n, SpecType::kNone, 0, false), nullptr).tokens;
+  std::vector<GenerateParams> requests;
+  for (int draft_max = 1; draft_max <= 8; ++draft_max) {
+    requests.push_back(Greedy(n, SpecType::kMtp, draft_max, draft_max % 3 == 0));
+    requests.push_back(Greedy(n, SpecType::kDraft, draft_max, draft_max % 3 == 1));
+  }
+  EngineOptions options;
+  options.n_slots = 4;
+  options.kv = kv;
+  options.prefill_chunk = 8;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<GenerateResult> got(requests.size());
+  size_t finals = 0;
+  {
+    Engine engine(*pair.target,
+                  MakeDrafters(*pair.target, pair.assistant.get(), pair.target.get(), pool), pool,
+                  options);
+    for (size_t i = 0; i < requests.size(); ++i) {
+      engine.Submit({prompt, requests[i], [&, i](const EngineEvent& e) {
+                       if (!e.final) return true;
+                       std::lock_guard<std::mutex> lock(mu);
+                       got[i] = *e.result;
+                       if (++finals == requests.size()) cv.notify_one();
+                       return true;
+                     }});
+    }
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return finals == requests.size(); });
+  }
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const SpecOptions& so = requests[i].spec;
+    EXPECT_EQ(got[i].tokens, want) << SpecTypeName(so.type) << " draft_max " << so.draft_max
+                                   << (so.adaptive ? " adaptive" : "");
+    EXPECT_GT(got[i].spec.drafted, 0);
+  }
+}
+
 TEST(SpecEquivalence, AdaptiveGreedyIsIdenticalToo) {
   Pair pair = MakePair("tiny-26b-a4b", false, TensorType::kQ4_0);
   std::vector<int32_t> prompt = {2, 300, 301, 302, 303, 304};
   ThreadPool pool(2);
-  Generator plain(*pair.target, nullptr, pool, {.type = TensorType::kF16, .n_ctx = 256});
-  Generator spec(*pair.target, pair.assistant.get(), pool,
-                 {.type = TensorType::kF16, .n_ctx = 256});
+  Generator plain(*pair.target, {}, pool, {.type = TensorType::kF16, .n_ctx = 256});
+  Generator spec(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool),
+                 pool, {.type = TensorType::kF16, .n_ctx = 256});
   EXPECT_EQ(plain.Generate(prompt, Greedy(100, SpecType::kNone, 0, false), nullptr).tokens,
             spec.Generate(prompt, Greedy(100, SpecType::kMtp, 8, true), nullptr).tokens);
 }
@@ -108,8 +165,8 @@ TEST(SpecEquivalence, SampledAdaptiveIsReproducibleFromTheSeed) {
   std::vector<int32_t> first;
   for (int threads : {1, 2}) {
     ThreadPool pool(threads);
-    Generator gen(*pair.target, pair.assistant.get(), pool,
-                  {.type = TensorType::kF16, .n_ctx = 256});
+    Generator gen(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool),
+                  pool, {.type = TensorType::kF16, .n_ctx = 256});
     std::vector<int32_t> tokens = gen.Generate(prompt, p, nullptr).tokens;
     if (first.empty()) first = tokens;
     EXPECT_EQ(tokens, first) << threads << " threads";
@@ -127,18 +184,20 @@ TEST(SpecEquivalence, DraftModelGreedyIsIdentical) {
   auto draft = Gemma4Model::Load(dir + "dm_draft.gguf");
   std::vector<int32_t> prompt = {2, 300, 301, 302, 303};
   ThreadPool pool(2);
-  Generator plain(*target, nullptr, pool, {.type = TensorType::kF16, .n_ctx = 256});
+  Generator plain(*target, {}, pool, {.type = TensorType::kF16, .n_ctx = 256});
   const std::vector<int32_t> want =
       plain.Generate(prompt, Greedy(70, SpecType::kNone, 0, false), nullptr).tokens;
   for (int draft_max : {1, 3, 7}) {
-    Generator gen(*target, nullptr, pool, {.type = TensorType::kF16, .n_ctx = 256}, draft.get());
+    Generator gen(*target, MakeDrafters(*target, nullptr, draft.get(), pool), pool,
+                  {.type = TensorType::kF16, .n_ctx = 256});
     GenerateResult r =
         gen.Generate(prompt, Greedy(70, SpecType::kDraft, draft_max, false), nullptr);
     EXPECT_EQ(r.tokens, want) << "draft_max " << draft_max;
     EXPECT_GT(r.spec.drafted, 0);
   }
   // Drafting with the target itself is accepted every time.
-  Generator self(*target, nullptr, pool, {.type = TensorType::kF16, .n_ctx = 256}, target.get());
+  Generator self(*target, MakeDrafters(*target, nullptr, target.get(), pool), pool,
+                 {.type = TensorType::kF16, .n_ctx = 256});
   GenerateResult r = self.Generate(prompt, Greedy(40, SpecType::kDraft, 4, false), nullptr);
   EXPECT_EQ(r.spec.accepted, r.spec.drafted);
   EXPECT_EQ(std::vector<int32_t>(want.begin(), want.begin() + 40), r.tokens);

@@ -4,13 +4,19 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 
 #include "base/thread_pool.h"
+#include "engine/engine.h"
 #include "engine/generator.h"
+#include "model/gemma4_assistant.h"
+#include "model/gemma4_model.h"
 #include "model/gemma4_presets.h"
 #include "model/random_model.h"
 #include "sampling/sampler.h"
+#include "speculative/loaded_drafters.h"
 
 namespace tandem {
 namespace {
@@ -44,11 +50,13 @@ TEST(SpecSampling, SecondTokenFollowsTheTargetDistribution) {
   params.spec.draft_max = 1;
   params.spec.adaptive = false;
 
-  Generator gen(*target, assistant.get(), pool, {.type = TensorType::kF32, .n_ctx = 64});
+  Generator gen(*target, MakeDrafters(*target, assistant.get(), nullptr, pool), pool,
+                {.type = TensorType::kF32, .n_ctx = 64});
   const int V = target->config().n_vocab;
   std::vector<int> observed(V, 0);
   int64_t drafted = 0, accepted = 0;
   const int kRuns = 4000;
+  std::vector<std::vector<int32_t>> alone(kRuns);
   for (int seed = 0; seed < kRuns; ++seed) {
     params.sampling.seed = static_cast<uint32_t>(seed);
     GenerateResult r = gen.Generate(prompt, params, nullptr);
@@ -56,6 +64,40 @@ TEST(SpecSampling, SecondTokenFollowsTheTargetDistribution) {
     ++observed[r.tokens[1]];
     drafted += r.spec.drafted;
     accepted += r.spec.accepted;
+    alone[seed] = r.tokens;
+  }
+
+  // The server's caller: the same requests, four at a time through a 4-slot engine, give every
+  // seed exactly the tokens it got alone, so the test below holds for both callers.
+  {
+    ThreadPool engine_pool(1);
+    EngineOptions options;
+    options.n_slots = 4;
+    options.kv = {.type = TensorType::kF32, .n_ctx = 64};
+    options.max_queue = kRuns;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::vector<int32_t>> served(kRuns);
+    int finals = 0;
+    Engine engine(*target, MakeDrafters(*target, assistant.get(), nullptr, engine_pool),
+                  engine_pool, options);
+    for (int seed = 0; seed < kRuns; ++seed) {
+      params.sampling.seed = static_cast<uint32_t>(seed);
+      engine.Submit({prompt, params, [&, seed](const EngineEvent& e) {
+                       std::lock_guard<std::mutex> lock(mu);
+                       if (!e.final) {
+                         served[seed].push_back(e.token);
+                       } else if (++finals == kRuns) {
+                         cv.notify_one();
+                       }
+                       return true;
+                     }});
+    }
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return finals == kRuns; });
+    int differing = 0;
+    for (int seed = 0; seed < kRuns; ++seed) differing += served[seed] != alone[seed] ? 1 : 0;
+    EXPECT_EQ(differing, 0) << "requests served concurrently must get their tokens alone";
   }
   EXPECT_GE(drafted, kRuns);
   EXPECT_GT(accepted, 20) << "the accept branch must be exercised";

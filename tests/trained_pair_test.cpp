@@ -15,6 +15,7 @@
 #include "greedy_params.h"
 #include "model/gemma4_assistant.h"
 #include "model/gemma4_model.h"
+#include "speculative/loaded_drafters.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/vocab_gguf.h"
 
@@ -83,11 +84,12 @@ TEST_F(TrainedPair, GreedyMtpIsIdenticalForEveryDraftLengthThreadsKvTypeAndHead)
   for (int i = 0; i < static_cast<int>(std::size(kPrompts)); ++i) {
     const std::vector<int32_t> prompt = Prompt(i);
     for (TensorType kv : {TensorType::kF16, TensorType::kQ8_0}) {
-      Generator plain(*target_, nullptr, pools[1], {.type = kv, .n_ctx = 512});
+      Generator plain(*target_, {}, pools[1], {.type = kv, .n_ctx = 512});
       const GenerateResult want = plain.Generate(prompt, Greedy(n, SpecType::kNone, 0, false), {});
       for (int draft_max = 1; draft_max <= 16; ++draft_max) {
         const Gemma4Assistant* head = draft_max % 2 ? centroid_ : dense_;
-        Generator gen(*target_, head, pools[draft_max % 2], {.type = kv, .n_ctx = 512});
+        Generator gen(*target_, MakeDrafters(*target_, head, nullptr, pools[draft_max % 2]),
+                      pools[draft_max % 2], {.type = kv, .n_ctx = 512});
         const GenerateResult r =
             gen.Generate(prompt, Greedy(n, SpecType::kMtp, draft_max, false), {});
         ASSERT_EQ(r.tokens, want.tokens)
@@ -109,7 +111,8 @@ TEST_F(TrainedPair, AcceptanceByPositionIsReal) {
   ThreadPool pool(2);
   SpecStats stats;
   for (int i = 0; i < static_cast<int>(std::size(kPrompts)); ++i) {
-    Generator gen(*target_, centroid_, pool, {.type = TensorType::kF16, .n_ctx = 512});
+    Generator gen(*target_, MakeDrafters(*target_, centroid_, nullptr, pool), pool,
+                  {.type = TensorType::kF16, .n_ctx = 512});
     stats.Add(gen.Generate(Prompt(i), Greedy(128, SpecType::kMtp, 3, false), {}).spec);
   }
   const std::vector<double> by_position = stats.AcceptanceByPosition();
@@ -124,8 +127,9 @@ TEST_F(TrainedPair, AcceptanceByPositionIsReal) {
 TEST_F(TrainedPair, AdaptiveDraftsAndStaysLossless) {
   ThreadPool pool(2);
   for (int i = 0; i < static_cast<int>(std::size(kPrompts)); ++i) {
-    Generator plain(*target_, nullptr, pool, {.type = TensorType::kF16, .n_ctx = 512});
-    Generator spec(*target_, centroid_, pool, {.type = TensorType::kF16, .n_ctx = 512});
+    Generator plain(*target_, {}, pool, {.type = TensorType::kF16, .n_ctx = 512});
+    Generator spec(*target_, MakeDrafters(*target_, centroid_, nullptr, pool), pool,
+                   {.type = TensorType::kF16, .n_ctx = 512});
     const GenerateResult want =
         plain.Generate(Prompt(i), Greedy(128, SpecType::kNone, 0, false), {});
     const GenerateResult r = spec.Generate(Prompt(i), Greedy(128, SpecType::kMtp, 8, true), {});

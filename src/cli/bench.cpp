@@ -15,6 +15,7 @@
 #include "engine/generator.h"
 #include "gguf/gguf_reader.h"
 #include "kernels/isa.h"
+#include "speculative/loaded_drafters.h"
 
 namespace tandem::cli {
 namespace {
@@ -116,7 +117,7 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
   report["membw_gb_s"] = bandwidth / 1e9;
   report["bytes_per_token"] = bytes_per_token;
 
-  Generator gen(target, nullptr, *m.pool, kv);
+  Generator gen(target, {}, *m.pool, kv);
   if (a.n_prompt > 0) {
     std::vector<double> tps;
     for (int r = 0; r < a.repetitions; ++r) {
@@ -150,7 +151,8 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
     if (m.spec.type == SpecType::kNone) {
       Fail(ErrorKind::kInvalidArgument, "--spec needs a drafter (-md) with speculation on");
     }
-    Generator sg(target, m.assistant.get(), *m.pool, kv, m.draft_model.get());
+    Generator sg(target, MakeDrafters(target, m.assistant.get(), m.draft_model.get(), *m.pool),
+                 *m.pool, kv);
     const std::vector<int32_t> prompt =
         a.spec_prompt.empty() ? Tokens(32, V, 7)
                               : m.tokenizer->Encode(a.spec_prompt, {.add_special = true});

@@ -23,7 +23,7 @@ nlohmann::json GenerationJson(const std::string& text, const GenerateResult& r,
   nlohmann::json j;
   j["text"] = text;
   j["tokens"] = r.tokens;
-  j["stop_reason"] = r.stop_reason;
+  j["stop_reason"] = StopReasonName(r.stop_reason);
   j["timings"] = {
       {"load_ms", m.load_ms},
       {"prompt_n", r.prompt_tokens},
@@ -56,7 +56,7 @@ std::string GenerationSummary(const GenerateResult& r, const LoadedModels& m, si
                 m.load_ms, r.prompt_tokens, r.cached_prompt_tokens, r.prompt_ms,
                 PerSecond(evaluated, r.prompt_ms), r.tokens.size(), r.generate_ms,
                 PerSecond(static_cast<double>(r.tokens.size()), r.generate_ms),
-                r.stop_reason.c_str());
+                StopReasonName(r.stop_reason));
   s += buf;
   s += "memory: weights mapped " + Mib(m.mapped_bytes) + ", KV " + Mib(kv_bytes) + ", resident " +
        Mib(ResidentBytes()) + "\n";

@@ -15,6 +15,7 @@
 #include "cli/generation_report.h"
 #include "cli/model_options.h"
 #include "engine/generator.h"
+#include "speculative/loaded_drafters.h"
 #include "tokenizer/chat_format.h"
 #include "tokenizer/chat_parser.h"
 #include "tokenizer/stop_strings.h"
@@ -83,7 +84,8 @@ int RunPrompt(const RunArgs& a, const CLI::App& app) {
                                           " tokens but the context (-c) is " +
                                           std::to_string(m.kv.n_ctx));
   }
-  Generator gen(*m.target, m.assistant.get(), *m.pool, m.kv, m.draft_model.get());
+  Generator gen(*m.target, MakeDrafters(*m.target, m.assistant.get(), m.draft_model.get(), *m.pool),
+                *m.pool, m.kv);
   ReportKvCache(gen);
   StreamingDecoder decoder(*m.tokenizer);
   StopStringFilter stops(a.stop);
@@ -101,7 +103,7 @@ int RunPrompt(const RunArgs& a, const CLI::App& app) {
     return !stops.stopped();
   });
   if (!stops.stopped()) show(stops.Feed(decoder.Flush()) + stops.Flush());
-  if (stops.stopped()) r.stop_reason = "stop";
+  if (stops.stopped()) r.stop_reason = StopReason::kStopString;
   const size_t kv_bytes = gen.cache().bytes();
   if (a.json) {
     // Generated text may hold invalid UTF-8 (byte tokens): replace it rather than fail.
@@ -117,7 +119,8 @@ int RunPrompt(const RunArgs& a, const CLI::App& app) {
 
 int RunChat(const RunArgs& a, const CLI::App& app) {
   LoadedModels m = LoadModels(a.model, app);
-  Generator gen(*m.target, m.assistant.get(), *m.pool, m.kv, m.draft_model.get());
+  Generator gen(*m.target, MakeDrafters(*m.target, m.assistant.get(), m.draft_model.get(), *m.pool),
+                *m.pool, m.kv);
   ReportKvCache(gen);
   std::vector<ChatMessage> messages;
   bool thinking = a.thinking;

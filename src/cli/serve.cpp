@@ -21,6 +21,7 @@
 #include "server/backend.h"
 #include "server/http_server.h"
 #include "server/server_app.h"
+#include "speculative/loaded_drafters.h"
 
 namespace tandem::cli {
 namespace {
@@ -105,7 +106,8 @@ int Serve(ServeArgs a, const CLI::App& app) {
   engine_options.max_queue = a.max_queue;
   engine_options.prefill_chunk = a.prefill_chunk;
   engine_options.spec = m.spec;
-  Engine engine(*m.target, m.assistant.get(), *m.pool, engine_options, m.draft_model.get());
+  Engine engine(*m.target, MakeDrafters(*m.target, m.assistant.get(), m.draft_model.get(), *m.pool),
+                *m.pool, engine_options);
   server::EngineBackend backend(engine);
 
   server::RouteContext context;

@@ -15,10 +15,7 @@
 #include "base/log.h"
 #include "base/thread_pool.h"
 #include "engine/engine_slot.h"
-#include "model/gemma4_assistant.h"
-#include "model/gemma4_model.h"
-#include "speculative/draft_model_drafter.h"
-#include "speculative/mtp_drafter.h"
+#include "model/target_model.h"
 #include "tokenizer/vocab_gguf.h"
 
 namespace tandem {
@@ -41,11 +38,9 @@ struct BatchPart {
 }  // namespace
 
 struct Engine::Impl {
-  Impl(const Gemma4Model& target, const Gemma4Assistant* assistant, ThreadPool& pool,
-       const EngineOptions& options, const Gemma4Model* draft_model);
+  Impl(const TargetModel& target, DrafterSet drafters, ThreadPool& pool,
+       const EngineOptions& options);
 
-  // The drafter serving `type`, or null (kNone, or that drafter is not loaded).
-  Drafter* DrafterFor(SpecType type) const;
   void Run();
   // One step with its bookkeeping: the step, then finished slots released, live metrics.
   void StepAndRelease();
@@ -72,11 +67,11 @@ struct Engine::Impl {
   bool AnyActive() const;
   void UpdateLiveMetrics(double step_seconds, bool generating);
 
-  const Gemma4Model& target_;
+  const TargetModel& target_;
   ThreadPool& pool_;
   EngineOptions options_;
   std::unique_ptr<KvCache> cache_;
-  std::unique_ptr<Drafter> mtp_drafter_, model_drafter_;
+  DrafterSet drafters_;
   std::vector<int32_t> suppress_;  // the target's tokenizer.ggml.suppress_tokens: never sampled
 
   // Engine thread only.
@@ -102,43 +97,25 @@ struct Engine::Impl {
   std::thread thread_;
 };
 
-Engine::Impl::Impl(const Gemma4Model& target, const Gemma4Assistant* assistant, ThreadPool& pool,
-                   const EngineOptions& options, const Gemma4Model* draft_model)
-    : target_(target), pool_(pool), options_(options) {
+Engine::Impl::Impl(const TargetModel& target, DrafterSet drafters, ThreadPool& pool,
+                   const EngineOptions& options)
+    : target_(target), pool_(pool), options_(options), drafters_(std::move(drafters)) {
   if (options.n_slots < 1 || options.max_queue < 0 || options.prefill_chunk < 1) {
     Fail(ErrorKind::kInvalidArgument,
          "engine: n_slots and prefill_chunk must be >= 1 and max_queue >= 0");
   }
   options_.kv.n_seq = options.n_slots;
   cache_ = target.NewKvCache(options_.kv);
-  suppress_ = SuppressTokensFromGguf(target.file().metadata(), target.config().n_vocab);
-  if (assistant != nullptr) mtp_drafter_ = std::make_unique<MtpDrafter>(*assistant, pool_);
-  if (draft_model != nullptr) {
-    model_drafter_ = std::make_unique<DraftModelDrafter>(*draft_model, target, options_.kv, pool_);
-  }
+  suppress_ = SuppressTokensFromGguf(target.metadata(), target.n_vocab());
+  for (Drafter* drafter : drafters_.All()) drafter->Prepare(options_.kv);
   for (int s = 0; s < options.n_slots; ++s) {
-    slots_.push_back(
-        std::make_unique<EngineSlot>(s, *cache_, target.config().n_vocab, target.config().n_embd));
+    slots_.push_back(std::make_unique<EngineSlot>(s, *cache_, target.n_vocab(), target.n_embd()));
   }
   metrics_.n_slots = options.n_slots;
   metrics_.slots.resize(options.n_slots);
   slot_finished_.resize(options.n_slots);
   metrics_.kv_bytes = cache_->bytes();
   metrics_.kv_capacity_positions = static_cast<int64_t>(options_.kv.n_ctx) * options.n_slots;
-}
-
-Drafter* Engine::Impl::DrafterFor(SpecType type) const {
-  switch (type) {
-    case SpecType::kMtp:
-    case SpecType::kChain:  // chaining is not in the round yet: the assistant drafts alone
-      return mtp_drafter_.get();
-    case SpecType::kDraft:
-      return model_drafter_.get();
-    case SpecType::kNgram:  // not in the round yet: plain decoding (warned at start-up)
-    case SpecType::kNone:
-      break;
-  }
-  return nullptr;
 }
 
 bool Engine::Impl::AnyActive() const {
@@ -234,7 +211,7 @@ void Engine::Impl::Admit(QueuedRequest q) {
     q.request.params.sampling.logit_bias.push_back({.token = id, .bias = -INFINITY});
   }
   try {
-    Drafter* drafter = DrafterFor(q.request.params.spec.type);
+    Drafter* drafter = drafters_.For(q.request.params.spec.type);
     best->Start(q.id, std::move(q.request), ++stamp_, options_.kv.max_batch - 1, drafter,
                 target_.BytesPerToken());
   } catch (const std::exception& e) {
@@ -313,8 +290,7 @@ void Engine::Impl::PlanGenerating(int& budget, bool rotate, std::vector<EngineSl
   }
   if (jobs.empty()) return;
   // Each drafter drafts for all of its slots at once.
-  for (Drafter* drafter : {mtp_drafter_.get(), model_drafter_.get()}) {
-    if (drafter == nullptr) continue;
+  for (Drafter* drafter : drafters_.All()) {
     std::vector<DraftJob> group;
     std::vector<size_t> index;  // [group] its job
     for (size_t j = 0; j < jobs.size(); ++j) {
@@ -421,7 +397,7 @@ void Engine::Impl::EndQueued(std::vector<QueuedRequest>& requests, const std::st
     }
     if (!q.request.on_event) continue;
     GenerateResult result;
-    result.stop_reason = "cancelled";
+    result.stop_reason = StopReason::kCancelled;
     result.prompt_tokens = static_cast<int>(q.request.prompt.size());
     EngineEvent event;
     event.final = true;
@@ -447,9 +423,9 @@ void Engine::Impl::ReleaseDone() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       const GenerateResult& r = slot->result();
-      if (r.stop_reason == "error") {
+      if (r.stop_reason == StopReason::kError) {
         ++metrics_.requests_failed;
-      } else if (r.stop_reason == "cancelled" || slot->stopped_by_client()) {
+      } else if (r.stop_reason == StopReason::kCancelled || slot->stopped_by_client()) {
         ++metrics_.requests_cancelled;
       } else {
         ++metrics_.requests_finished;
@@ -481,9 +457,9 @@ void Engine::Impl::UpdateLiveMetrics(double step_seconds, bool generating) {
   if (generating) metrics_.generate_seconds += step_seconds;
 }
 
-Engine::Engine(const Gemma4Model& target, const Gemma4Assistant* assistant, ThreadPool& pool,
-               const EngineOptions& options, const Gemma4Model* draft_model)
-    : impl_(std::make_unique<Impl>(target, assistant, pool, options, draft_model)) {
+Engine::Engine(const TargetModel& target, DrafterSet drafters, ThreadPool& pool,
+               const EngineOptions& options)
+    : impl_(std::make_unique<Impl>(target, std::move(drafters), pool, options)) {
   if (options.own_thread) impl_->thread_ = std::thread([this] { impl_->Run(); });
 }
 
@@ -494,8 +470,8 @@ Engine::~Engine() {
 void Engine::RunHere(EngineRequest request) {
   Impl& m = *impl_;
   if (m.options_.own_thread) Fail(ErrorKind::kInternal, "Engine::RunHere: the engine has a thread");
-  ValidateEngineRequest(request, m.target_.config().n_vocab, m.options_.kv.n_ctx,
-                        m.DrafterFor(request.params.spec.type) != nullptr);
+  ValidateEngineRequest(request, m.target_.n_vocab(), m.options_.kv.n_ctx,
+                        m.drafters_.For(request.params.spec.type) != nullptr);
   QueuedRequest q;
   {
     std::lock_guard<std::mutex> lock(m.mutex_);
@@ -524,8 +500,8 @@ uint64_t Engine::Submit(EngineRequest request) {
   Impl& m = *impl_;
   if (!m.options_.own_thread)
     Fail(ErrorKind::kInternal, "Engine::Submit: the engine has no thread");
-  ValidateEngineRequest(request, m.target_.config().n_vocab, m.options_.kv.n_ctx,
-                        m.DrafterFor(request.params.spec.type) != nullptr);
+  ValidateEngineRequest(request, m.target_.n_vocab(), m.options_.kv.n_ctx,
+                        m.drafters_.For(request.params.spec.type) != nullptr);
   std::lock_guard<std::mutex> lock(m.mutex_);
   if (m.stopping_) {
     ++m.metrics_.requests_rejected;

@@ -15,11 +15,11 @@
 
 #include "engine/request.h"
 #include "kv/kv_cache.h"
+#include "speculative/drafter_set.h"
 
 namespace tandem {
 
-class Gemma4Assistant;
-class Gemma4Model;
+class TargetModel;
 class ThreadPool;
 
 struct EngineOptions {
@@ -61,13 +61,12 @@ struct EngineMetrics {
 
 class Engine {
  public:
-  // Starts the engine thread, the only user of `pool` from then on. `assistant` (may be null)
-  // drafts for --spec-type mtp, `draft_model` (may be null) for --spec-type draft, each with
-  // its cache state for every slot. Throws Error(kInvalidArgument) for bad options or a draft
-  // model whose vocabulary differs from the target's. params.spec of each request is used as
+  // Starts the engine thread, the only user of `pool` from then on. `drafters` (any may be
+  // missing) serve the speculation types (DrafterSet::For), each prepared for every slot.
+  // Throws Error(kInvalidArgument) for bad options. params.spec of each request is used as
   // given.
-  Engine(const Gemma4Model& target, const Gemma4Assistant* assistant, ThreadPool& pool,
-         const EngineOptions& options, const Gemma4Model* draft_model = nullptr);
+  Engine(const TargetModel& target, DrafterSet drafters, ThreadPool& pool,
+         const EngineOptions& options);
   ~Engine();  // Shutdown(false)
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

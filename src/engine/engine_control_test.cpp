@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "engine/engine_test_util.h"
+#include "speculative/loaded_drafters.h"
 
 namespace tandem {
 namespace {
@@ -43,7 +44,9 @@ struct IdBox {
 TEST(EngineControl, CancelStopsRequestsAndFreesTheirSlot) {
   const EngineOptions options = Options(1);
   ThreadPool pool(2);
-  Engine engine(*Models().target, Models().assistant.get(), pool, options);
+  Engine engine(*Models().target,
+                MakeDrafters(*Models().target, Models().assistant.get(), nullptr, pool), pool,
+                options);
   Recorder rec(5);
   IdBox cancel_me, blocker_id;
   Gate gate;
@@ -77,14 +80,14 @@ TEST(EngineControl, CancelStopsRequestsAndFreesTheirSlot) {
 
   const Outcome by_id = rec.Get(0), by_client = rec.Get(1), blocker = rec.Get(2),
                 in_queue = rec.Get(3), after = rec.Get(4);
-  EXPECT_EQ(by_id.result.stop_reason, "cancelled");
+  EXPECT_EQ(by_id.result.stop_reason, StopReason::kCancelled);
   EXPECT_EQ(by_id.result.tokens.size(), 3u);
   EXPECT_EQ(by_id.error, "");
-  EXPECT_EQ(by_client.result.stop_reason, "stopped");
+  EXPECT_EQ(by_client.result.stop_reason, StopReason::kStopped);
   EXPECT_EQ(by_client.result.tokens.size(), 4u);
-  EXPECT_EQ(blocker.result.stop_reason, "cancelled");
+  EXPECT_EQ(blocker.result.stop_reason, StopReason::kCancelled);
   EXPECT_EQ(blocker.result.tokens.size(), 1u);
-  EXPECT_EQ(in_queue.result.stop_reason, "cancelled");
+  EXPECT_EQ(in_queue.result.stop_reason, StopReason::kCancelled);
   EXPECT_TRUE(in_queue.result.tokens.empty());
   EXPECT_TRUE(in_queue.event_tokens.empty());
   for (const Outcome& o : {by_id, by_client, blocker, in_queue, after}) {
@@ -109,7 +112,7 @@ TEST(EngineControl, CancelStopsRequestsAndFreesTheirSlot) {
 
 TEST(EngineControl, FullQueueRejectsAndRecovers) {
   ThreadPool pool(2);
-  Engine engine(*Models().target, nullptr, pool, Options(1, 1));
+  Engine engine(*Models().target, {}, pool, Options(1, 1));
   Recorder rec(3);
   Gate gate, started;
   engine.Submit({Prompt(10, 6), Greedy(5), rec.Callback(0, [&](int, int) {
@@ -143,7 +146,9 @@ TEST(EngineControl, FullQueueRejectsAndRecovers) {
 TEST(EngineControl, ShutdownFinishesRunningAndRefusesQueued) {
   const EngineOptions options = Options(1);
   ThreadPool pool(2);
-  Engine engine(*Models().target, Models().assistant.get(), pool, options);
+  Engine engine(*Models().target,
+                MakeDrafters(*Models().target, Models().assistant.get(), nullptr, pool), pool,
+                options);
   Recorder rec(3);
   Gate gate, started;
   const GenerateParams params = WithMtp(Greedy(20), 3, true);
@@ -182,7 +187,9 @@ TEST(EngineControl, DestroyingTheEngineCancelsRunningRequests) {
   Gate started;
   {
     ThreadPool pool(2);
-    Engine engine(*Models().target, Models().assistant.get(), pool, Options(1));
+    Engine engine(*Models().target,
+                  MakeDrafters(*Models().target, Models().assistant.get(), nullptr, pool), pool,
+                  Options(1));
     engine.Submit({Prompt(10, 12), WithMtp(Greedy(110), 4, true), rec->Callback(0, [&](int, int) {
                      started.Open();
                      return true;
@@ -192,14 +199,16 @@ TEST(EngineControl, DestroyingTheEngineCancelsRunningRequests) {
   const Outcome o = rec->Get(0);
   EXPECT_EQ(o.finals, 1);
   EXPECT_EQ(o.error, "shutting down");
-  EXPECT_EQ(o.result.stop_reason, "cancelled");
+  EXPECT_EQ(o.result.stop_reason, StopReason::kCancelled);
   EXPECT_LT(o.result.tokens.size(), 110u);
 }
 
 TEST(EngineControl, SubmitRefusesRequestsThatCanNeverRun) {
   ThreadPool pool(1), other_pool(1);  // one pool per engine: a pool serves one thread
-  Engine with_mtp(*Models().target, Models().assistant.get(), pool, Options(1));
-  Engine plain(*Models().target, nullptr, other_pool, Options(1));
+  Engine with_mtp(*Models().target,
+                  MakeDrafters(*Models().target, Models().assistant.get(), nullptr, pool), pool,
+                  Options(1));
+  Engine plain(*Models().target, {}, other_pool, Options(1));
   auto kind_of = [](Engine& engine, EngineRequest request) {
     try {
       engine.Submit(std::move(request));
@@ -231,15 +240,17 @@ TEST(EngineControl, SubmitRefusesRequestsThatCanNeverRun) {
   Recorder rec(1);
   with_mtp.Submit({Prompt(127, 2), Greedy(5), rec.Callback(0)});
   rec.WaitFinals(1);
-  EXPECT_EQ(rec.Get(0).result.stop_reason, "context");
+  EXPECT_EQ(rec.Get(0).result.stop_reason, StopReason::kContext);
   EXPECT_EQ(rec.Get(0).result.tokens.size(), 1u);
-  EXPECT_THROW({ Engine bad_engine(*Models().target, nullptr, other_pool, Options(0)); }, Error);
+  EXPECT_THROW({ Engine bad_engine(*Models().target, {}, other_pool, Options(0)); }, Error);
 }
 
 TEST(EngineControl, FailuresStayWithTheirRequest) {
   const EngineOptions options = Options(2);
   ThreadPool pool(2);
-  Engine engine(*Models().target, Models().assistant.get(), pool, options);
+  Engine engine(*Models().target,
+                MakeDrafters(*Models().target, Models().assistant.get(), nullptr, pool), pool,
+                options);
   Recorder rec(5);
   // 0: its callback throws at the fifth token, in the middle of verification rounds.
   engine.Submit({Prompt(18, 13), WithMtp(Greedy(30), 4, false), rec.Callback(0, [](int, int n) {
@@ -262,7 +273,7 @@ TEST(EngineControl, FailuresStayWithTheirRequest) {
   const Outcome thrower = rec.Get(0), banned_all = rec.Get(1);
   EXPECT_NE(thrower.error.find("client exploded"), std::string::npos) << thrower.error;
   EXPECT_EQ(thrower.result.tokens.size(), 5u);
-  EXPECT_EQ(thrower.result.stop_reason, "error");
+  EXPECT_EQ(thrower.result.stop_reason, StopReason::kError);
   EXPECT_FALSE(banned_all.error.empty());
   EXPECT_TRUE(banned_all.result.tokens.empty());
   for (int i = 0; i < 3; ++i) {

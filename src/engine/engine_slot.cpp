@@ -186,7 +186,7 @@ void EngineSlot::OnPrefillRows(const ForwardOutput& out, int row0, int logit0) {
   phase_ = SlotPhase::kGenerate;
   hidden_.assign(out.Hidden(last_row), out.Hidden(last_row) + n_embd_);
   if (max_tokens_ == 0) {
-    Stop("length");
+    Stop(StopReason::kLength);
     return;
   }
   Emit(sampler_.Sample(out.Logits(logit0), n_vocab_, history_, rng_, probs_));
@@ -258,18 +258,18 @@ void EngineSlot::Emit(int32_t token) {
   }
   const std::vector<int32_t>& eog = params_.eog_tokens;
   if (std::find(eog.begin(), eog.end(), token) != eog.end()) {
-    Stop("eog");
+    Stop(StopReason::kEog);
   } else if (!keep) {
     stopped_by_client_ = true;
-    Stop("stopped");
+    Stop(StopReason::kStopped);
   } else if (result_.spec.generated >= max_tokens_) {
-    Stop("length");
+    Stop(StopReason::kLength);
   } else if (static_cast<int>(history_.size()) >= cache_.n_ctx()) {
-    Stop("context");
+    Stop(StopReason::kContext);
   }
 }
 
-void EngineSlot::Stop(const char* reason) {
+void EngineSlot::Stop(StopReason reason) {
   result_.stop_reason = reason;
   phase_ = SlotPhase::kDone;
 }
@@ -278,13 +278,13 @@ void EngineSlot::Cancel(const std::string& error) {
   if (!active() || phase_ == SlotPhase::kDone) return;
   // Rows of an unfinished round are never left behind: cancellation happens between steps.
   error_ = error;
-  Stop("cancelled");
+  Stop(StopReason::kCancelled);
 }
 
 void EngineSlot::Fail(const std::string& error) {
   if (!active()) return;
   error_ = error.empty() ? "internal error" : error;
-  result_.stop_reason = "error";
+  result_.stop_reason = StopReason::kError;
   phase_ = SlotPhase::kDone;
   cache_.Clear(seq_);
   history_.clear();

@@ -95,7 +95,7 @@ class EngineSlot {
   void OnForward(const ForwardOutput& out, int row0, int logit0, double forward_ms,
                  bool record_verify_time);
 
-  // Ends the request at once: stop_reason "cancelled", and `error` if not empty.
+  // Ends the request at once: StopReason::kCancelled, and `error` if not empty.
   void Cancel(const std::string& error);
   // Ends the request with an error; forgets the cache (it may hold rows nobody committed).
   void Fail(const std::string& error);
@@ -115,7 +115,7 @@ class EngineSlot {
  private:
   // Appends `token` to the output, sends its event and decides whether generation stops.
   void Emit(int32_t token);
-  void Stop(const char* reason);
+  void Stop(StopReason reason);
   void OnPrefillRows(const ForwardOutput& out, int row0, int logit0);
   void OnGenerateRows(const ForwardOutput& out, int row0, int logit0, double forward_ms,
                       bool record_verify_time);

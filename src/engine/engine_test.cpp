@@ -8,6 +8,7 @@
 #include "engine/engine_test_util.h"
 #include "gguf/gguf_reader.h"
 #include "gguf/gguf_writer.h"
+#include "speculative/loaded_drafters.h"
 #include "tokenizer/vocab_gguf.h"
 
 namespace tandem {
@@ -87,7 +88,10 @@ TEST_P(EngineInvariance, EveryRequestGetsItsAloneTokensAndMetricsAddUp) {
   ThreadPool pool(2);
   Recorder rec(static_cast<int>(cases.size()));
   {
-    Engine engine(*Models().target, Models().assistant.get(), pool, options, Models().draft.get());
+    Engine engine(
+        *Models().target,
+        MakeDrafters(*Models().target, Models().assistant.get(), Models().draft.get(), pool), pool,
+        options);
     for (size_t i = 0; i < cases.size(); ++i) {
       engine.Submit({cases[i].prompt, cases[i].params, rec.Callback(static_cast<int>(i))});
     }
@@ -119,8 +123,8 @@ TEST_P(EngineInvariance, EveryRequestGetsItsAloneTokensAndMetricsAddUp) {
       drafted += o.result.spec.drafted;
       accepted += o.result.spec.accepted;
     }
-    EXPECT_EQ(want[6].stop_reason, "eog");
-    EXPECT_EQ(want[7].stop_reason, "context");
+    EXPECT_EQ(want[6].stop_reason, StopReason::kEog);
+    EXPECT_EQ(want[7].stop_reason, StopReason::kContext);
 
     const EngineMetrics m = engine.Metrics();
     EXPECT_EQ(m.requests_started, static_cast<int64_t>(cases.size()));
@@ -189,8 +193,8 @@ TEST(EngineSuppressTokens, SuppressedIdsAreNeverSampledPlainOrSpeculative) {
   auto target = Gemma4Model::Load(dir + "target.gguf");
   auto assistant = Gemma4Assistant::Load(dir + "asst.gguf", *target);
   ThreadPool pool(1);
-  Generator plain(*target, nullptr, pool, kv);
-  Generator spec(*target, assistant.get(), pool, kv, target.get());
+  Generator plain(*target, {}, pool, kv);
+  Generator spec(*target, MakeDrafters(*target, assistant.get(), target.get(), pool), pool, kv);
   auto none_banned = [&](const std::vector<int32_t>& tokens) {
     for (int32_t t : tokens) {
       if (std::find(banned.begin(), banned.end(), t) != banned.end()) return false;
@@ -221,7 +225,9 @@ TEST(EngineDraftModel, ParallelSlotsMatchPlainGreedyDecoding) {
   Recorder rec(4);
   std::vector<std::vector<int32_t>> prompts;
   {
-    Engine engine(*Models().target, nullptr, pool, options, Models().draft.get());
+    Engine engine(*Models().target,
+                  MakeDrafters(*Models().target, nullptr, Models().draft.get(), pool), pool,
+                  options);
     for (int i = 0; i < 4; ++i) {
       prompts.push_back(Prompt(10 + 3 * i, 20 + i));
       engine.Submit(
@@ -269,7 +275,9 @@ TEST(EnginePromptCache, FollowUpsReuseTheirConversationsSlotAndMatchUncachedRuns
   options.n_slots = 2;
   options.kv = {.type = TensorType::kF16, .n_ctx = 128, .n_seq = 1, .max_batch = 16};
   ThreadPool pool(2);
-  Engine engine(*Models().target, Models().assistant.get(), pool, options);
+  Engine engine(*Models().target,
+                MakeDrafters(*Models().target, Models().assistant.get(), nullptr, pool), pool,
+                options);
   const std::vector<Case> first = {{Prompt(30, 10), Greedy(12)},
                                    {Prompt(26, 11), WithMtp(Sampled(12, 4), 3, false)}};
   std::vector<Case> second;
@@ -305,7 +313,9 @@ TEST(EnginePromptCache, SlidingWindowsDecideWhatCanBeReused) {
   options.n_slots = 1;
   options.kv = {.type = TensorType::kQ8_0, .n_ctx = 128, .n_seq = 1, .max_batch = 8};
   ThreadPool pool(2);
-  Engine engine(*Models().target, Models().assistant.get(), pool, options);
+  Engine engine(*Models().target,
+                MakeDrafters(*Models().target, Models().assistant.get(), nullptr, pool), pool,
+                options);
   const std::vector<Case> first = {{Prompt(20, 12), WithMtp(Greedy(60), 3, false)}};
   std::vector<Case> second;
   std::vector<Outcome> got = RunTwoTurns(engine, first, [&](const std::vector<Outcome>& o) {

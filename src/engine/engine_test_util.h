@@ -22,6 +22,7 @@
 #include "model/gemma4_model.h"
 #include "model/gemma4_presets.h"
 #include "model/random_model.h"
+#include "speculative/loaded_drafters.h"
 
 namespace tandem::testing_engine {
 
@@ -101,7 +102,10 @@ inline GenerateParams WithDraftModel(GenerateParams p, int draft_max, bool adapt
 inline GenerateResult RunAlone(const std::vector<int32_t>& prompt, const GenerateParams& params,
                                const KvCacheOptions& kv) {
   ThreadPool pool(1);
-  Generator gen(*Models().target, Models().assistant.get(), pool, kv, Models().draft.get());
+  Generator gen(
+      *Models().target,
+      MakeDrafters(*Models().target, Models().assistant.get(), Models().draft.get(), pool), pool,
+      kv);
   return gen.Generate(prompt, params, nullptr);
 }
 

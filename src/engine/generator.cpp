@@ -7,15 +7,15 @@
 
 namespace tandem {
 
-Generator::Generator(const Gemma4Model& target, const Gemma4Assistant* assistant, ThreadPool& pool,
-                     const KvCacheOptions& kv_options, const Gemma4Model* draft_model) {
+Generator::Generator(const TargetModel& target, DrafterSet drafters, ThreadPool& pool,
+                     const KvCacheOptions& kv_options) {
   EngineOptions options;
   options.n_slots = 1;
   options.kv = kv_options;
   options.max_queue = 0;
   options.prefill_chunk = std::max(1, kv_options.max_batch);
   options.own_thread = false;
-  engine_ = std::make_unique<Engine>(target, assistant, pool, options, draft_model);
+  engine_ = std::make_unique<Engine>(target, std::move(drafters), pool, options);
 }
 
 Generator::~Generator() = default;
@@ -46,7 +46,7 @@ GenerateResult Generator::Generate(std::span<const int32_t> prompt, const Genera
     return on_token ? on_token(e.token) : true;
   };
   engine_->RunHere(std::move(request));
-  if (result.stop_reason == "error") Fail(ErrorKind::kInternal, error);
+  if (result.stop_reason == StopReason::kError) Fail(ErrorKind::kInternal, error);
   return result;
 }
 

@@ -9,18 +9,16 @@
 
 #include "engine/engine.h"
 #include "engine/request.h"
-#include "model/gemma4_assistant.h"  // what a Generator is built from
-#include "model/gemma4_model.h"
+#include "speculative/drafter_set.h"
 
 namespace tandem {
 
 class Generator {
  public:
-  // `assistant` may be null (no MTP). The generator owns a one-sequence KV cache.
-  // `draft_model` (may be null) serves --spec-type draft with its own cache.
-  // Throws Error(kInvalidArgument) when the draft model's vocabulary differs from the target's.
-  Generator(const Gemma4Model& target, const Gemma4Assistant* assistant, ThreadPool& pool,
-            const KvCacheOptions& kv_options, const Gemma4Model* draft_model = nullptr);
+  // `drafters` (any may be missing, e.g. MakeDrafters in speculative/loaded_drafters.h) serve
+  // the speculation types. The generator owns a one-sequence KV cache.
+  Generator(const TargetModel& target, DrafterSet drafters, ThreadPool& pool,
+            const KvCacheOptions& kv_options);
   ~Generator();
 
   // Evaluates `prompt` (reusing the longest prefix still valid in the cache) and generates.

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/stop_reason.h"
 #include "sampling/sampling_params.h"
 #include "speculative/spec_options.h"
 #include "speculative/spec_stats.h"
@@ -28,7 +29,7 @@ struct GenerateParams {
 
 struct GenerateResult {
   std::vector<int32_t> tokens;  // generated, EOG included if one stopped generation
-  std::string stop_reason;      // "eog", "length", "stopped" (callback), "context"
+  StopReason stop_reason = StopReason::kNone;
   int prompt_tokens = 0;
   int cached_prompt_tokens = 0;  // reused from the previous call's cache
   double prompt_ms = 0;
@@ -39,9 +40,9 @@ struct GenerateResult {
 // One event per emitted token, then a final one. Runs on the engine thread: keep it short
 // (hand the data to another thread). Returning false cancels the request (client went away).
 // Every token of result->tokens gets an event, an EOG token that ended generation included.
-// result->stop_reason: Generator's ("eog", "length", "context", "stopped" when on_event returned
-// false), or "cancelled" (Cancel(), shutdown, or a request that never left the queue), or
-// "error" (with `error` set). An exception thrown by on_event fails that request only.
+// result->stop_reason: kEog, kLength, kContext, kStopped (on_event returned false), kCancelled
+// (Cancel(), shutdown, or a request that never left the queue) or kError (with `error` set). An
+// exception thrown by on_event fails that request only.
 struct EngineEvent {
   int32_t token = -1;  // -1 on the final event
   bool final = false;

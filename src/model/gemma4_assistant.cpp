@@ -12,6 +12,7 @@
 #include "gguf/gguf_reader.h"
 #include "kernels/attention.h"
 #include "kernels/matmul.h"
+#include "model/decoder_blocks.h"
 #include "model/tensor_binder.h"
 #include "model/vocabulary_check.h"
 #include "tensor/type_traits.h"
@@ -19,7 +20,6 @@
 namespace tandem {
 
 using kernels::MatMul;
-using kernels::RmsNormRows;
 
 namespace {
 
@@ -176,21 +176,9 @@ void Gemma4Assistant::Step(const std::vector<DraftRow>& rows, const KvCache& tar
   const int n = static_cast<int>(rows.size());
   const size_t B = n_embd_out_, D = c.n_embd;
   DraftOutput::Scratch& s = out.scratch;
-  std::vector<int32_t>& positions = s.positions;
-  std::vector<float>& in = s.in;
-  std::vector<float>& x = s.x;  // the residual stream
-  std::vector<float>& a = s.a;
-  std::vector<float>& o = s.o;
-  std::vector<float>& q = s.q;
-  std::vector<float>& att = s.att;
-  std::vector<float>& gate = s.gate;
-  std::vector<float>& up = s.up;
-  std::vector<float>& y = s.y;
-  positions.resize(n);
-  in.resize(n * 2 * B);
-  x.resize(n * D);
-  a.resize(n * D);
-  o.resize(n * D);
+  s.positions.resize(n);
+  s.in.resize(n * 2 * B);
+  s.x.resize(n * D);  // the residual stream
   for (int r = 0; r < n; ++r) {
     if (rows[r].pos < 0 || rows[r].pos > target_cache.Length(rows[r].seq)) {
       Fail(ErrorKind::kInvalidArgument, "draft row " + std::to_string(r) + " at position " +
@@ -198,68 +186,49 @@ void Gemma4Assistant::Step(const std::vector<DraftRow>& rows, const KvCache& tar
                                             " is past the target cache of length " +
                                             std::to_string(target_cache.Length(rows[r].seq)));
     }
-    positions[r] = rows[r].pos;
+    s.positions[r] = rows[r].pos;
     // x = W_pre · [E_target[token] · sqrt(B) ; hidden], embedding first.
-    target_.EmbedToken(rows[r].token, in.data() + r * 2 * B);
-    std::memcpy(in.data() + r * 2 * B + B, rows[r].hidden, B * sizeof(float));
+    target_.EmbedToken(rows[r].token, s.in.data() + r * 2 * B);
+    std::memcpy(s.in.data() + r * 2 * B + B, rows[r].hidden, B * sizeof(float));
   }
-  MatMul(pre_projection_, in.data(), n, x.data(), pool);
+  MatMul(pre_projection_, s.in.data(), n, s.x.data(), pool);
 
   for (int l = 0; l < c.n_layer; ++l) {
     const Gemma4LayerConfig& lc = c.layers[l];
-    const Gemma4LayerWeights& w = weights_.layers[l];
-    const int hd = lc.head_dim, H = c.n_head;
-    const size_t qd = static_cast<size_t>(H) * hd;
-    q.resize(n * qd);
-    att.resize(n * qd);
-    RmsNormRows(x.data(), D, w.attn_norm.data(), c.rms_eps, D, n, a.data(), D, &pool);
-    MatMul(w.attn_q, a.data(), n, q.data(), pool);
-    RmsNormRows(q.data(), hd, w.attn_q_norm.data(), c.rms_eps, hd, static_cast<int64_t>(n) * H,
-                q.data(), hd, &pool);
-    rope_[l].Apply(q.data(), n, qd, H, positions.data());
-    for (int r = 0; r < n; ++r) {
-      // The target's committed positions before the query: all of them (full layer) or the
-      // window ending at the query position (sliding layers).
-      const int32_t p = rows[r].pos;
-      kernels::KeyRange keys{lc.sliding ? std::max(0, p - c.sliding_window + 1) : 0, p};
-      kernels::AttentionArgs args;
-      args.n_rows = 1;
-      args.n_heads = H;
-      args.q = q.data() + r * qd;
-      args.q_row_stride = qd;
-      args.out = att.data() + r * qd;
-      args.out_row_stride = qd;
-      args.key_ranges = &keys;
-      args.kv = target_cache.View(kv_layer_[l], rows[r].seq);
-      args.scale = 1.0f;
-      kernels::Attention(args, &pool);
-    }
-    MatMul(w.attn_output, att.data(), n, o.data(), pool);
-    RmsNormRows(o.data(), D, w.post_attention_norm.data(), c.rms_eps, D, n, o.data(), D, &pool);
-    kernels::Add(x.data(), o.data(), n * D, x.data());
-
-    const size_t F = lc.n_ff;
-    gate.resize(n * F);
-    up.resize(n * F);
-    RmsNormRows(x.data(), D, w.ffn_norm.data(), c.rms_eps, D, n, a.data(), D, &pool);
-    MatMul(w.ffn_gate, a.data(), n, gate.data(), pool);
-    MatMul(w.ffn_up, a.data(), n, up.data(), pool);
-    kernels::GeGlu(gate.data(), up.data(), n * F, gate.data());
-    MatMul(w.ffn_down, gate.data(), n, o.data(), pool);
-    RmsNormRows(o.data(), D, w.post_ffw_norm.data(), c.rms_eps, D, n, o.data(), D, &pool);
-    kernels::Add(x.data(), o.data(), n * D, x.data());
-    kernels::Scale(x.data(), w.output_scale, n * D, x.data());
+    const DecoderLayer layer{c, lc, weights_.layers[l], rope_[l]};
+    const size_t qd = static_cast<size_t>(c.n_head) * lc.head_dim;
+    AttentionBlock(layer, n, s.positions.data(), s.x.data(), s, pool, [&] {
+      for (int r = 0; r < n; ++r) {
+        // The target's committed positions before the query: all of them (full layer) or the
+        // window ending at the query position (sliding layers).
+        const int32_t p = rows[r].pos;
+        kernels::KeyRange keys{lc.sliding ? std::max(0, p - c.sliding_window + 1) : 0, p};
+        kernels::AttentionArgs args;
+        args.n_rows = 1;
+        args.n_heads = c.n_head;
+        args.q = s.q.data() + r * qd;
+        args.q_row_stride = qd;
+        args.out = s.att.data() + r * qd;
+        args.out_row_stride = qd;
+        args.key_ranges = &keys;
+        args.kv = target_cache.View(kv_layer_[l], rows[r].seq);
+        args.scale = 1.0f;
+        kernels::Attention(args, &pool);
+      }
+    });
+    FfnBlock(layer, n, s.x.data(), s, pool);
+    kernels::Scale(s.x.data(), layer.weights.output_scale, n * D, s.x.data());
   }
 
-  y.resize(n * D);
-  RmsNormRows(x.data(), D, weights_.output_norm.data(), c.rms_eps, D, n, y.data(), D, &pool);
+  s.y.resize(n * D);
+  RowNorm(c.rms_eps, pool).Apply(weights_.output_norm, s.x.data(), n, s.y.data());
   out.n_vocab = c.n_vocab;
   out.n_embd_out = n_embd_out_;
   out.logits.resize(static_cast<size_t>(n) * c.n_vocab);
   out.hidden.resize(n * B);
   for (int r = 0; r < n; ++r)
-    Head(y.data() + r * D, out.logits.data() + static_cast<size_t>(r) * c.n_vocab, s, pool);
-  MatMul(post_projection_, y.data(), n, out.hidden.data(), pool);
+    Head(s.y.data() + r * D, out.logits.data() + static_cast<size_t>(r) * c.n_vocab, s, pool);
+  MatMul(post_projection_, s.y.data(), n, out.hidden.data(), pool);
 }
 
 }  // namespace tandem

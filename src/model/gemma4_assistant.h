@@ -8,6 +8,7 @@
 
 #include "kernels/ops.h"
 #include "kv/kv_cache.h"
+#include "model/decoder_blocks.h"
 #include "model/gemma4_config.h"
 #include "model/gemma4_model.h"
 #include "model/gemma4_weights.h"
@@ -41,9 +42,9 @@ struct DraftOutput {
   std::vector<float> hidden;  // [rows][B]: next step's hidden (post_projection)
   // Step's working memory, kept here so a drafting loop that reuses its DraftOutput allocates
   // nothing per step.
-  struct Scratch {
+  struct Scratch : BlockScratch {
     std::vector<int32_t> positions, order, candidates;
-    std::vector<float> in, x, a, o, q, att, gate, up, y, scores, values;
+    std::vector<float> in, x, y, scores, values;
   } scratch;
   const float* Logits(int r) const { return logits.data() + static_cast<size_t>(r) * n_vocab; }
   const float* Hidden(int r) const { return hidden.data() + static_cast<size_t>(r) * n_embd_out; }

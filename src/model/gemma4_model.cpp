@@ -9,22 +9,17 @@
 #include "base/thread_pool.h"
 #include "gguf/gguf_reader.h"
 #include "kernels/attention.h"
+#include "model/decoder_blocks.h"
 
 namespace tandem {
 
 using kernels::MatMul;
-using kernels::RmsNormRows;
 
-// Activations of one forward call, shapes in comments (T rows).
-struct Gemma4Model::Scratch {
+// Activations of one forward call beyond the blocks' (a, q, att, o, gate, up), T rows.
+struct Gemma4Model::Scratch : BlockScratch {
   std::vector<float> x;         // [T][D] residual stream
-  std::vector<float> a;         // [T][D] normed input of a block
-  std::vector<float> q;         // [T][H*hd]
   std::vector<float> k, v;      // [T][Hkv*hd]
-  std::vector<float> att;       // [T][H*hd] attention output before W_o
-  std::vector<float> o;         // [T][D] block output
-  std::vector<float> gate, up;  // [T][n_ff]
-  std::vector<float> f;         // [T][D]
+  std::vector<float> f;         // [T][D] MoE branch output
   std::vector<float> ple;       // [T][L*P] per-layer inputs
   std::vector<float> ple_proj;  // [T][L*P]
   std::vector<float> ple_gate;  // [T][P]
@@ -91,6 +86,10 @@ double Gemma4Model::BytesPerToken() const {
   return bytes;
 }
 
+const GgufMetadata& Gemma4Model::metadata() const {
+  return file_->metadata();
+}
+
 void Gemma4Model::EmbedToken(int32_t token, float* out) const {
   kernels::EmbedRow(weights_.token_embd, token, std::sqrt(static_cast<float>(config_.n_embd)), out);
 }
@@ -144,8 +143,7 @@ void Gemma4Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutp
   out.n_vocab = c.n_vocab;
   out.n_embd = c.n_embd;
   out.hidden.resize(T * D);
-  RmsNormRows(s.x.data(), D, weights_.output_norm.data(), c.rms_eps, D, T, out.hidden.data(), D,
-              &pool);
+  RowNorm(c.rms_eps, pool).Apply(weights_.output_norm, s.x.data(), T, out.hidden.data());
   out.logit_rows.clear();
   for (int t = 0; t < T; ++t) {
     if (batch.want_logits[t]) out.logit_rows.push_back(t);
@@ -176,8 +174,9 @@ void Gemma4Model::PerLayerEmbeddings(int T, const ForwardBatch& batch, Scratch& 
   MatMul(weights_.per_layer_model_proj, s.x.data(), T, s.ple_proj.data(), pool);
   kernels::Scale(s.ple_proj.data(), 1.0f / std::sqrt(static_cast<float>(c.n_embd)), T * LP,
                  s.ple_proj.data());
-  RmsNormRows(s.ple_proj.data(), P, weights_.per_layer_proj_norm.data(), c.rms_eps, P,
-              static_cast<int64_t>(T) * c.n_layer, s.ple_proj.data(), P, &pool);
+  RowNorm(c.rms_eps, pool)
+      .InPlace(weights_.per_layer_proj_norm, s.ple_proj.data(),
+               static_cast<int64_t>(T) * c.n_layer);
   kernels::Add(s.ple_proj.data(), s.ple.data(), T * LP, s.ple.data());
   kernels::Scale(s.ple.data(), 1.0f / std::sqrt(2.0f), T * LP, s.ple.data());
 }
@@ -186,57 +185,44 @@ void Gemma4Model::Layer(int l, int T, const ForwardBatch& batch, Scratch& s, KvC
                         ThreadPool& pool) const {
   const Gemma4Config& c = config_;
   const Gemma4LayerWeights& w = weights_.layers[l];
+  const DecoderLayer layer{c, c.layers[l], w, rope_[l]};
   const size_t D = c.n_embd;
-  Resize(s.a, T * D);
-  Resize(s.o, T * D);
-  Resize(s.f, T * D);
 
-  // Attention block: x += RMSNorm(W_o · attn(RMSNorm(x))).
-  RmsNormRows(s.x.data(), D, w.attn_norm.data(), c.rms_eps, D, T, s.a.data(), D, &pool);
-  Attention(l, T, batch, s, cache, pool);
-  RmsNormRows(s.o.data(), D, w.post_attention_norm.data(), c.rms_eps, D, T, s.o.data(), D, &pool);
-  AddInPlace(s.x.data(), s.o.data(), T * D);
-
-  // Feed-forward block.
+  AttentionBlock(layer, T, batch.positions.data(), s.x.data(), s, pool,
+                 [&] { Attention(l, T, batch, s, cache, pool); });
   if (c.n_expert > 0) {
     MoeFfn(w, T, s, pool);
   } else {
-    RmsNormRows(s.x.data(), D, w.ffn_norm.data(), c.rms_eps, D, T, s.a.data(), D, &pool);
-    DenseFfn(w, c.layers[l].n_ff, T, s.a.data(), s.f.data(), s, pool);
-    RmsNormRows(s.f.data(), D, w.post_ffw_norm.data(), c.rms_eps, D, T, s.f.data(), D, &pool);
-    AddInPlace(s.x.data(), s.f.data(), T * D);
+    FfnBlock(layer, T, s.x.data(), s, pool);
   }
 
   // Per-layer embedding block: x += RMSNorm(W_proj · (gelu(W_gate · x) ⊙ ple[l])).
   if (c.n_embd_per_layer > 0) {
     const size_t P = c.n_embd_per_layer, LP = P * c.n_layer;
     Resize(s.ple_gate, T * P);
+    Resize(s.o, T * D);
     MatMul(w.ple_gate, s.x.data(), T, s.ple_gate.data(), pool);
     for (int t = 0; t < T; ++t) {
       float* g = s.ple_gate.data() + t * P;
       kernels::GeGlu(g, s.ple.data() + t * LP + l * P, P, g);
     }
     MatMul(w.ple_proj, s.ple_gate.data(), T, s.o.data(), pool);
-    RmsNormRows(s.o.data(), D, w.ple_post_norm.data(), c.rms_eps, D, T, s.o.data(), D, &pool);
+    RowNorm(c.rms_eps, pool).InPlace(w.ple_post_norm, s.o.data(), T);
     AddInPlace(s.x.data(), s.o.data(), T * D);
   }
   kernels::Scale(s.x.data(), w.output_scale, T * D, s.x.data());
 }
 
+// The attention step of the target: K/V of the rows (KV-owning layers) stored in the cache, then
+// attention of the queries s.q over each row's visible keys into s.att.
 void Gemma4Model::Attention(int l, int T, const ForwardBatch& batch, Scratch& s, KvCache& cache,
                             ThreadPool& pool) const {
   const Gemma4Config& c = config_;
   const Gemma4LayerConfig& lc = c.layers[l];
   const Gemma4LayerWeights& w = weights_.layers[l];
+  const RowNorm norm(c.rms_eps, pool);
   const int hd = lc.head_dim, H = c.n_head, Hkv = lc.n_head_kv;
   const size_t qd = static_cast<size_t>(H) * hd, kvd = static_cast<size_t>(Hkv) * hd;
-  Resize(s.q, T * qd);
-  Resize(s.att, T * qd);
-
-  MatMul(w.attn_q, s.a.data(), T, s.q.data(), pool);
-  RmsNormRows(s.q.data(), hd, w.attn_q_norm.data(), c.rms_eps, hd, static_cast<int64_t>(T) * H,
-              s.q.data(), hd, &pool);
-  rope_[l].Apply(s.q.data(), T, qd, H, batch.positions.data());
 
   if (lc.owns_kv) {
     Resize(s.k, T * kvd);
@@ -247,11 +233,9 @@ void Gemma4Model::Attention(int l, int T, const ForwardBatch& batch, Scratch& s,
     } else {  // V = K: the raw projection, before k_norm and RoPE
       std::memcpy(s.v.data(), s.k.data(), T * kvd * sizeof(float));
     }
-    RmsNormRows(s.k.data(), hd, w.attn_k_norm.data(), c.rms_eps, hd, static_cast<int64_t>(T) * Hkv,
-                s.k.data(), hd, &pool);
+    norm.InPlace(w.attn_k_norm, s.k.data(), static_cast<int64_t>(T) * Hkv);
     rope_[l].Apply(s.k.data(), T, kvd, Hkv, batch.positions.data());
-    RmsNormRows(s.v.data(), hd, nullptr, c.rms_eps, hd, static_cast<int64_t>(T) * Hkv, s.v.data(),
-                hd, &pool);
+    norm.Unscaled(hd, s.v.data(), static_cast<int64_t>(T) * Hkv, s.v.data());
     for (int t = 0; t < T; ++t) {
       for (int h = 0; h < Hkv; ++h) {
         const size_t off = t * kvd + static_cast<size_t>(h) * hd;
@@ -281,18 +265,6 @@ void Gemma4Model::Attention(int l, int T, const ForwardBatch& batch, Scratch& s,
     kernels::Attention(args, &pool);
     t0 = t1;
   }
-  MatMul(w.attn_output, s.att.data(), T, s.o.data(), pool);
-}
-
-void Gemma4Model::DenseFfn(const Gemma4LayerWeights& w, int n_ff, int T, const float* in,
-                           float* out, Scratch& s, ThreadPool& pool) const {
-  const size_t n = static_cast<size_t>(T) * n_ff;
-  Resize(s.gate, n);
-  Resize(s.up, n);
-  MatMul(w.ffn_gate, in, T, s.gate.data(), pool);
-  MatMul(w.ffn_up, in, T, s.up.data(), pool);
-  kernels::GeGlu(s.gate.data(), s.up.data(), n, s.gate.data());
-  MatMul(w.ffn_down, s.gate.data(), T, out, pool);
 }
 
 // Mixture of experts with a shared dense MLP (26B-A4B), docs/gemma4.md § Mixture of experts.
@@ -301,15 +273,18 @@ void Gemma4Model::MoeFfn(const Gemma4LayerWeights& w, int T, Scratch& s, ThreadP
   const size_t D = c.n_embd;
   const int E = c.n_expert, K = c.n_expert_used, F = c.n_ff_expert;
   const float* r = s.x.data();
+  const RowNorm norm(c.rms_eps, pool);
 
   // Dense branch: f1 = RMSNorm(GeGLU(RMSNorm(r; ffn_norm)); post_ffw_norm_1), into s.f.
-  RmsNormRows(r, D, w.ffn_norm.data(), c.rms_eps, D, T, s.a.data(), D, &pool);
-  DenseFfn(w, c.layers[0].n_ff, T, s.a.data(), s.f.data(), s, pool);
-  RmsNormRows(s.f.data(), D, w.post_ffw_norm_1.data(), c.rms_eps, D, T, s.f.data(), D, &pool);
+  Resize(s.a, T * D);
+  Resize(s.f, T * D);
+  norm.Apply(w.ffn_norm, r, T, s.a.data());
+  GeGluFfn(w, T, s.a.data(), s.f.data(), s, pool);
+  norm.InPlace(w.post_ffw_norm_1, s.f.data(), T);
 
   // Router: softmax(W_r · (RMSNorm(r) ⊙ scale / sqrt(D))), top-K, renormalised, per-expert scale.
   std::vector<float> z(T * D), logits(static_cast<size_t>(T) * E), probs(E);
-  RmsNormRows(r, D, nullptr, c.rms_eps, D, T, z.data(), D, &pool);
+  norm.Unscaled(static_cast<int64_t>(D), r, T, z.data());
   const float inv_sqrt_d = 1.0f / std::sqrt(static_cast<float>(D));
   for (int t = 0; t < T; ++t) {
     float* zt = z.data() + t * D;
@@ -335,7 +310,7 @@ void Gemma4Model::MoeFfn(const Gemma4LayerWeights& w, int T, Scratch& s, ThreadP
 
   // Experts, grouped by expert so each expert's weights are read once: y[t][k] = expert(x2[t]).
   std::vector<float> x2(T * D), y(static_cast<size_t>(T) * K * D);
-  RmsNormRows(r, D, w.pre_ffw_norm_2.data(), c.rms_eps, D, T, x2.data(), D, &pool);
+  norm.Apply(w.pre_ffw_norm_2, r, T, x2.data());
   std::vector<float> in, gu, act, out;
   for (int e = 0; e < E; ++e) {
     std::vector<int> slots;  // t * K + k of every (token, rank) routed to e
@@ -372,9 +347,9 @@ void Gemma4Model::MoeFfn(const Gemma4LayerWeights& w, int T, Scratch& s, ThreadP
       for (size_t i = 0; i < D; ++i) acc[i] += wk * yk[i];
     }
   }
-  RmsNormRows(f2.data(), D, w.post_ffw_norm_2.data(), c.rms_eps, D, T, f2.data(), D, &pool);
+  norm.InPlace(w.post_ffw_norm_2, f2.data(), T);
   kernels::Add(s.f.data(), f2.data(), T * D, s.f.data());
-  RmsNormRows(s.f.data(), D, w.post_ffw_norm.data(), c.rms_eps, D, T, s.f.data(), D, &pool);
+  norm.InPlace(w.post_ffw_norm, s.f.data(), T);
   AddInPlace(s.x.data(), s.f.data(), T * D);
 }
 

@@ -11,36 +11,33 @@
 #include "model/forward_batch.h"
 #include "model/gemma4_config.h"
 #include "model/gemma4_weights.h"
+#include "model/target_model.h"
 
 namespace tandem {
 
 class GgufFile;
 class ThreadPool;
 
-class Gemma4Model {
+class Gemma4Model final : public TargetModel {
  public:
   // Opens, validates and binds `path`. Throws Error naming the key or tensor at fault.
   static std::unique_ptr<Gemma4Model> Load(const std::string& path);
-  ~Gemma4Model();
+  ~Gemma4Model() override;
 
   const Gemma4Config& config() const { return config_; }
   const Gemma4Weights& weights() const { return weights_; }
   const GgufFile& file() const { return *file_; }
 
-  // A KV cache with storage for this model's KV-owning layers.
-  std::unique_ptr<KvCache> NewKvCache(const KvCacheOptions& options) const;
-
-  // Evaluates `batch`. Rows of one sequence must carry consecutive positions continuing that
-  // sequence's cache (the first at cache.Length(seq)), in batch order; sequences may interleave.
-  // Appends their K/V to `cache`. Every row's results are bitwise identical whatever the batch
-  // size, the row's place in it and the thread count. Throws Error(kInvalidArgument) for a bad
-  // token id, position or sequence, before anything is changed.
+  // TargetModel (target_model.h).
+  int n_vocab() const override { return config_.n_vocab; }
+  int n_embd() const override { return config_.n_embd; }
+  std::unique_ptr<KvCache> NewKvCache(const KvCacheOptions& options) const override;
   void Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput& out,
-               ThreadPool& pool) const;
-
-  // Bytes of weights one decode step reads: every tensor but the per-layer-embedding table (of
-  // which a token reads one row), MoE expert tensors counted for the experts used.
-  double BytesPerToken() const;
+               ThreadPool& pool) const override;
+  // Every tensor but the per-layer-embedding table (of which a token reads one row), MoE expert
+  // tensors counted for the experts used.
+  double BytesPerToken() const override;
+  const GgufMetadata& metadata() const override;
 
   // Scaled token embedding row (E[id] * sqrt(D)): the MTP assistant's input.
   void EmbedToken(int32_t token, float* out) const;
@@ -52,8 +49,6 @@ class Gemma4Model {
              ThreadPool& pool) const;
   void Attention(int l, int T, const ForwardBatch& batch, Scratch& s, KvCache& cache,
                  ThreadPool& pool) const;
-  void DenseFfn(const Gemma4LayerWeights& w, int n_ff, int T, const float* in, float* out,
-                Scratch& s, ThreadPool& pool) const;
   void MoeFfn(const Gemma4LayerWeights& w, int T, Scratch& s, ThreadPool& pool) const;
   void PerLayerEmbeddings(int T, const ForwardBatch& batch, Scratch& s, ThreadPool& pool) const;
 

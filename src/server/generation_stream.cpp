@@ -10,6 +10,29 @@
 #include "server/ids.h"
 
 namespace tandem::server {
+namespace {
+
+// The engine's stop reason as the APIs distinguish it (the one place they are mapped).
+FinishReason ToFinishReason(StopReason reason) {
+  switch (reason) {
+    case StopReason::kEog:
+      return FinishReason::kEndOfTurn;
+    case StopReason::kLength:
+    case StopReason::kContext:
+      return FinishReason::kLength;
+    case StopReason::kStopString:
+      return FinishReason::kStopString;
+    case StopReason::kError:
+      return FinishReason::kError;
+    case StopReason::kNone:
+    case StopReason::kStopped:
+    case StopReason::kCancelled:
+      break;
+  }
+  return FinishReason::kCancelled;
+}
+
+}  // namespace
 
 // Shared with the engine callback, which may outlive the stream (it runs until the final event).
 struct GenerationStream::Channel {
@@ -172,12 +195,8 @@ ParsedDelta GenerationStream::Next(std::chrono::milliseconds timeout) {
   } else if (stop_matched_) {
     totals_.finish = FinishReason::kStopString;
     totals_.stop_string = stops_.matched();
-  } else if (r.stop_reason == "eog") {
-    totals_.finish = FinishReason::kEndOfTurn;
-  } else if (r.stop_reason == "length" || r.stop_reason == "context") {
-    totals_.finish = FinishReason::kLength;
   } else {
-    totals_.finish = FinishReason::kCancelled;
+    totals_.finish = ToFinishReason(r.stop_reason);
   }
   return delta;
 }

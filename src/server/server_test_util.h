@@ -108,12 +108,12 @@ class FakeBackend : public Backend {
   void Run(uint64_t id, const EngineRequest& request) {
     GenerateResult result;
     result.prompt_tokens = static_cast<int>(request.prompt.size());
-    result.stop_reason = "length";
+    result.stop_reason = StopReason::kLength;
     const int n =
         request.params.n_predict < 0 ? static_cast<int>(script.size()) : request.params.n_predict;
     for (int i = 0; i < n && i < static_cast<int>(script.size()); ++i) {
       if (IsCancelled(id)) {
-        result.stop_reason = "stopped";
+        result.stop_reason = StopReason::kStopped;
         break;
       }
       if (delay.count() > 0) std::this_thread::sleep_for(delay);
@@ -122,15 +122,15 @@ class FakeBackend : public Backend {
       result.tokens.push_back(script[i]);
       ++tokens_sent_;
       if (!request.on_event(event)) {
-        result.stop_reason = "stopped";
+        result.stop_reason = StopReason::kStopped;
         break;
       }
       if (eog.count(script[i]) > 0) {
-        result.stop_reason = "eog";
+        result.stop_reason = StopReason::kEog;
         break;
       }
     }
-    if (result.stop_reason == "stopped") ++cancelled_count_;
+    if (result.stop_reason == StopReason::kStopped) ++cancelled_count_;
     result.generate_ms = 1.0;
     result.prompt_ms = 1.0;
     EngineEvent final_event;

@@ -19,12 +19,15 @@ struct DraftModelDrafter::Live {
 };
 
 DraftModelDrafter::DraftModelDrafter(const Gemma4Model& draft, const Gemma4Model& target,
-                                     const KvCacheOptions& kv_options, ThreadPool& pool)
+                                     ThreadPool& pool)
     : draft_(draft), pool_(pool) {
   CheckSameVocabulary(draft.file(), draft.config().n_vocab, target.file(), target.config().n_vocab,
                       "draft model");
-  cache_ = draft.NewKvCache(kv_options);
-  cached_.resize(std::max(1, kv_options.n_seq));
+}
+
+void DraftModelDrafter::Prepare(const KvCacheOptions& target_kv) {
+  cache_ = draft_.NewKvCache(target_kv);
+  cached_.assign(std::max(1, target_kv.n_seq), {});
 }
 
 void DraftModelDrafter::RunChunk(const std::vector<Row>& rows, size_t begin, size_t end,
@@ -93,6 +96,11 @@ void DraftModelDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache&) {
     job.ms = 0;
     job.error.clear();
     if (r.n_max <= 0) continue;
+    if (cache_ == nullptr) {
+      job.error = "draft model: Prepare() was not called";
+      live[j].failed = true;
+      continue;
+    }
     if (r.seq < 0 || r.seq >= static_cast<int32_t>(cached_.size()) || r.history.empty()) {
       job.error = "draft model: sequence " + std::to_string(r.seq) + " is outside its cache";
       live[j].failed = true;

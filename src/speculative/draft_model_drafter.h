@@ -15,10 +15,10 @@ namespace tandem {
 
 class DraftModelDrafter : public Drafter {
  public:
-  // kv_options.n_seq: how many target sequences it drafts for (DraftRequest::seq below it).
   // Throws Error(kInvalidArgument) when the draft model's vocabulary differs from the target's.
-  DraftModelDrafter(const Gemma4Model& draft, const Gemma4Model& target,
-                    const KvCacheOptions& kv_options, ThreadPool& pool);
+  DraftModelDrafter(const Gemma4Model& draft, const Gemma4Model& target, ThreadPool& pool);
+  // Its cache: the target's options, one sequence per target sequence (DraftRequest::seq).
+  void Prepare(const KvCacheOptions& target_kv) override;
   void Draft(const DraftRequest& request, const KvCache& target_cache,
              DraftResult& result) override {
     DraftAlone(*this, request, target_cache, result);

@@ -10,8 +10,9 @@
 //      sampled, p_min, q for lossless verification) and ends with ApplyDraftMin(); one that
 //      proposes tokens without logits must still give a q per token when request.sampler is set
 //      (the distribution it drew the token from, e.g. one-hot for a deterministic proposal).
-//   3. Add its SpecType (spec_options.h) and build it in the engine's drafter set
-//      (engine/engine.cpp, DrafterFor), which serves both Generator and `tandem serve`.
+//   3. Add its SpecType (spec_options.h), a member of DrafterSet (drafter_set.h, whose For() is
+//      the one place mapping a type to its drafter) and its construction in MakeDrafters
+//      (loaded_drafters.cpp); the engine then serves it to Generator and `tandem serve` alike.
 // Whatever the drafter proposes, verification (engine/engine_slot.cpp) keeps the output
 // lossless: greedy output equals plain decoding, sampled output follows the target.
 #pragma once
@@ -24,6 +25,7 @@
 namespace tandem {
 
 class KvCache;
+struct KvCacheOptions;
 class Rng;
 class Sampler;
 
@@ -63,6 +65,9 @@ struct DraftJob {
 class Drafter {
  public:
   virtual ~Drafter() = default;
+  // Called once by the engine before any drafting, with the options of the target's cache
+  // (n_seq: the sequences it drafts for). A drafter with a cache of its own sizes it here.
+  virtual void Prepare(const KvCacheOptions& target_kv) { (void)target_kv; }
   // Drafts for one request. Throws on failure.
   virtual void Draft(const DraftRequest& request, const KvCache& target_cache,
                      DraftResult& result) = 0;

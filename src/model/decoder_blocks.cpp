@@ -1,0 +1,76 @@
+#include "model/decoder_blocks.h"
+
+#include "kernels/matmul.h"
+
+namespace tandem {
+namespace {
+
+void Grow(std::vector<float>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+}
+
+}  // namespace
+
+void RowNorm::Apply(const std::vector<float>& gain, const float* x, int64_t n_rows,
+                    float* y) const {
+  const size_t width = gain.size();
+  kernels::RmsNormRows(x, width, gain.data(), eps_, static_cast<int64_t>(width), n_rows, y, width,
+                       &pool_);
+}
+
+void RowNorm::Unscaled(int64_t width, const float* x, int64_t n_rows, float* y) const {
+  const size_t stride = static_cast<size_t>(width);
+  kernels::RmsNormRows(x, stride, nullptr, eps_, width, n_rows, y, stride, &pool_);
+}
+
+void AttentionQueries(const DecoderLayer& layer, int n, const int32_t* positions, const float* x,
+                      BlockScratch& s, ThreadPool& pool) {
+  const Gemma4Config& c = layer.config;
+  const Gemma4LayerWeights& w = layer.weights;
+  const RowNorm norm(c.rms_eps, pool);
+  const size_t D = c.n_embd, qd = static_cast<size_t>(c.n_head) * layer.layer.head_dim;
+  Grow(s.a, n * D);
+  Grow(s.q, n * qd);
+  Grow(s.att, n * qd);
+  norm.Apply(w.attn_norm, x, n, s.a.data());
+  kernels::MatMul(w.attn_q, s.a.data(), n, s.q.data(), pool);
+  norm.InPlace(w.attn_q_norm, s.q.data(), static_cast<int64_t>(n) * c.n_head);
+  layer.rope.Apply(s.q.data(), n, qd, c.n_head, positions);
+}
+
+void AttentionOutput(const DecoderLayer& layer, int n, float* x, BlockScratch& s,
+                     ThreadPool& pool) {
+  const Gemma4Config& c = layer.config;
+  const Gemma4LayerWeights& w = layer.weights;
+  const size_t D = c.n_embd;
+  Grow(s.o, n * D);
+  kernels::MatMul(w.attn_output, s.att.data(), n, s.o.data(), pool);
+  RowNorm(c.rms_eps, pool).InPlace(w.post_attention_norm, s.o.data(), n);
+  kernels::Add(x, s.o.data(), static_cast<int64_t>(n * D), x);
+}
+
+void GeGluFfn(const Gemma4LayerWeights& w, int n, const float* in, float* out, BlockScratch& s,
+              ThreadPool& pool) {
+  const size_t size = static_cast<size_t>(n) * w.ffn_gate.rows;
+  Grow(s.gate, size);
+  Grow(s.up, size);
+  kernels::MatMul(w.ffn_gate, in, n, s.gate.data(), pool);
+  kernels::MatMul(w.ffn_up, in, n, s.up.data(), pool);
+  kernels::GeGlu(s.gate.data(), s.up.data(), static_cast<int64_t>(size), s.gate.data());
+  kernels::MatMul(w.ffn_down, s.gate.data(), n, out, pool);
+}
+
+void FfnBlock(const DecoderLayer& layer, int n, float* x, BlockScratch& s, ThreadPool& pool) {
+  const Gemma4Config& c = layer.config;
+  const Gemma4LayerWeights& w = layer.weights;
+  const RowNorm norm(c.rms_eps, pool);
+  const size_t D = c.n_embd;
+  Grow(s.a, n * D);
+  Grow(s.o, n * D);
+  norm.Apply(w.ffn_norm, x, n, s.a.data());
+  GeGluFfn(w, n, s.a.data(), s.o.data(), s, pool);
+  norm.InPlace(w.post_ffw_norm, s.o.data(), n);
+  kernels::Add(x, s.o.data(), static_cast<int64_t>(n * D), x);
+}
+
+}  // namespace tandem

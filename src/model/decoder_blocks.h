@@ -1,0 +1,79 @@
+// The pieces a Gemma 4 decoder layer is built from, shared by the target (gemma4_model.cpp) and
+// the MTP assistant (gemma4_assistant.cpp): RMSNorm over rows, the attention block around the
+// attention step each model does its own way, and the GeGLU feed-forward block
+// (docs/gemma4.md § Forward pass). Rows are independent: a row's result never depends on the
+// other rows, their number or the thread count.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/ops.h"
+#include "model/gemma4_config.h"
+#include "model/gemma4_weights.h"
+
+namespace tandem {
+
+class ThreadPool;
+
+// RMSNorm with a model's epsilon over n_rows contiguous rows, spread over a pool. A row is as wide
+// as its gain (per-head norms: rows of head_dim).
+class RowNorm {
+ public:
+  RowNorm(float eps, ThreadPool& pool) : eps_(eps), pool_(pool) {}
+  // y = RMSNorm(x) ⊙ gain.
+  void Apply(const std::vector<float>& gain, const float* x, int64_t n_rows, float* y) const;
+  // x = RMSNorm(x) ⊙ gain.
+  void InPlace(const std::vector<float>& gain, float* x, int64_t n_rows) const {
+    Apply(gain, x, n_rows, x);
+  }
+  // y = RMSNorm(x) without a gain, rows of `width` (Gemma 4's V norm and router input).
+  void Unscaled(int64_t width, const float* x, int64_t n_rows, float* y) const;
+
+ private:
+  float eps_;
+  ThreadPool& pool_;
+};
+
+// One decoder layer as the blocks read it.
+struct DecoderLayer {
+  const Gemma4Config& config;
+  const Gemma4LayerConfig& layer;
+  const Gemma4LayerWeights& weights;
+  const kernels::Rope& rope;
+};
+
+// The blocks' working memory for n rows (grown as needed, never shrunk).
+struct BlockScratch {
+  std::vector<float> a;         // [n][D] the normed block input
+  std::vector<float> q, att;    // [n][H*hd] queries; attention output before W_o
+  std::vector<float> o;         // [n][D] block output
+  std::vector<float> gate, up;  // [n][n_ff]
+};
+
+// First half of the attention block: a = RMSNorm(x; attn_norm) into s.a, and the queries
+// q = RoPE(RMSNorm per head(W_q · a; q_norm)) at `positions` into s.q.
+void AttentionQueries(const DecoderLayer& layer, int n, const int32_t* positions, const float* x,
+                      BlockScratch& s, ThreadPool& pool);
+// Second half: x += RMSNorm(W_o · s.att; post_attention_norm).
+void AttentionOutput(const DecoderLayer& layer, int n, float* x, BlockScratch& s, ThreadPool& pool);
+
+// The attention block: `attend()` fills s.att [n][H*hd] from s.q (and, for the target, stores the
+// keys and values it projects from s.a first).
+template <class Attend>
+void AttentionBlock(const DecoderLayer& layer, int n, const int32_t* positions, float* x,
+                    BlockScratch& s, ThreadPool& pool, Attend&& attend) {
+  AttentionQueries(layer, n, positions, x, s, pool);
+  attend();
+  AttentionOutput(layer, n, x, s, pool);
+}
+
+// out = W_down · (gelu(W_gate · in) ⊙ (W_up · in)) for n rows of `in` [n][D] (s.gate, s.up
+// are its scratch; out may be s.o).
+void GeGluFfn(const Gemma4LayerWeights& w, int n, const float* in, float* out, BlockScratch& s,
+              ThreadPool& pool);
+
+// The dense feed-forward block: x += RMSNorm(GeGluFfn(RMSNorm(x; ffn_norm)); post_ffw_norm).
+void FfnBlock(const DecoderLayer& layer, int n, float* x, BlockScratch& s, ThreadPool& pool);
+
+}  // namespace tandem
