@@ -25,7 +25,8 @@ JsonSchemaError::JsonSchemaError(const std::string& keyword, const std::string& 
 
 namespace {
 
-using nlohmann::json;
+// Ordered: properties must come in the schema's order, not sorted by name.
+using json = nlohmann::ordered_json;
 
 // Between tokens: nothing, a space, or a newline and an indent. Inlined at every use so that each
 // copy has one return position (see compiled_grammar.h).

@@ -37,7 +37,8 @@ inline constexpr size_t kMaxSchemaBytes = 1 << 20;
 inline constexpr int kMaxSchemaDepth = 32;
 
 // The GBNF grammar (root rule `root`) of the documents `schema` accepts.
-std::string JsonSchemaToGbnf(const nlohmann::json& schema);
+// `schema` is ordered: its properties' order is the order the grammar requires.
+std::string JsonSchemaToGbnf(const nlohmann::ordered_json& schema);
 // Same from JSON text; throws JsonSchemaError (keyword "") if it is not JSON or too large.
 std::string JsonSchemaTextToGbnf(std::string_view schema_text);
 // `response_format: json_object`: any JSON object.

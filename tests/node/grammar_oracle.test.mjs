@@ -23,6 +23,9 @@
 // <0x80>..<0xFF> are left out of the comparison; for them (and every other token) the tool checks
 // each mask against token-by-token matching (--verify), and the test requires no difference.
 //
+// Walks are few and short so that the test costs about a minute (most of it is XGrammar's
+// per-grammar compilation over 262k tokens in WebAssembly).
+//
 // Run through ctest (grammar_oracle), which sets GRAMMAR_MASKS and TOKENIZER_JSON.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -180,24 +183,24 @@ describe('grammar masks vs XGrammar on the Gemma vocabulary', { skip, timeout: 9
     const doc = join(work, 'doc.json');
     writeFileSync(doc, '{"name": "Ada \\"L\\" 😀", "tags": ["x", 1.5e3, -0.25, true, null],\n  "nested": {"a": [], "b": {}}}');
     const result = runTool(['--grammar', writeGrammar(jsonGbnf), '--document', doc,
-      '--random-walks', '3', '--steps', '40', '--seed', '7']);
+      '--random-walks', '2', '--steps', '30', '--seed', '7']);
     assert.equal(result.walks[0].rejected_at, undefined, 'the document follows the grammar');
-    assert.ok(await compareWithXGrammar(result, 'json') > 100);
+    assert.ok(await compareWithXGrammar(result, 'json') > 30);
   });
 
   test('a small grammar with a negated class and counted repetition', async () => {
     const g = `root ::= item ("," item){0,3} "."
 item ::= [a-c]+ | "<" [^>\\n]{1,4} ">" | [0-9]{2}
 `;
-    const result = runTool(['--grammar', writeGrammar(g), '--random-walks', '6', '--steps', '24', '--seed', '3']);
-    assert.ok(await compareWithXGrammar(result, 'small') > 30);
+    const result = runTool(['--grammar', writeGrammar(g), '--random-walks', '3', '--steps', '24', '--seed', '3']);
+    assert.ok(await compareWithXGrammar(result, 'small') > 15);
   });
 
   for (const [name, schema] of Object.entries(schemas)) {
     test(`JSON schema "${name}": masks match and completed outputs validate (ajv)`, async () => {
       const path = join(work, `${name}.schema.json`);
       writeFileSync(path, JSON.stringify(schema));
-      const result = runTool(['--json-schema', path, '--random-walks', '8', '--steps', '140', '--seed', '11']);
+      const result = runTool(['--json-schema', path, '--random-walks', '3', '--steps', '140', '--seed', '11']);
       await compareWithXGrammar(result, name);
       const ajv = new Ajv({ strict: false });
       addFormats(ajv);
