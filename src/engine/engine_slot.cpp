@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "base/error.h"
+#include "grammar/compiled_grammar.h"
 #include "speculative/speculative_accept.h"
 
 namespace tandem {
@@ -32,6 +33,14 @@ void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx,
     if (b.token < 0 || b.token >= n_vocab) {
       Fail(ErrorKind::kInvalidArgument, "sampling: logit_bias token " + std::to_string(b.token) +
                                             " is outside [0, " + std::to_string(n_vocab) + ")");
+    }
+  }
+  if (p.grammar.grammar) {
+    for (const int32_t id : p.grammar.grammar->vocab().stop_ids()) {
+      if (std::find(p.eog_tokens.begin(), p.eog_tokens.end(), id) == p.eog_tokens.end()) {
+        Fail(ErrorKind::kInvalidArgument, "grammar: its stop token " + std::to_string(id) +
+                                              " is not an end-of-generation token");
+      }
     }
   }
   const SpecOptions& so = p.spec;

@@ -35,7 +35,8 @@ enum class SlotPhase {
 
 // Checks a request before it is queued: throws Error(kInvalidArgument) for an empty prompt, a
 // prompt that does not fit n_ctx (it needs room for at least one generated token), a token or
-// logit-bias id outside [0, n_vocab), bad sampling parameters, bad draft limits, or speculation
+// logit-bias id outside [0, n_vocab), bad sampling parameters, bad draft limits, a grammar whose
+// stop tokens are not all end-of-generation tokens, or speculation
 // whose drafter is not loaded (`has_drafter`: one is loaded for request.params.spec.type).
 void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx, bool has_drafter);
 
