@@ -36,6 +36,10 @@ GrammarConstraint LoadGrammarConstraint(const GrammarOptions& options, const Tok
     const std::string gbnf = schema ? JsonSchemaTextToGbnf(text) : text;
     c.grammar = std::make_shared<CompiledGrammar>(ParseGbnf(gbnf),
                                                   TokenVocabulary::FromTokenizer(tokenizer));
+    // `tokenizer` outlives the run that uses this grammar.
+    c.grammar->SetEncoder([&tokenizer](std::string_view text) {
+      return tokenizer.Encode(text, {.add_special = false, .parse_special = false});
+    });
   } catch (const Error& e) {
     Fail(e.kind(), path + ": " + e.what());
   }

@@ -105,34 +105,19 @@ void SlotGrammar::CutDrafts(DraftResult& drafts) {
   if (drafts.q.size() > keep) drafts.q.resize(keep);
 }
 
-int32_t SlotGrammar::ForcedToken() {
-  if (phase_ != Phase::kAnswer) return -1;
+std::vector<int32_t> SlotGrammar::ForcedTokens() {
+  if (phase_ != Phase::kAnswer) return {};
   matcher_.FillNextTokenMask(mask_);
-  if (mask_.Count() == 1) return mask_.Ids()[0];
-  // The longest token spelling a prefix of the forced bytes.
+  if (mask_.Count() == 1) return mask_.Ids();
+  // A forced string, as the tokenizer writes it; its last token is left out, since the text
+  // after the forced bytes may merge with it.
+  const CompiledGrammar::Encoder& encode = matcher_.compiled().encoder();
+  if (!encode) return {};
   const std::string forced = matcher_.ForcedBytes(64);
-  const TokenVocabulary& vocab = matcher_.compiled().vocab();
-  const TokenTrie& trie = vocab.trie();
-  uint32_t node = 0;
-  int32_t best = -1;
-  for (const char c : forced) {
-    const TokenTrie::Node& n = trie.nodes[node];
-    uint32_t next = 0;
-    for (uint32_t k = 0; k < n.n_children; ++k) {
-      if (trie.nodes[n.first_child + k].byte == static_cast<uint8_t>(c)) next = n.first_child + k;
-    }
-    if (next == 0) break;
-    node = next;
-    const TokenTrie::Node& m = trie.nodes[node];
-    for (uint32_t k = m.begin; k < m.begin + m.n_end; ++k) {
-      const int32_t id = trie.sorted[k];
-      if (id < n_vocab_ && mask_.Test(id)) {
-        best = id;
-        break;
-      }
-    }
-  }
-  return best;
+  if (forced.empty()) return {};
+  std::vector<int32_t> ids = encode(forced);
+  if (!ids.empty()) ids.pop_back();
+  return ids;
 }
 
 int SlotGrammar::AppendForced(DraftResult& drafts, int n_max, bool sampled) {
@@ -141,10 +126,18 @@ int SlotGrammar::AppendForced(DraftResult& drafts, int n_max, bool sampled) {
   for (const int32_t t : drafts.tokens) valid = valid && Step(t);
   int appended = 0;
   while (valid && static_cast<int>(drafts.tokens.size()) < n_max) {
-    const int32_t t = ForcedToken();
-    if (t < 0 || !Step(t)) break;
-    drafts.tokens.push_back(t);
-    ++appended;
+    const std::vector<int32_t> forced = ForcedTokens();
+    int taken = 0;
+    for (const int32_t t : forced) {
+      if (static_cast<int>(drafts.tokens.size()) >= n_max || !Step(t)) {
+        valid = false;
+        break;
+      }
+      drafts.tokens.push_back(t);
+      ++taken;
+    }
+    appended += taken;
+    if (taken == 0) break;
   }
   if (sampled) drafts.q.resize(drafts.tokens.size());  // forced: point masses
   Restore();

@@ -40,7 +40,7 @@ class SlotGrammar final : public DraftConstraint {
   // Keeps the longest prefix of drafts.tokens the grammar accepts from the committed state.
   void CutDrafts(DraftResult& drafts);
   // Appends to `drafts` (already valid, see CutDrafts) the tokens the grammar forces after them
-  // (the only allowed token, or the longest token that is a prefix of the forced bytes), while
+  // (see ForcedTokens), while
   // drafts.size() < n_max; `sampled`: each gets an empty q (a point mass). Returns how many.
   int AppendForced(DraftResult& drafts, int n_max, bool sampled);
 
@@ -49,8 +49,9 @@ class SlotGrammar final : public DraftConstraint {
   Phase Next(Phase phase, int32_t token) const;
   // Advances `phase_`/matcher over `token`; false if the grammar rejects it.
   bool Step(int32_t token);
-  // The token the grammar forces in the current state, or -1.
-  int32_t ForcedToken();
+  // The tokens the grammar forces from the current state: the only allowed token, or a forced
+  // string encoded by the grammar's encoder (none without one).
+  std::vector<int32_t> ForcedTokens();
   void Save();
   void Restore();
 

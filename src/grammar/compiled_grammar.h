@@ -10,7 +10,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -36,6 +38,12 @@ class CompiledGrammar {
   // The tokens state `state` (a Pushdown state id) allows next: matchable tokens whose bytes it
   // can consume, plus the stop tokens if it is complete. Masks are memoized per state.
   void FillMask(int32_t state, TokenBitmask& mask);
+
+  // The tokenizer's encoding of text, used to draft a forced string (jump-forward) the way the
+  // model would write it. Optional; whoever sets it keeps the tokenizer alive as long as this.
+  using Encoder = std::function<std::vector<int32_t>(std::string_view)>;
+  void SetEncoder(Encoder encoder) { encoder_ = std::move(encoder); }
+  const Encoder& encoder() const { return encoder_; }
 
   struct Stats {
     size_t positions = 0;          // byte-set positions with a table
@@ -71,6 +79,7 @@ class CompiledGrammar {
   std::unordered_set<uint64_t> walked_;  // scratch: (resumed state, trie node) walked this mask
   std::unordered_map<int32_t, TokenBitmask> memo_;  // state -> mask (cleared when full)
   Stats stats_;
+  Encoder encoder_;
 };
 
 }  // namespace tandem
