@@ -163,7 +163,9 @@ TEST(SpecGrammar, SampledConstrainedOutputKeepsTheMaskedDistribution) {
   Generator gen(*pair.target, pair.assistant.get(), pool, {.type = TensorType::kF32, .n_ctx = 64});
   std::vector<int> observed(V, 0);
   int64_t drafted = 0, accepted = 0;
-  const int kRuns = 3000;
+  // 6000 runs: with drafts drawn from the unmasked distribution (and cut), this fails (z 5.6
+  // measured); at 3000 runs it did not (z 3.1).
+  const int kRuns = 6000;
   for (int seed = 0; seed < kRuns; ++seed) {
     params.sampling.seed = static_cast<uint32_t>(seed);
     const GenerateResult r = gen.Generate(prompt, params, nullptr);
