@@ -81,6 +81,12 @@ std::string GenerationSummary(const GenerateResult& r, const LoadedModels& m, si
       s += buf;
     }
     s += "\n";
+    if (st.forced > 0) {
+      std::snprintf(buf, sizeof buf,
+                    "  grammar-forced drafts (no drafter step): %lld, accepted %lld\n",
+                    static_cast<long long>(st.forced), static_cast<long long>(st.forced_accepted));
+      s += buf;
+    }
   }
   return s;
 }

@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "cli/commands.h"
 #include "cli/generation_report.h"
+#include "cli/grammar_options.h"
 #include "cli/model_options.h"
 #include "engine/generator.h"
 #include "speculative/loaded_drafters.h"
@@ -36,13 +37,15 @@ struct RunArgs {
   bool thinking = false;
   bool no_special = false;
   bool verbose_prompt = false;
+  GrammarOptions grammar;
 };
 
 std::string ReadAll(std::istream& in) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-GenerateParams MakeParams(const RunArgs& a, const LoadedModels& m) {
+GenerateParams MakeParams(const RunArgs& a, const LoadedModels& m,
+                          const GrammarConstraint& grammar) {
   GenerateParams p;
   if (isatty(STDERR_FILENO)) {  // a progress line for long prompts, on a terminal only
     p.on_prefill_progress = [](int done, int total) {
@@ -54,6 +57,7 @@ GenerateParams MakeParams(const RunArgs& a, const LoadedModels& m) {
   p.sampling = a.sampling;
   p.spec = m.spec;
   p.eog_tokens = m.tokenizer->eog_ids();
+  p.grammar = grammar;
   return p;
 }
 
@@ -77,6 +81,7 @@ int RunPrompt(const RunArgs& a, const CLI::App& app) {
     Fail(ErrorKind::kInvalidArgument, "no prompt: pass -p TEXT, -f FILE or stdin");
 
   LoadedModels m = LoadModels(a.model, app);
+  const GrammarConstraint grammar = LoadGrammarConstraint(a.grammar, *m.tokenizer, false);
   std::vector<int32_t> ids =
       m.tokenizer->Encode(prompt, {.add_special = true, .parse_special = !a.no_special});
   if (static_cast<int>(ids.size()) >= m.kv.n_ctx) {
@@ -97,7 +102,7 @@ int RunPrompt(const RunArgs& a, const CLI::App& app) {
       std::fflush(stdout);
     }
   };
-  GenerateResult r = gen.Generate(ids, MakeParams(a, m), [&](int32_t token) {
+  GenerateResult r = gen.Generate(ids, MakeParams(a, m, grammar), [&](int32_t token) {
     if (m.tokenizer->IsEog(token)) return true;
     show(stops.Feed(decoder.Push(token)));
     return !stops.stopped();
@@ -119,6 +124,7 @@ int RunPrompt(const RunArgs& a, const CLI::App& app) {
 
 int RunChat(const RunArgs& a, const CLI::App& app) {
   LoadedModels m = LoadModels(a.model, app);
+  const GrammarConstraint grammar = LoadGrammarConstraint(a.grammar, *m.tokenizer, true);
   Generator gen(*m.target, MakeDrafters(*m.target, m.assistant.get(), m.draft_model.get(), *m.pool),
                 *m.pool, m.kv);
   ReportKvCache(gen);
@@ -165,7 +171,10 @@ int RunChat(const RunArgs& a, const CLI::App& app) {
       std::fflush(stdout);
       for (const auto& w : d.warnings) LogWarn(w);
     };
-    GenerateResult r = gen.Generate(ids, MakeParams(a, m), [&](int32_t token) {
+    // The constraint starts with the answer: thinking stays unconstrained.
+    GrammarConstraint turn_grammar = grammar;
+    if (!thinking) turn_grammar.thought_open = turn_grammar.thought_close = -1;
+    GenerateResult r = gen.Generate(ids, MakeParams(a, m, turn_grammar), [&](int32_t token) {
       if (m.tokenizer->IsEog(token)) return true;
       show(parser.Feed(stops.Feed(decoder.Push(token))));
       return !stops.stopped();
@@ -194,6 +203,10 @@ void AddRunCommand(CLI::App& app, CommandRunner& runner) {
   sub->add_flag("--json", a->json, "Print one JSON object instead of streaming text");
   sub->add_flag("--chat", a->chat, "Interactive chat in the Gemma 4 chat format");
   sub->add_flag("--thinking", a->thinking, "Chat with thinking on (toggle with /think on|off)");
+  sub->add_option("--grammar-file", a->grammar.grammar_file,
+                  "Constrain the output to a GBNF grammar (llama.cpp syntax)");
+  sub->add_option("--json-schema", a->grammar.json_schema_file,
+                  "Constrain the output to a JSON Schema (file)");
   sub->add_flag("--no-special", a->no_special,
                 "Do not turn special-token text in the prompt into tokens");
   sub->callback([&runner, a, sub] {

@@ -283,7 +283,9 @@ void Engine::Impl::PlanGenerating(int& budget, bool rotate, std::vector<EngineSl
     }
     budget -= 1 + n_draft;
     planned.push_back(slot);
-    if (n_draft > 0) {
+    if (const int forced = n_draft > 0 ? slot->TakeForcedDrafts(n_draft) : 0; forced > 0) {
+      budget += n_draft - forced;  // the grammar alone fills this round's drafts
+    } else if (n_draft > 0) {
       jobs.push_back(DraftJob{slot->MakeDraftRequest(n_draft), {}, 0, {}});
       job_slots.push_back(slot);
     }

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "base/error.h"
+#include "grammar/compiled_grammar.h"
 #include "speculative/speculative_accept.h"
 
 namespace tandem {
@@ -32,6 +33,14 @@ void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx,
     if (b.token < 0 || b.token >= n_vocab) {
       Fail(ErrorKind::kInvalidArgument, "sampling: logit_bias token " + std::to_string(b.token) +
                                             " is outside [0, " + std::to_string(n_vocab) + ")");
+    }
+  }
+  if (p.grammar.grammar) {
+    for (const int32_t id : p.grammar.grammar->vocab().stop_ids()) {
+      if (std::find(p.eog_tokens.begin(), p.eog_tokens.end(), id) == p.eog_tokens.end()) {
+        Fail(ErrorKind::kInvalidArgument, "grammar: its stop token " + std::to_string(id) +
+                                              " is not an end-of-generation token");
+      }
     }
   }
   const SpecOptions& so = p.spec;
@@ -116,6 +125,9 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
   probs_.resize(n_vocab_);
   residual_.resize(n_vocab_);
   drafts_.Clear();
+  forced_drafts_ = 0;
+  grammar_ =
+      params_.grammar.grammar ? std::make_unique<SlotGrammar>(params_.grammar, n_vocab_) : nullptr;
 }
 
 int EngineSlot::DraftCap() const {
@@ -139,13 +151,40 @@ DraftRequest EngineSlot::MakeDraftRequest(int n) {
   request.p_min = params_.spec.draft_p_min;
   request.sampler = greedy_ ? nullptr : &sampler_;
   request.rng = &draft_rng_;
+  draft_n_max_ = n;
+  if (grammar_) {
+    grammar_->BeginDraft();
+    request.constraint = grammar_.get();
+  }
   return request;
+}
+
+int EngineSlot::TakeForcedDrafts(int n) {
+  if (!grammar_ || n < 1) return 0;
+  drafts_.Clear();
+  forced_drafts_ = grammar_->AppendForced(drafts_, n, !greedy_);
+  return forced_drafts_;
 }
 
 void EngineSlot::SetDrafts(DraftResult drafts, double ms) {
   drafts_ = std::move(drafts);
+  forced_drafts_ = 0;
+  if (grammar_) {
+    // Drafts end at the first token the grammar rejects (a drafter that reads no logits), and
+    // the tokens it forces after them cost nothing to draft.
+    grammar_->EndDraft();
+    const int asked = static_cast<int>(drafts_.tokens.size());
+    grammar_->CutDrafts(drafts_);
+    if (static_cast<int>(drafts_.tokens.size()) == asked) {
+      forced_drafts_ = grammar_->AppendForced(drafts_, draft_n_max_, !greedy_);
+    }
+  }
   result_.spec.draft_ms += ms;
   controller_.RecordDraftTime(drafts_.steps, ms);
+}
+
+const float* EngineSlot::Constrained(const float* logits) {
+  return grammar_ ? grammar_->Mask(logits) : logits;
 }
 
 int EngineSlot::AddRows(ForwardBatch& batch) {
@@ -189,7 +228,7 @@ void EngineSlot::OnPrefillRows(const ForwardOutput& out, int row0, int logit0) {
     Stop(StopReason::kLength);
     return;
   }
-  Emit(sampler_.Sample(out.Logits(logit0), n_vocab_, history_, rng_, probs_));
+  Emit(sampler_.Sample(Constrained(out.Logits(logit0)), n_vocab_, history_, rng_, probs_));
 }
 
 void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, double forward_ms,
@@ -202,7 +241,7 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
     ++stats.plain_steps;
     stats.plain_ms += forward_ms;
     hidden_.assign(out.Hidden(row0), out.Hidden(row0) + n_embd_);
-    Emit(sampler_.Sample(out.Logits(logit0), n_vocab_, history_, rng_, probs_));
+    Emit(sampler_.Sample(Constrained(out.Logits(logit0)), n_vocab_, history_, rng_, probs_));
     return;
   }
   // Verify: greedy accepts while the draft equals the target's choice;
@@ -210,7 +249,8 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
   // (A synthetic-acceptance benchmark request is not lossless: its drafts' lengths matter.)
   int accepted = 0;
   for (int i = 0; i <= k && phase_ == SlotPhase::kGenerate; ++i) {
-    const float* logits = out.Logits(logit0 + i);
+    // The grammar state is the committed one: every token emitted so far this round was a draft.
+    const float* logits = Constrained(out.Logits(logit0 + i));
     int32_t token;
     bool match = false;
     if (i < k && !params_.synthetic_acceptance.empty()) {
@@ -235,16 +275,26 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
     Emit(token);
     if (!match) break;
   }
-  stats.RecordRound(k, accepted);
-  controller_.RecordRound(k, accepted);
+  // Grammar-forced drafts (the last forced_drafts_) are counted apart from the drafter's.
+  const int k_drafter = k - forced_drafts_;
+  stats.forced += forced_drafts_;
+  stats.forced_accepted += std::max(0, accepted - k_drafter);
+  if (k_drafter > 0) {
+    stats.RecordRound(k_drafter, std::min(accepted, k_drafter));
+    controller_.RecordRound(k_drafter, std::min(accepted, k_drafter));
+  } else {
+    ++stats.rounds;
+  }
   // The row that produced the last emitted token carries the hidden for the next draft; the
   // cache keeps [last, accepted drafts].
   hidden_.assign(out.Hidden(row0 + accepted), out.Hidden(row0 + accepted) + n_embd_);
   cache_.Truncate(seq_, step_pos_ + accepted + 1);
   drafts_.Clear();
+  forced_drafts_ = 0;
 }
 
 void EngineSlot::Emit(int32_t token) {
+  if (grammar_) grammar_->Commit(token);
   history_.push_back(token);
   result_.tokens.push_back(token);
   ++result_.spec.generated;
@@ -326,6 +376,7 @@ void EngineSlot::Release() {
   prompt_.clear();
   history_.clear();
   drafts_.Clear();
+  grammar_.reset();
 }
 
 }  // namespace tandem

@@ -7,12 +7,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "base/stopwatch.h"
 #include "engine/request.h"
+#include "engine/slot_grammar.h"
 #include "kv/kv_cache.h"
 #include "model/forward_batch.h"
 #include "sampling/rng.h"
@@ -33,7 +35,8 @@ enum class SlotPhase {
 
 // Checks a request before it is queued: throws Error(kInvalidArgument) for an empty prompt, a
 // prompt that does not fit n_ctx (it needs room for at least one generated token), a token or
-// logit-bias id outside [0, n_vocab), bad sampling parameters, bad draft limits, or speculation
+// logit-bias id outside [0, n_vocab), bad sampling parameters, bad draft limits, a grammar whose
+// stop tokens are not all end-of-generation tokens, or speculation
 // whose drafter is not loaded (`has_drafter`: one is loaded for request.params.spec.type).
 void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx, bool has_drafter);
 
@@ -78,8 +81,13 @@ class EngineSlot {
   bool CanShortenDrafts() const {
     return (greedy_ && params_.synthetic_acceptance.empty()) || params_.spec.adaptive;
   }
-  // The draft request for n tokens from the committed state (pointers into this slot).
+  // The draft request for n tokens from the committed state (pointers into this slot). With a
+  // grammar, the drafter follows it (request.constraint) and SetDrafts rolls it back.
   DraftRequest MakeDraftRequest(int n);
+  // Grammar-forced drafts: when the grammar alone determines the next tokens, this round's
+  // drafts are those (at most n, no drafter step) and their count is returned; the caller then
+  // skips the drafter. 0 (nothing changed) otherwise.
+  int TakeForcedDrafts(int n);
   // The drafts for this round and the time spent making them.
   void SetDrafts(DraftResult drafts, double ms);
   // Sets the number of prompt rows this step evaluates (prefill phase).
@@ -119,6 +127,8 @@ class EngineSlot {
   void OnPrefillRows(const ForwardOutput& out, int row0, int logit0);
   void OnGenerateRows(const ForwardOutput& out, int row0, int logit0, double forward_ms,
                       bool record_verify_time);
+  // The target's logits at a verified position, masked by the grammar (if any).
+  const float* Constrained(const float* logits);
 
   const int seq_;
   KvCache& cache_;
@@ -149,9 +159,12 @@ class EngineSlot {
   int planned_prefill_ = 0;       // prompt rows of this step
   std::vector<int32_t> history_;  // prompt + emitted tokens; the last is not in the cache yet
   std::vector<float> hidden_;     // [n_embd] hidden of the row that produced history_.back()
-  std::vector<float> probs_, residual_;  // [n_vocab] scratch
-  DraftResult drafts_;                   // this round's drafts
-  int32_t step_pos_ = 0;                 // position of history_.back() this step
+  std::vector<float> probs_, residual_;   // [n_vocab] scratch
+  DraftResult drafts_;                    // this round's drafts
+  int forced_drafts_ = 0;                 // ... of which the last ones are grammar-forced
+  int draft_n_max_ = 0;                   // the drafter's n_max this round
+  std::unique_ptr<SlotGrammar> grammar_;  // the request's constraint, or null
+  int32_t step_pos_ = 0;                  // position of history_.back() this step
 };
 
 }  // namespace tandem

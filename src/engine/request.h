@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,11 +15,22 @@
 
 namespace tandem {
 
+class CompiledGrammar;
+
+// Constrained decoding (a grammar compiled against the target's vocabulary; its stop ids should
+// be among eog_tokens). With thought_open >= 0 the model may first think in a channel opened by
+// that token and closed by thought_close, unconstrained; the grammar starts with the answer.
+struct GrammarConstraint {
+  std::shared_ptr<CompiledGrammar> grammar;  // null: unconstrained
+  int32_t thought_open = -1, thought_close = -1;
+};
+
 struct GenerateParams {
   int n_predict = 128;  // tokens to generate at most (-1: until EOG or context end)
   SamplingParams sampling;
   SpecOptions spec;                 // type kNone: plain decoding
   std::vector<int32_t> eog_tokens;  // generation stops after emitting one of these
+  GrammarConstraint grammar;
   // Benchmarks only (`tandem bench --synthetic-acceptance`): draft position i is accepted with
   // probability rate[min(i, size - 1)] instead of by verification, so the mechanism's cost can
   // be measured at a chosen acceptance. The emitted text is then meaningless.

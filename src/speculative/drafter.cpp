@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/stopwatch.h"
 #include "sampling/sampler.h"
+#include "speculative/draft_constraint.h"
 
 namespace tandem {
 
@@ -36,6 +37,12 @@ void DraftAlone(Drafter& drafter, const DraftRequest& request, const KvCache& ta
 
 bool ChooseDraftToken(const float* logits, int n_vocab, const DraftRequest& request,
                       std::span<const int32_t> history, DraftResult& result, int32_t& token) {
+  std::vector<float> masked;
+  if (request.constraint != nullptr) {
+    masked.assign(logits, logits + n_vocab);
+    if (!request.constraint->MaskLogits(masked.data(), n_vocab)) return false;
+    logits = masked.data();
+  }
   if (request.p_min > 0 && TopKProbabilityOfBest(logits, n_vocab) < request.p_min) return false;
   if (request.sampler == nullptr) {
     token = Argmax(std::span<const float>(logits, n_vocab));
@@ -45,6 +52,7 @@ bool ChooseDraftToken(const float* logits, int n_vocab, const DraftRequest& requ
     result.q.push_back(std::move(q));
   }
   result.tokens.push_back(token);
+  if (request.constraint != nullptr) request.constraint->Advance(token);
   return true;
 }
 

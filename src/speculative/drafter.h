@@ -24,6 +24,7 @@
 
 namespace tandem {
 
+class DraftConstraint;
 class KvCache;
 struct KvCacheOptions;
 class Rng;
@@ -41,6 +42,9 @@ struct DraftRequest {
   float p_min = 0.0f;  // stop at a draft whose top-10-renormalised probability is below this
   Sampler* sampler = nullptr;  // null: greedy drafts; else drafts are sampled from q
   Rng* rng = nullptr;
+  // Non-null: drafts must follow this constraint (a grammar); ChooseDraftToken applies it. It
+  // advances over the drafts; the slot rolls it back after drafting.
+  DraftConstraint* constraint = nullptr;
 };
 
 struct DraftResult {
@@ -84,7 +88,8 @@ class Drafter {
 void DraftAlone(Drafter& drafter, const DraftRequest& request, const KvCache& target_cache,
                 DraftResult& result);
 
-// One draft step's choice from the drafter's logits [n_vocab], shared by every drafter: false
+// One draft step's choice from the drafter's logits [n_vocab], shared by every drafter: the
+// logits are first masked by request.constraint (if any; nothing allowed: false). False
 // (drafting stops) when request.p_min is set and the best token's top-10 probability is below
 // it; else `token` is the argmax (greedy, request.sampler null) or a sample from the request's
 // sampler with `history` (its distribution appended to result.q), appended to result.tokens.

@@ -51,7 +51,7 @@ double SpecStats::EstimatedSpeedup() const {
   const double spent = draft_ms + verify_ms;
   if (forwards == 0 || spent <= 0) return 0.0;
   const double plain_step_ms = plain_steps ? plain_ms / plain_steps : verify_ms / rounds;
-  return double(rounds + accepted + plain_steps) * plain_step_ms / spent;
+  return double(rounds + accepted + forced_accepted + plain_steps) * plain_step_ms / spent;
 }
 
 std::vector<double> SpecStats::AcceptanceByPosition() const {
@@ -67,6 +67,8 @@ void SpecStats::Add(const SpecStats& o) {
   plain_steps += o.plain_steps;
   drafted += o.drafted;
   accepted += o.accepted;
+  forced += o.forced;
+  forced_accepted += o.forced_accepted;
   generated += o.generated;
   repetition_accepted += o.repetition_accepted;
   probes += o.probes;
@@ -93,6 +95,8 @@ nlohmann::json SpecStats::ToJson() const {
       {"remeasures", remeasures},
       {"drafted", drafted},
       {"accepted", accepted},
+      {"forced", forced},
+      {"forced_accepted", forced_accepted},
       {"acceptance_rate", AcceptanceRate()},
       {"acceptance_by_position", AcceptanceByPosition()},
       {"mean_accepted_length", MeanAcceptedLength()},

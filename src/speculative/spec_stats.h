@@ -14,6 +14,9 @@ struct SpecStats {
   int64_t plain_steps = 0;           // target forwards without drafts
   int64_t drafted = 0;               // draft tokens proposed
   int64_t accepted = 0;              // draft tokens accepted
+  int64_t forced = 0;                // draft tokens forced by a grammar (no drafter step; not
+                                     // counted in drafted/accepted)
+  int64_t forced_accepted = 0;       // ... of which accepted
   int64_t generated = 0;             // tokens emitted after the prompt
   int64_t repetition_accepted = 0;   // accepted tokens that fell inside a detected repetition loop
   int64_t probes = 0;                // rounds drafted only to look for acceptance (controller)

@@ -1,0 +1,147 @@
+// The grammar constraint of one slot's request: masks, draft constraint, cut and forced tokens.
+#include "engine/slot_grammar.h"
+
+#include <limits>
+
+#include "base/error.h"
+
+namespace tandem {
+
+SlotGrammar::SlotGrammar(const GrammarConstraint& constraint, int n_vocab)
+    : constraint_(constraint),
+      n_vocab_(n_vocab),
+      matcher_(constraint.grammar),
+      phase_(constraint.thought_open >= 0 ? Phase::kStart : Phase::kAnswer),
+      mask_(constraint.grammar->vocab().size()),
+      masked_(n_vocab) {}
+
+SlotGrammar::Phase SlotGrammar::Next(Phase phase, int32_t token) const {
+  switch (phase) {
+    case Phase::kStart:
+      return token == constraint_.thought_open ? Phase::kThinking : Phase::kAnswer;
+    case Phase::kThinking:
+      return token == constraint_.thought_close ? Phase::kAnswer : Phase::kThinking;
+    default:
+      return phase;
+  }
+}
+
+bool SlotGrammar::Step(int32_t token) {
+  if (phase_ == Phase::kDone) return false;
+  if (phase_ == Phase::kThinking ||
+      (phase_ == Phase::kStart && token == constraint_.thought_open)) {
+    phase_ = Next(phase_, token);
+    return true;
+  }
+  phase_ = Phase::kAnswer;
+  if (!matcher_.AcceptToken(token)) return false;
+  if (matcher_.IsTerminated()) phase_ = Phase::kDone;
+  return true;
+}
+
+bool SlotGrammar::MaskLogits(float* logits, int n_vocab) {
+  if (phase_ == Phase::kThinking) return true;
+  if (phase_ == Phase::kDone) return false;
+  matcher_.FillNextTokenMask(mask_);
+  if (phase_ == Phase::kStart) mask_.Set(constraint_.thought_open);
+  const float ninf = -std::numeric_limits<float>::infinity();
+  const int n_mask = mask_.size();
+  bool any = false;
+  for (int i = 0; i < n_vocab; ++i) {
+    if (i < n_mask && mask_.Test(i)) {
+      any = true;
+    } else {
+      logits[i] = ninf;
+    }
+  }
+  return any;
+}
+
+const float* SlotGrammar::Mask(const float* logits) {
+  if (phase_ == Phase::kThinking) return logits;
+  masked_.assign(logits, logits + n_vocab_);
+  if (!MaskLogits(masked_.data(), n_vocab_)) {
+    Fail(ErrorKind::kInternal, "grammar: no token is allowed (the document is complete)");
+  }
+  return masked_.data();
+}
+
+void SlotGrammar::Commit(int32_t token) {
+  if (!Step(token)) {
+    Fail(ErrorKind::kInternal,
+         "grammar: emitted token " + std::to_string(token) + " is not allowed by the grammar");
+  }
+}
+
+void SlotGrammar::Save() {
+  saved_phase_ = phase_;
+  saved_checkpoint_ = matcher_.Checkpoint();
+}
+
+void SlotGrammar::Restore() {
+  phase_ = saved_phase_;
+  matcher_.Rollback(saved_checkpoint_);
+}
+
+void SlotGrammar::BeginDraft() {
+  Save();
+}
+void SlotGrammar::EndDraft() {
+  Restore();
+}
+
+void SlotGrammar::Advance(int32_t token) {
+  // A drafter only chooses masked tokens; one the grammar rejects ends the constrained draft
+  // (CutDrafts drops it and what follows).
+  if (!Step(token)) phase_ = Phase::kDone;
+}
+
+void SlotGrammar::CutDrafts(DraftResult& drafts) {
+  Save();
+  size_t keep = 0;
+  while (keep < drafts.tokens.size() && Step(drafts.tokens[keep])) ++keep;
+  Restore();
+  drafts.tokens.resize(keep);
+  if (drafts.q.size() > keep) drafts.q.resize(keep);
+}
+
+std::vector<int32_t> SlotGrammar::ForcedTokens() {
+  if (phase_ != Phase::kAnswer) return {};
+  matcher_.FillNextTokenMask(mask_);
+  if (mask_.Count() == 1) return mask_.Ids();
+  // A forced string, as the tokenizer writes it; its last token is left out, since the text
+  // after the forced bytes may merge with it.
+  const CompiledGrammar::Encoder& encode = matcher_.compiled().encoder();
+  if (!encode) return {};
+  const std::string forced = matcher_.ForcedBytes(64);
+  if (forced.empty()) return {};
+  std::vector<int32_t> ids = encode(forced);
+  if (!ids.empty()) ids.pop_back();
+  return ids;
+}
+
+int SlotGrammar::AppendForced(DraftResult& drafts, int n_max, bool sampled) {
+  Save();
+  bool valid = true;
+  for (const int32_t t : drafts.tokens) valid = valid && Step(t);
+  int appended = 0;
+  while (valid && static_cast<int>(drafts.tokens.size()) < n_max) {
+    const std::vector<int32_t> forced = ForcedTokens();
+    int taken = 0;
+    for (const int32_t t : forced) {
+      if (static_cast<int>(drafts.tokens.size()) >= n_max || !Step(t)) {
+        valid = false;
+        break;
+      }
+      drafts.tokens.push_back(t);
+      ++taken;
+    }
+    appended += taken;
+    if (taken == 0) break;
+  }
+  if (sampled) drafts.q.resize(drafts.tokens.size());  // forced: point masses
+  Restore();
+  return appended;
+}
+
+}  // namespace tandem

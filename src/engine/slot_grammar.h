@@ -1,0 +1,68 @@
+// A request's grammar constraint inside the speculative round (issue 16): the grammar state of
+// the committed tokens, the mask applied to the target's logits at every verified position, the
+// drafts' constraint (masked drafting, rolled back afterwards), the cut at the first draft the
+// grammar rejects, and the forced tokens the grammar alone determines (drafted for free).
+//
+// Thinking stays unconstrained: with a thought channel (`thought_open` >= 0), the first token may
+// also open it; inside it nothing is masked, and the grammar starts after `thought_close`.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/request.h"
+#include "grammar/grammar_matcher.h"
+#include "speculative/draft_constraint.h"
+#include "speculative/drafter.h"
+
+namespace tandem {
+
+class SlotGrammar final : public DraftConstraint {
+ public:
+  SlotGrammar(const GrammarConstraint& constraint, int n_vocab);
+
+  // Masked copy of `logits` [n_vocab] for the committed state (the same pointer when the state
+  // is unconstrained, i.e. thinking). Valid until the next call.
+  const float* Mask(const float* logits);
+  // The committed state advances over an emitted token; throws Error(kInternal) if the grammar
+  // rejects it (masking makes that impossible).
+  void Commit(int32_t token);
+
+  // Drafting: Begin() before the drafter runs (the drafter then calls MaskLogits / Advance),
+  // End() after it, which rolls back to the committed state.
+  void BeginDraft();
+  void EndDraft();
+  bool MaskLogits(float* logits, int n_vocab) override;
+  void Advance(int32_t token) override;
+
+  // Keeps the longest prefix of drafts.tokens the grammar accepts from the committed state.
+  void CutDrafts(DraftResult& drafts);
+  // Appends to `drafts` (already valid, see CutDrafts) the tokens the grammar forces after them
+  // (see ForcedTokens), while
+  // drafts.size() < n_max; `sampled`: each gets an empty q (a point mass). Returns how many.
+  int AppendForced(DraftResult& drafts, int n_max, bool sampled);
+
+ private:
+  enum class Phase { kStart, kThinking, kAnswer, kDone };
+  Phase Next(Phase phase, int32_t token) const;
+  // Advances `phase_`/matcher over `token`; false if the grammar rejects it.
+  bool Step(int32_t token);
+  // The tokens the grammar forces from the current state: the only allowed token, or a forced
+  // string encoded by the grammar's encoder (none without one).
+  std::vector<int32_t> ForcedTokens();
+  void Save();
+  void Restore();
+
+  GrammarConstraint constraint_;
+  int n_vocab_;
+  GrammarMatcher matcher_;
+  Phase phase_;
+  TokenBitmask mask_;
+  std::vector<float> masked_;
+  // Saved committed state while drafting.
+  Phase saved_phase_ = Phase::kStart;
+  size_t saved_checkpoint_ = 0;
+};
+
+}  // namespace tandem

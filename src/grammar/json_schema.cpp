@@ -1,0 +1,496 @@
+#include "grammar/json_schema.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "grammar/integer_range.h"
+#include "grammar/regex_to_gbnf.h"
+
+namespace tandem {
+
+JsonSchemaError::JsonSchemaError(const std::string& keyword, const std::string& path,
+                                 const std::string& why)
+    : Error(ErrorKind::kInvalidArgument,
+            "json_schema: " + (keyword.empty() ? std::string() : "'" + keyword + "' ") + "at " +
+                (path.empty() ? std::string("/") : path) + ": " + why),
+      keyword_(keyword),
+      path_(path) {}
+
+namespace {
+
+// Ordered: properties must come in the schema's order, not sorted by name.
+using json = nlohmann::ordered_json;
+
+// Between tokens: nothing, a space, or a newline and an indent. Inlined at every use so that each
+// copy has one return position (see compiled_grammar.h).
+constexpr const char* kWs = R"(("" | " " | "\n" [ \t]{0,24}))";
+
+// Generic JSON values (shared rules; `json_object` mode and schemas without constraints).
+constexpr const char* kJsonValueRules =
+    R"(json-value ::= json-object | json-array | json-string | json-number | "true" | "false" | "null"
+json-object ::= "{" WS ( json-string WS ":" WS json-value ( WS "," WS json-string WS ":" WS json-value )* WS )? "}"
+json-array ::= "[" WS ( json-value ( WS "," WS json-value )* WS )? "]"
+json-string ::= "\"" JCHAR* "\""
+json-number ::= "-"? ( "0" | [1-9] [0-9]{0,15} ) ( "." [0-9]{1,16} )? ( [eE] [-+]? [0-9]{1,3} )?
+)";
+
+std::string Expand(std::string text) {
+  auto replace = [&](const std::string& from, const std::string& to) {
+    for (size_t p = text.find(from); p != std::string::npos; p = text.find(from, p + to.size())) {
+      text.replace(p, from.size(), to);
+    }
+  };
+  replace("WS", kWs);
+  replace("JCHAR", kJsonCharGbnf);
+  return text;
+}
+
+std::string Literal(const std::string& bytes) {
+  std::string out = "\"";
+  for (const char c : bytes) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (static_cast<uint8_t>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02X", static_cast<uint8_t>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string JsonLiteral(const json& value) {
+  return Literal(value.dump());
+}
+
+const std::set<std::string> kAnnotations = {"title",    "description", "default",  "examples",
+                                            "$schema",  "$id",         "$comment", "deprecated",
+                                            "readOnly", "writeOnly",   "strict"};
+const std::set<std::string> kKeywords = {"type",
+                                         "properties",
+                                         "required",
+                                         "additionalProperties",
+                                         "items",
+                                         "minItems",
+                                         "maxItems",
+                                         "enum",
+                                         "const",
+                                         "anyOf",
+                                         "oneOf",
+                                         "allOf",
+                                         "$ref",
+                                         "$defs",
+                                         "definitions",
+                                         "minLength",
+                                         "maxLength",
+                                         "pattern",
+                                         "format",
+                                         "minimum",
+                                         "maximum",
+                                         "exclusiveMinimum",
+                                         "exclusiveMaximum"};
+
+std::string Escape(const std::string& key) {
+  std::string out;
+  for (const char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+class SchemaCompiler {
+ public:
+  explicit SchemaCompiler(const json& root) : root_(root) {}
+
+  std::string Compile() {
+    const std::string root_rule = Ref("#", "");
+    std::string out = "root ::= " + root_rule + "\n";
+    for (const auto& [name, body] : rules_) out += name + " ::= " + body + "\n";
+    if (uses_generic_) out += Expand(kJsonValueRules);
+    return out;
+  }
+
+ private:
+  [[noreturn]] static void Throw(const std::string& keyword, const std::string& path,
+                                 const std::string& why) {
+    throw JsonSchemaError(keyword, path, why);
+  }
+
+  std::string Any() {
+    uses_generic_ = true;
+    return "json-value";
+  }
+
+  // The rule for the schema at `ref` (compiled once; recursion through refs is allowed).
+  std::string Ref(const std::string& ref, const std::string& path) {
+    if (const auto it = ref_rules_.find(ref); it != ref_rules_.end()) return it->second;
+    const json* target = &root_;
+    std::string target_path;
+    if (ref != "#") {
+      std::string rest;
+      if (ref.rfind("#/$defs/", 0) == 0) {
+        rest = ref.substr(8);
+        target_path = "/$defs";
+        target = root_.contains("$defs") ? &root_["$defs"] : nullptr;
+      } else if (ref.rfind("#/definitions/", 0) == 0) {
+        rest = ref.substr(14);
+        target_path = "/definitions";
+        target = root_.contains("definitions") ? &root_["definitions"] : nullptr;
+      } else {
+        Throw("$ref", path,
+              "only \"#\", \"#/$defs/NAME\" and \"#/definitions/NAME\" are supported");
+      }
+      if (target == nullptr || !target->is_object() || !target->contains(rest)) {
+        Throw("$ref", path, "\"" + ref + "\" does not exist");
+      }
+      target = &(*target)[rest];
+      target_path += "/" + Escape(rest);
+    }
+    std::string name = "ref";
+    for (const char c : ref) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
+    name += "-" + std::to_string(ref_rules_.size());
+    ref_rules_[ref] = name;
+    rules_[name] = "";  // reserves the name while the body compiles
+    rules_[name] = Visit(*target, target_path, 0);
+    return name;
+  }
+
+  std::string Visit(const json& s, const std::string& path, int depth) {
+    if (depth > kMaxSchemaDepth)
+      Throw("", path, "schema nested deeper than " + std::to_string(kMaxSchemaDepth));
+    if (s.is_boolean()) {
+      if (s.get<bool>()) return Any();
+      Throw("", path, "the schema `false` accepts nothing");
+    }
+    if (!s.is_object()) Throw("", path, "a schema must be an object or a boolean");
+    for (const auto& [key, value] : s.items()) {
+      if (kAnnotations.count(key) == 0 && kKeywords.count(key) == 0) {
+        Throw(key, path + "/" + Escape(key), "unsupported keyword");
+      }
+    }
+    if (s.contains("$ref")) {
+      for (const auto& [key, value] : s.items()) {
+        if (key != "$ref" && key != "$defs" && key != "definitions" &&
+            kAnnotations.count(key) == 0) {
+          Throw(key, path + "/" + Escape(key), "keywords beside $ref are not supported");
+        }
+      }
+      if (!s["$ref"].is_string()) Throw("$ref", path + "/$ref", "must be a string");
+      return Ref(s["$ref"].get<std::string>(), path + "/$ref");
+    }
+    if (s.contains("const")) return JsonLiteral(s["const"]);
+    if (s.contains("enum")) {
+      const json& values = s["enum"];
+      if (!values.is_array() || values.empty())
+        Throw("enum", path + "/enum", "must be a non-empty array");
+      std::string out = "(";
+      for (size_t i = 0; i < values.size(); ++i) out += (i ? " | " : "") + JsonLiteral(values[i]);
+      return out + ")";
+    }
+    for (const char* key : {"anyOf", "oneOf"}) {
+      if (!s.contains(key)) continue;
+      const json& list = s[key];
+      if (!list.is_array() || list.empty())
+        Throw(key, path + "/" + key, "must be a non-empty array");
+      std::string out = "(";
+      for (size_t i = 0; i < list.size(); ++i) {
+        out += (i ? " | " : "") +
+               Visit(list[i], path + "/" + key + "/" + std::to_string(i), depth + 1);
+      }
+      return out + ")";
+    }
+    if (s.contains("allOf")) {
+      const json& list = s["allOf"];
+      if (!list.is_array() || list.size() != 1) {
+        Throw("allOf", path + "/allOf", "only allOf with one schema is supported");
+      }
+      return Visit(list[0], path + "/allOf/0", depth + 1);
+    }
+    if (!s.contains("type")) {
+      if (s.contains("properties") || s.contains("additionalProperties"))
+        return Object(s, path, depth);
+      if (s.contains("items")) return Array(s, path, depth);
+      return Any();
+    }
+    const json& type = s["type"];
+    if (type.is_array()) {
+      if (type.empty()) Throw("type", path + "/type", "must not be empty");
+      std::string out = "(";
+      for (size_t i = 0; i < type.size(); ++i) {
+        if (!type[i].is_string())
+          Throw("type", path + "/type/" + std::to_string(i), "must be a string");
+        out += (i ? " | " : "") + OfType(type[i].get<std::string>(), s, path, depth);
+      }
+      return out + ")";
+    }
+    if (!type.is_string()) Throw("type", path + "/type", "must be a string or an array of strings");
+    return OfType(type.get<std::string>(), s, path, depth);
+  }
+
+  std::string OfType(const std::string& type, const json& s, const std::string& path, int depth) {
+    if (type == "object") return Object(s, path, depth);
+    if (type == "array") return Array(s, path, depth);
+    if (type == "string") return String(s, path);
+    if (type == "integer") return Integer(s, path);
+    if (type == "number") return Number(s, path);
+    if (type == "boolean") return "(\"true\" | \"false\")";
+    if (type == "null") return "\"null\"";
+    Throw("type", path + "/type", "unknown type \"" + type + "\"");
+  }
+
+  static double NumberField(const json& s, const char* key, const std::string& path) {
+    if (!s[key].is_number()) Throw(key, path + "/" + key, "must be a number");
+    return s[key].get<double>();
+  }
+
+  std::string Object(const json& s, const std::string& path, int depth) {
+    std::vector<std::string> required_names;
+    if (s.contains("required")) {
+      if (!s["required"].is_array()) Throw("required", path + "/required", "must be an array");
+      for (const json& r : s["required"]) {
+        if (!r.is_string()) Throw("required", path + "/required", "must hold strings");
+        required_names.push_back(r.get<std::string>());
+      }
+    }
+    std::vector<std::string> required, optional;  // "key": value members
+    const json empty = json::object();
+    const json& props = s.contains("properties") ? s["properties"] : empty;
+    if (!props.is_object()) Throw("properties", path + "/properties", "must be an object");
+    for (const auto& [key, sub] : props.items()) {
+      const std::string member = JsonLiteral(key) + " " + kWs + " \":\" " + kWs + " " +
+                                 Visit(sub, path + "/properties/" + Escape(key), depth + 1);
+      const bool req =
+          std::find(required_names.begin(), required_names.end(), key) != required_names.end();
+      (req ? required : optional).push_back(member);
+    }
+    for (const std::string& r : required_names) {
+      if (!props.contains(r))
+        Throw("required", path + "/required", "\"" + r + "\" is not in properties");
+    }
+    std::string extra;  // one additional member, or empty if none are allowed
+    const bool has_props = s.contains("properties");
+    if (s.contains("additionalProperties")) {
+      const json& ap = s["additionalProperties"];
+      if (!(ap.is_boolean() && !ap.get<bool>())) {
+        uses_generic_ = true;
+        extra = std::string("json-string ") + kWs + " \":\" " + kWs + " " +
+                (ap.is_boolean() ? Any() : Visit(ap, path + "/additionalProperties", depth + 1));
+      }
+    } else if (!has_props) {
+      uses_generic_ = true;
+      extra = std::string("json-string ") + kWs + " \":\" " + kWs + " " + Any();
+    }
+    const std::string sep = std::string(kWs) + " \",\" " + kWs + " ";
+    std::string body;
+    if (!required.empty()) {
+      for (size_t i = 0; i < required.size(); ++i) body += (i ? " " + sep : "") + required[i];
+      for (const std::string& o : optional) body += " (" + sep + o + ")?";
+      if (!extra.empty()) body += " (" + sep + extra + ")*";
+    } else {
+      // The first member present is unprefixed: chain(i) ::= m_i rest(i) | chain(i+1).
+      std::vector<std::string> members = optional;
+      if (!extra.empty()) members.push_back(extra);
+      std::string chain;
+      for (size_t i = members.size(); i-- > 0;) {
+        std::string rest;
+        for (size_t j = i + 1; j < members.size(); ++j) {
+          const bool repeat = !extra.empty() && j + 1 == members.size();
+          rest += " (" + sep + members[j] + ")" + (repeat ? "*" : "?");
+        }
+        const bool repeat_self = !extra.empty() && i + 1 == members.size();
+        std::string alt = members[i] + rest;
+        if (repeat_self) alt = members[i] + " (" + sep + members[i] + ")*";
+        chain = chain.empty() ? "(" + alt + ")" : "(" + alt + " | " + chain + ")";
+      }
+      body = chain.empty() ? "" : chain + "?";
+    }
+    return "(\"{\" " + std::string(kWs) + " " +
+           (body.empty() ? "" : "(" + body + ") " + kWs + " ") + "\"}\")";
+  }
+
+  std::string Array(const json& s, const std::string& path, int depth) {
+    const std::string item =
+        s.contains("items") ? Visit(s["items"], path + "/items", depth + 1) : Any();
+    int64_t min = 0, max = -1;
+    if (s.contains("minItems")) {
+      if (!s["minItems"].is_number_unsigned())
+        Throw("minItems", path + "/minItems", "must be a non-negative integer");
+      min = s["minItems"].get<int64_t>();
+    }
+    if (s.contains("maxItems")) {
+      if (!s["maxItems"].is_number_unsigned())
+        Throw("maxItems", path + "/maxItems", "must be a non-negative integer");
+      max = s["maxItems"].get<int64_t>();
+    }
+    if (min > 1000 || max > 1000)
+      Throw(min > 1000 ? "minItems" : "maxItems", path, "above 1000 is not supported");
+    if (max >= 0 && max < min) Throw("maxItems", path + "/maxItems", "is below minItems");
+    const std::string sep = std::string(kWs) + " \",\" " + kWs + " ";
+    std::string body;
+    if (max != 0) {
+      const int64_t rest_min = std::max<int64_t>(0, min - 1);
+      std::string reps =
+          "{" + std::to_string(rest_min) + "," + (max < 0 ? "" : std::to_string(max - 1)) + "}";
+      body = "(" + item + " (" + sep + item + ")" + reps + " " + kWs + ")";
+      if (min == 0) body += "?";
+    }
+    return "(\"[\" " + std::string(kWs) + " " + body + " \"]\")";
+  }
+
+  std::string String(const json& s, const std::string& path) {
+    std::string content;
+    if (s.contains("format")) {
+      if (!s["format"].is_string()) Throw("format", path + "/format", "must be a string");
+      const std::string f = s["format"].get<std::string>();
+      content = Format(f, path);
+      if (s.contains("pattern") || s.contains("minLength") || s.contains("maxLength")) {
+        Throw("format", path + "/format",
+              "format together with pattern or lengths is not supported");
+      }
+    } else if (s.contains("pattern")) {
+      if (!s["pattern"].is_string()) Throw("pattern", path + "/pattern", "must be a string");
+      if (s.contains("minLength") || s.contains("maxLength")) {
+        Throw("pattern", path + "/pattern", "pattern together with lengths is not supported");
+      }
+      try {
+        content = RegexToGbnf(s["pattern"].get<std::string>());
+      } catch (const Error& e) {
+        Throw("pattern", path + "/pattern", e.what());
+      }
+    } else {
+      int64_t min = 0, max = -1;
+      if (s.contains("minLength")) {
+        if (!s["minLength"].is_number_unsigned())
+          Throw("minLength", path + "/minLength", "must be a non-negative integer");
+        min = s["minLength"].get<int64_t>();
+      }
+      if (s.contains("maxLength")) {
+        if (!s["maxLength"].is_number_unsigned())
+          Throw("maxLength", path + "/maxLength", "must be a non-negative integer");
+        max = s["maxLength"].get<int64_t>();
+      }
+      if (min > 1000 || max > 1000)
+        Throw(min > 1000 ? "minLength" : "maxLength", path, "above 1000 is not supported");
+      if (max >= 0 && max < min) Throw("maxLength", path + "/maxLength", "is below minLength");
+      content = std::string(kJsonCharGbnf) + "{" + std::to_string(min) + "," +
+                (max < 0 ? "" : std::to_string(max)) + "}";
+    }
+    return "(\"\\\"\" " + content + " \"\\\"\")";
+  }
+
+  static std::string Format(const std::string& f, const std::string& path) {
+    const std::string d28 = R"(("0" [1-9] | "1" [0-9] | "2" [0-8]))";
+    const std::string d30 = "(" + d28 + R"( | "29" | "30"))";
+    const std::string d31 = "(" + d30 + R"( | "31"))";
+    const std::string leap_tail = R"(("0" [48] | [2468] [048] | [13579] [26]))";
+    const std::string date = R"(([0-9]{4} "-" (("0" [13578] | "1" [02]) "-" )" + d31 +
+                             R"( | ("0" [469] | "11") "-" )" + d30 + R"( | "02-" )" + d28 +
+                             R"() | ([0-9]{2} )" + leap_tail + " | " + leap_tail +
+                             R"( "00") "-02-29"))";
+    const std::string hh = R"(([01] [0-9] | "2" [0-3]))";
+    const std::string time = "(" + hh +
+                             R"( ":" [0-5] [0-9] ":" [0-5] [0-9] ("." [0-9]{1,9})? ("Z" | [+-] )" +
+                             hh + R"( ":" [0-5] [0-9])))";
+    if (f == "date") return date;
+    if (f == "time") return time;
+    if (f == "date-time") return "(" + date + " \"T\" " + time + ")";
+    if (f == "uuid") {
+      return R"(([0-9a-f]{8} "-" [0-9a-f]{4} "-" [0-9a-f]{4} "-" [0-9a-f]{4} "-" [0-9a-f]{12}))";
+    }
+    if (f == "email") {
+      return R"(([a-zA-Z0-9_+-]+ ("." [a-zA-Z0-9_+-]+)* "@" ([a-zA-Z0-9] ([a-zA-Z0-9-]* [a-zA-Z0-9])? ".")+ [a-zA-Z0-9] ([a-zA-Z0-9-]* [a-zA-Z0-9])?))";
+    }
+    Throw("format", path + "/format", "unsupported format \"" + f + "\"");
+  }
+
+  std::string Integer(const json& s, const std::string& path) {
+    std::optional<int64_t> lo, hi;
+    auto bound = [&](const char* key, bool is_min, bool exclusive) {
+      if (!s.contains(key)) return;
+      const double v = NumberField(s, key, path);
+      if (std::fabs(v) > 1e15) Throw(key, path + "/" + key, "bounds beyond 1e15 are not supported");
+      int64_t b = is_min ? static_cast<int64_t>(std::ceil(v)) : static_cast<int64_t>(std::floor(v));
+      if (exclusive && static_cast<double>(b) == v) b += is_min ? 1 : -1;
+      if (is_min)
+        lo = lo ? std::max(*lo, b) : b;
+      else
+        hi = hi ? std::min(*hi, b) : b;
+    };
+    bound("minimum", true, false);
+    bound("exclusiveMinimum", true, true);
+    bound("maximum", false, false);
+    bound("exclusiveMaximum", false, true);
+    if (lo && hi && *lo > *hi) Throw("maximum", path, "the integer range is empty");
+    return IntegerRangeGbnf(lo, hi);
+  }
+
+  std::string Number(const json& s, const std::string& path) {
+    const std::string frac = R"(("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,3})?)";
+    bool non_negative = false;
+    for (const char* key : {"minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"}) {
+      if (!s.contains(key)) continue;
+      if (std::string(key) == "minimum" && NumberField(s, key, path) == 0) {
+        non_negative = true;
+        continue;
+      }
+      Throw(key, path + "/" + key, "number bounds other than minimum 0 are not supported");
+    }
+    // A non-negative number: no sign, and no negative exponent issue (the mantissa is >= 0).
+    return std::string("(") + (non_negative ? "" : "\"-\"? ") + R"(("0" | [1-9] [0-9]{0,15}) )" +
+           frac + ")";
+  }
+
+  const json& root_;
+  std::map<std::string, std::string> rules_;
+  std::map<std::string, std::string> ref_rules_;
+  bool uses_generic_ = false;
+};
+
+}  // namespace
+
+std::string JsonSchemaToGbnf(const json& schema) {
+  return SchemaCompiler(schema).Compile();
+}
+
+std::string JsonSchemaTextToGbnf(std::string_view schema_text) {
+  if (schema_text.size() > kMaxSchemaBytes) {
+    throw JsonSchemaError("", "",
+                          "schema is " + std::to_string(schema_text.size()) +
+                              " bytes, the limit is " + std::to_string(kMaxSchemaBytes));
+  }
+  json schema;
+  try {
+    schema = json::parse(schema_text, nullptr, true, false);
+  } catch (const json::exception& e) {
+    throw JsonSchemaError("", "", std::string("not valid JSON: ") + e.what());
+  }
+  return JsonSchemaToGbnf(schema);
+}
+
+std::string JsonObjectGbnf() {
+  return "root ::= json-object\n" + Expand(kJsonValueRules);
+}
+
+}  // namespace tandem

@@ -1,0 +1,47 @@
+// JSON Schema -> GBNF: the documents a schema accepts, as a grammar (OpenAI strict structured
+// outputs plus common keywords).
+//
+// Supported: type (one or a list), properties / required / additionalProperties (false, true or a
+// schema), items / minItems / maxItems, enum, const, anyOf, oneOf (as anyOf), allOf with one
+// member, $ref to "#", "#/$defs/..." and "#/definitions/...", string minLength / maxLength /
+// pattern (a regex subset, see regex_to_gbnf.h) / format (date, time, date-time, uuid, email),
+// integer minimum / maximum / exclusiveMinimum / exclusiveMaximum (exact), number minimum 0 or
+// exclusiveMinimum... only as a sign restriction (minimum: 0). Annotations (title, description,
+// default, examples, $schema, $id, $comment, deprecated, readOnly, writeOnly, strict) are ignored.
+//
+// Properties come in schema order, required ones first, optional ones after them (each may be
+// left out). When `properties` is given and additionalProperties is absent, no other properties
+// are allowed. Whitespace between tokens: nothing, one space, or a newline and up to 24 spaces or
+// tabs. Anything else throws JsonSchemaError naming the keyword and its JSON pointer.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+
+#include "base/error.h"
+
+namespace tandem {
+
+class JsonSchemaError : public Error {
+ public:
+  JsonSchemaError(const std::string& keyword, const std::string& path, const std::string& why);
+  const std::string& keyword() const { return keyword_; }
+  const std::string& path() const { return path_; }  // JSON pointer, "" for the root
+
+ private:
+  std::string keyword_, path_;
+};
+
+inline constexpr size_t kMaxSchemaBytes = 1 << 20;
+inline constexpr int kMaxSchemaDepth = 32;
+
+// The GBNF grammar (root rule `root`) of the documents `schema` accepts.
+// `schema` is ordered: its properties' order is the order the grammar requires.
+std::string JsonSchemaToGbnf(const nlohmann::ordered_json& schema);
+// Same from JSON text; throws JsonSchemaError (keyword "") if it is not JSON or too large.
+std::string JsonSchemaTextToGbnf(std::string_view schema_text);
+// `response_format: json_object`: any JSON object.
+std::string JsonObjectGbnf();
+
+}  // namespace tandem

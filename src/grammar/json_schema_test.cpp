@@ -1,0 +1,73 @@
+#include "grammar/json_schema.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "grammar/gbnf_parser.h"
+#include "grammar/grammar_matcher.h"
+
+namespace tandem {
+namespace {
+
+// Whether the grammar of `schema` accepts exactly `text` (byte matching, no tokens).
+bool SchemaAccepts(const std::string& schema, const std::string& text) {
+  auto vocab = std::make_shared<const TokenVocabulary>(
+      std::vector<std::string>{"x"}, std::vector<uint8_t>{1}, std::vector<int32_t>{});
+  auto compiled = std::make_shared<CompiledGrammar>(ParseGbnf(JsonSchemaTextToGbnf(schema)), vocab);
+  GrammarMatcher m(compiled);
+  return m.AcceptBytes(text) && m.IsComplete();
+}
+
+// A typical extraction schema: nine required properties whose schema order is not alphabetical.
+// The grammar used to require them sorted by name (the schema was read into a sorted map), so a
+// document in the schema's own order was rejected at its first key.
+constexpr const char* kExtraction = R"({"type": "object", "properties": {
+  "name": {"type": "string"}, "age": {"type": "integer"}, "email": {"type": "string"},
+  "city": {"type": "string"}, "country": {"type": "string"}, "phone": {"type": "string"},
+  "active": {"type": "boolean"}, "score": {"type": "number"},
+  "tags": {"type": "array", "items": {"type": "string"}}},
+  "required": ["name", "age", "email", "city", "country", "phone", "active", "score", "tags"],
+  "additionalProperties": false})";
+
+TEST(JsonSchema, NinePropertiesInSchemaOrder) {
+  EXPECT_TRUE(SchemaAccepts(kExtraction,
+                            R"({"name": "Ada", "age": 36, "email": "a@b.c", "city": "London", )"
+                            R"("country": "UK", "phone": "123", "active": true, "score": 1.5, )"
+                            R"("tags": ["x"]})"));
+  // Sorted by name is not the schema's order.
+  EXPECT_FALSE(SchemaAccepts(kExtraction,
+                             R"({"active": true, "age": 36, "city": "London", "country": "UK", )"
+                             R"("email": "a@b.c", "name": "Ada", "phone": "123", "score": 1.5, )"
+                             R"("tags": ["x"]})"));
+  // A missing required property.
+  EXPECT_FALSE(SchemaAccepts(kExtraction,
+                             R"({"name": "Ada", "age": 36, "email": "a@b.c", "city": "London", )"
+                             R"("country": "UK", "phone": "123", "active": true, "score": 1.5})"));
+}
+
+TEST(JsonSchema, OptionalPropertiesKeepSchemaOrder) {
+  const std::string schema = R"({"type": "object", "properties": {
+    "zeta": {"type": "integer"}, "alpha": {"type": "integer"}, "mid": {"type": "integer"}}})";
+  EXPECT_TRUE(SchemaAccepts(schema, R"({"zeta": 1, "alpha": 2, "mid": 3})"));
+  EXPECT_TRUE(SchemaAccepts(schema, R"({"zeta": 1, "mid": 3})"));
+  EXPECT_TRUE(SchemaAccepts(schema, R"({"mid": 3})"));
+  EXPECT_TRUE(SchemaAccepts(schema, R"({})"));
+  EXPECT_FALSE(SchemaAccepts(schema, R"({"alpha": 2, "zeta": 1})"));
+}
+
+TEST(JsonSchema, ErrorsNameKeywordAndPath) {
+  try {
+    JsonSchemaTextToGbnf(
+        R"({"type": "object", "properties": {"a": {"type": "string", "foo": 1}}})");
+    FAIL() << "no error";
+  } catch (const JsonSchemaError& e) {
+    EXPECT_EQ(e.keyword(), "foo");
+    EXPECT_EQ(e.path(), "/properties/a/foo");
+  }
+  EXPECT_THROW(JsonSchemaTextToGbnf("{"), JsonSchemaError);
+}
+
+}  // namespace
+}  // namespace tandem

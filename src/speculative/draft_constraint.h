@@ -1,0 +1,21 @@
+// A constraint on drafts (a grammar): a drafter that reads logits masks them before each choice
+// and reports each chosen token, so that drafts follow the constraint and, for sampled requests,
+// q is the masked distribution the draft was drawn from (what lossless verification needs).
+// Implemented by the engine slot's grammar (engine/slot_grammar.h); ChooseDraftToken applies it.
+#pragma once
+
+#include <cstdint>
+
+namespace tandem {
+
+class DraftConstraint {
+ public:
+  virtual ~DraftConstraint() = default;
+  // Sets logits[i] to -inf for every token not allowed next. False when nothing is allowed
+  // (drafting stops).
+  virtual bool MaskLogits(float* logits, int n_vocab) = 0;
+  // Advances over a drafted token (one MaskLogits allowed).
+  virtual void Advance(int32_t token) = 0;
+};
+
+}  // namespace tandem
