@@ -17,6 +17,7 @@
 #include "engine/engine_slot.h"
 #include "model/gemma4_assistant.h"
 #include "model/gemma4_model.h"
+#include "speculative/chain_drafter.h"
 #include "speculative/draft_model_drafter.h"
 #include "speculative/mtp_drafter.h"
 #include "tokenizer/vocab_gguf.h"
@@ -77,6 +78,7 @@ struct Engine::Impl {
   EngineOptions options_;
   std::unique_ptr<KvCache> cache_;
   std::unique_ptr<Drafter> mtp_drafter_, model_drafter_;
+  std::unique_ptr<ChainDrafter> lookup_drafter_, chain_drafter_;  // ngram; ngram then MTP
   std::vector<int32_t> suppress_;  // the target's tokenizer.ggml.suppress_tokens: never sampled
 
   // Engine thread only.
@@ -112,7 +114,11 @@ Engine::Impl::Impl(const Gemma4Model& target, const Gemma4Assistant* assistant, 
   options_.kv.n_seq = options.n_slots;
   cache_ = target.NewKvCache(options_.kv);
   suppress_ = SuppressTokensFromGguf(target.file().metadata(), target.config().n_vocab);
-  if (assistant != nullptr) mtp_drafter_ = std::make_unique<MtpDrafter>(*assistant, pool_);
+  if (assistant != nullptr) {
+    mtp_drafter_ = std::make_unique<MtpDrafter>(*assistant, pool_);
+    chain_drafter_ = std::make_unique<ChainDrafter>(mtp_drafter_.get());
+  }
+  lookup_drafter_ = std::make_unique<ChainDrafter>(nullptr);
   if (draft_model != nullptr) {
     model_drafter_ = std::make_unique<DraftModelDrafter>(*draft_model, target, options_.kv, pool_);
   }
@@ -130,11 +136,13 @@ Engine::Impl::Impl(const Gemma4Model& target, const Gemma4Assistant* assistant, 
 Drafter* Engine::Impl::DrafterFor(SpecType type) const {
   switch (type) {
     case SpecType::kMtp:
-    case SpecType::kChain:  // chaining is not in the round yet: the assistant drafts alone
       return mtp_drafter_.get();
+    case SpecType::kChain:
+      return chain_drafter_.get();
     case SpecType::kDraft:
       return model_drafter_.get();
-    case SpecType::kNgram:  // not in the round yet: plain decoding (warned at start-up)
+    case SpecType::kNgram:
+      return lookup_drafter_.get();
     case SpecType::kNone:
       break;
   }
@@ -313,7 +321,9 @@ void Engine::Impl::PlanGenerating(int& budget, bool rotate, std::vector<EngineSl
   }
   if (jobs.empty()) return;
   // Each drafter drafts for all of its slots at once.
-  for (Drafter* drafter : {mtp_drafter_.get(), model_drafter_.get()}) {
+  for (Drafter* drafter :
+       {mtp_drafter_.get(), model_drafter_.get(), static_cast<Drafter*>(lookup_drafter_.get()),
+        static_cast<Drafter*>(chain_drafter_.get())}) {
     if (drafter == nullptr) continue;
     std::vector<DraftJob> group;
     std::vector<size_t> index;  // [group] its job
