@@ -243,7 +243,7 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
     if (!match) break;
   }
   stats.RecordRound(k, accepted, drafts_.n_lookup);
-  planner_.RecordRound(drafts_, accepted);
+  planner_.RecordRound(drafts_, accepted, history_);
   // The row that produced the last emitted token carries the hidden for the next draft; the
   // cache keeps [last, accepted drafts].
   hidden_.assign(out.Hidden(row0 + accepted), out.Hidden(row0 + accepted) + n_embd_);

@@ -50,8 +50,9 @@ class DraftPlanner {
 
   void RecordDraftTime(int steps, double ms);
   void RecordVerifyTime(int rows, double ms);
-  // After a round that drafted `drafts` (n_lookup of them first) and accepted `accepted`.
-  void RecordRound(const DraftResult& drafts, int accepted);
+  // After a round that drafted `drafts` (n_lookup of them first) and accepted `accepted`;
+  // `history`: the committed tokens after it (what the round emitted follows Choose's history).
+  void RecordRound(const DraftResult& drafts, int accepted, std::span<const int32_t> history);
 
   int64_t probes() const { return lookup_.probes() + model_.probes() + tail_.probes(); }
   // Estimated tokens per ms of a chained round (lookup n, tail t) and of the model alone (n).
@@ -64,6 +65,7 @@ class DraftPlanner {
   std::optional<NgramIndex> index_;
   std::vector<int32_t> proposal_;  // this round's lookup proposal
   int plan_lookup_ = 0;            // ... of which the plan takes this many
+  size_t committed_ = 0;           // history length at Choose
   DraftLengthController lookup_{0, false}, model_{0, false}, tail_{0, false};
 };
 

@@ -59,7 +59,7 @@ TEST(DraftPlanner, AdaptiveLookupGrowsWithAcceptanceAndGivesWayToTheModel) {
     drafts.tokens.assign(r.lookup.begin(), r.lookup.end());
     drafts.n_lookup = k;
     drafts.tokens.resize(r.n_max, 0);  // the model's part, rejected
-    planner.RecordRound(drafts, k);
+    planner.RecordRound(drafts, k, history);
   }
   EXPECT_GT(longest, 8);
   EXPECT_LE(longest, DraftPlanner::kLookupMax);
@@ -73,7 +73,7 @@ TEST(DraftPlanner, AdaptiveLookupGrowsWithAcceptanceAndGivesWayToTheModel) {
     DraftResult drafts;
     drafts.tokens.resize(r.n_max, 5);
     drafts.n_lookup = static_cast<int>(r.lookup.size());
-    other.RecordRound(drafts, drafts.n_lookup > 0 ? 0 : r.n_max);
+    other.RecordRound(drafts, drafts.n_lookup > 0 ? 0 : r.n_max, kLoop);
     if (round >= 100 && drafts.n_lookup == 0 && r.n_max > 0) ++model_alone;
   }
   EXPECT_GT(model_alone, 90);
