@@ -210,6 +210,7 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
     stats.plain_ms += forward_ms;
     hidden_.assign(out.Hidden(row0), out.Hidden(row0) + n_embd_);
     Emit(sampler_.Sample(out.Logits(logit0), n_vocab_, history_, rng_, probs_));
+    planner_.RecordPlainStep(history_);
     return;
   }
   // Verify: greedy accepts while the draft equals the target's choice;

@@ -78,21 +78,26 @@ void DraftPlanner::RecordVerifyTime(int rows, double ms) {
   tail_.RecordVerifyTime(rows, ms);
 }
 
+void DraftPlanner::CheckUnusedProposal(std::span<const int32_t> history) {
+  // The lookup proposal a round did not use is checked against what was emitted, so lookup
+  // keeps its evidence while the model drafts or the slot decodes plainly (else it could only
+  // win back by probes).
+  if (proposal_.empty() || history.size() <= committed_) return;
+  const std::span<const int32_t> emitted = history.subspan(committed_);
+  const int seen = static_cast<int>(std::min(emitted.size(), proposal_.size()));
+  int match = 0;
+  while (match < seen && proposal_[match] == emitted[match]) ++match;
+  lookup_.RecordRound(match < seen ? match + 1 : match, match);
+  proposal_.clear();
+}
+
 void DraftPlanner::RecordRound(const DraftResult& drafts, int accepted,
                                std::span<const int32_t> history) {
   const int n_lookup = drafts.n_lookup;
   const int n_model = static_cast<int>(drafts.tokens.size()) - n_lookup;
   if (n_lookup == 0) {
     model_.RecordRound(n_model, accepted);
-    // The lookup proposal this round did not use is checked against what was emitted, so
-    // lookup keeps its evidence while the model drafts (else it could never win back).
-    if (!proposal_.empty() && history.size() > committed_) {
-      const std::span<const int32_t> emitted = history.subspan(committed_);
-      const int seen = static_cast<int>(std::min(emitted.size(), proposal_.size()));
-      int match = 0;
-      while (match < seen && proposal_[match] == emitted[match]) ++match;
-      lookup_.RecordRound(match < seen ? match + 1 : match, match);
-    }
+    CheckUnusedProposal(history);
     return;
   }
   lookup_.RecordRound(n_lookup, std::min(accepted, n_lookup));
