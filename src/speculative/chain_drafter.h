@@ -27,7 +27,6 @@ class ChainDrafter : public Drafter {
   // Every job's extension is drafted in one model DraftBatch.
   void DraftBatch(std::span<DraftJob> jobs, const KvCache& target_cache) override;
   double BytesPerStep() const override { return model_ ? model_->BytesPerStep() : 0.0; }
-  bool has_model() const { return model_ != nullptr; }
 
  private:
   Drafter* model_;

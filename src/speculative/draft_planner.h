@@ -57,12 +57,10 @@ class DraftPlanner {
   // After a plain step (no drafts): `history` as for RecordRound.
   void RecordPlainStep(std::span<const int32_t> history) { CheckUnusedProposal(history); }
 
-  int64_t probes() const { return lookup_.probes() + model_.probes() + tail_.probes(); }
+ private:
   // Estimated tokens per ms of a chained round (lookup n, tail t) and of the model alone (n).
   double ChainRate(int n, int t) const;
   double ModelRate(int n) const;
-
- private:
   void CheckUnusedProposal(std::span<const int32_t> history);
 
   bool lookup_on_ = false, model_on_ = false, adaptive_ = true;
