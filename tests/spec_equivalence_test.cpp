@@ -143,6 +143,43 @@ TEST(SpecEquivalence, GreedyThroughTheEngineIsIdenticalForEveryDraftLength) {
   }
 }
 
+TEST(SpecEquivalence, NgramAndChainGreedyAreIdenticalForLengthsTo64ThreadsAndKvTypes) {
+  Pair pair = MakePair("tiny-e2b", true, TensorType::kQ8_0);
+  // A prompt that repeats a block, so prompt lookup has something to propose from the start
+  // (and random models loop, so generated text recurs too).
+  std::vector<int32_t> prompt;
+  for (int rep = 0; rep < 3; ++rep) {
+    for (int i = 0; i < 12; ++i) prompt.push_back(2 + (i * 37) % 400);
+  }
+  const int n = 90;
+  for (TensorType kv : {TensorType::kF16, TensorType::kQ8_0}) {
+    ThreadPool pool1(1), pool2(2);
+    Generator plain(*pair.target, {}, pool1, {.type = kv, .n_ctx = 256});
+    const std::vector<int32_t> want =
+        plain.Generate(prompt, Greedy(n, SpecType::kNone, 0, false), nullptr).tokens;
+    int run = 0;
+    for (SpecType type : {SpecType::kNgram, SpecType::kChain}) {
+      for (int draft_max : {1, 5, 16, 64, 0}) {  // 0: adaptive with --draft-max 16
+        ThreadPool& pool = ++run % 2 ? pool1 : pool2;
+        Generator gen(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool),
+                      pool, {.type = kv, .n_ctx = 256});
+        GenerateParams p = Greedy(n, type, draft_max ? draft_max : 16, draft_max == 0);
+        p.spec.ngram_min = 2;
+        GenerateResult r = gen.Generate(prompt, p, nullptr);
+        ASSERT_EQ(r.tokens, want) << SpecTypeName(type) << " draft_max " << draft_max << ", kv "
+                                  << TensorTypeName(kv);
+        if (draft_max == 0) continue;  // adaptive: what it drafts depends on measured times
+        EXPECT_GT(r.spec.ngram.drafted, 0) << SpecTypeName(type) << " " << draft_max;
+        if (type == SpecType::kNgram) {
+          EXPECT_EQ(r.spec.model.drafted, 0);
+        } else if (draft_max > 1) {
+          EXPECT_GT(r.spec.model.drafted, 0);
+        }
+      }
+    }
+  }
+}
+
 TEST(SpecEquivalence, AdaptiveGreedyIsIdenticalToo) {
   Pair pair = MakePair("tiny-26b-a4b", false, TensorType::kQ4_0);
   std::vector<int32_t> prompt = {2, 300, 301, 302, 303, 304};

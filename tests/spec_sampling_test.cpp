@@ -28,8 +28,10 @@ double ChiSquareZ(double x, int k) {
   return (std::cbrt(x / k) - m) / s;
 }
 
-TEST(SpecSampling, SecondTokenFollowsTheTargetDistribution) {
-  const std::string dir = testing::TempDir();
+// Samples t1, t2 kRuns times with speculation `type` drafting one token for t2 and checks t2's
+// marginal against the exact one computed from plain forwards.
+void CheckSecondToken(SpecType type, const std::string& name) {
+  const std::string dir = testing::TempDir() + name;
   RandomModelOptions options;
   options.weight_type = TensorType::kQ8_0;
   WriteRandomGemma4(Gemma4Preset("tiny-e2b"), options, dir + "ss_target.gguf");
@@ -38,7 +40,11 @@ TEST(SpecSampling, SecondTokenFollowsTheTargetDistribution) {
   auto target = Gemma4Model::Load(dir + "ss_target.gguf");
   auto assistant = Gemma4Assistant::Load(dir + "ss_assistant.gguf", *target);
   ThreadPool pool(1);
-  const std::vector<int32_t> prompt = {2, 310, 311, 312, 313};
+  // Prompt lookup (1-grams) proposes t2 whenever t1 occurred in the prompt: what followed it.
+  std::vector<int32_t> prompt = {2, 310, 311, 312, 313};
+  if (UsesNgram(type)) {
+    for (int32_t t = 3; t < 300; ++t) prompt.push_back((t * 7) % 300 + 3);
+  }
 
   GenerateParams params;
   params.n_predict = 3;  // t1 from the prompt's logits, then a round drafting one token for t2
@@ -46,15 +52,16 @@ TEST(SpecSampling, SecondTokenFollowsTheTargetDistribution) {
   params.sampling.top_k = 40;
   params.sampling.top_p = 1.0f;
   params.sampling.min_p = 0.0f;
-  params.spec.type = SpecType::kMtp;
+  params.spec.type = type;
   params.spec.draft_max = 1;
   params.spec.adaptive = false;
+  params.spec.ngram_min = 1;
 
   Generator gen(*target, MakeDrafters(*target, assistant.get(), nullptr, pool), pool,
-                {.type = TensorType::kF32, .n_ctx = 64});
+                {.type = TensorType::kF32, .n_ctx = 512});
   const int V = target->config().n_vocab;
   std::vector<int> observed(V, 0);
-  int64_t drafted = 0, accepted = 0;
+  int64_t drafted = 0, accepted = 0, lookup_drafted = 0, lookup_accepted = 0;
   const int kRuns = 4000;
   std::vector<std::vector<int32_t>> alone(kRuns);
   for (int seed = 0; seed < kRuns; ++seed) {
@@ -64,16 +71,19 @@ TEST(SpecSampling, SecondTokenFollowsTheTargetDistribution) {
     ++observed[r.tokens[1]];
     drafted += r.spec.drafted;
     accepted += r.spec.accepted;
+    lookup_drafted += r.spec.ngram.drafted;
+    lookup_accepted += r.spec.ngram.accepted;
     alone[seed] = r.tokens;
   }
 
   // The server's caller: the same requests, four at a time through a 4-slot engine, give every
-  // seed exactly the tokens it got alone, so the test below holds for both callers.
-  {
+  // seed exactly the tokens it got alone, so the test below holds for both callers (lookup
+  // alone is covered by chain's lookup part).
+  if (type != SpecType::kNgram) {
     ThreadPool engine_pool(1);
     EngineOptions options;
     options.n_slots = 4;
-    options.kv = {.type = TensorType::kF32, .n_ctx = 64};
+    options.kv = {.type = TensorType::kF32, .n_ctx = 512};
     options.max_queue = kRuns;
     std::mutex mu;
     std::condition_variable cv;
@@ -99,29 +109,38 @@ TEST(SpecSampling, SecondTokenFollowsTheTargetDistribution) {
     for (int seed = 0; seed < kRuns; ++seed) differing += served[seed] != alone[seed] ? 1 : 0;
     EXPECT_EQ(differing, 0) << "requests served concurrently must get their tokens alone";
   }
-  EXPECT_GE(drafted, kRuns);
-  EXPECT_GT(accepted, 20) << "the accept branch must be exercised";
+  if (UsesNgram(type)) {
+    EXPECT_GT(lookup_drafted, 100) << "prompt lookup must propose";
+    EXPECT_LT(lookup_accepted, lookup_drafted) << "lookup drafts must be rejected too";
+  }
+
+  if (type != SpecType::kNgram) {
+    EXPECT_GE(drafted, kRuns);
+  }
+  // Lookup proposals are rarely likely under a random target: accepted a few times only.
+  EXPECT_GT(accepted, type == SpecType::kNgram ? 0 : 20) << "the accept branch must be exercised";
   EXPECT_LT(accepted, drafted - 20) << "the residual branch must be exercised";
 
   // Exact marginal of t2: sum over t1 of p(t1 | prompt) p(t2 | prompt, t1), from plain forwards.
   Sampler sampler(params.sampling);
   ForwardOutput out;
-  auto forward = [&](const std::vector<int32_t>& tokens) {
-    auto cache = target->NewKvCache({.type = TensorType::kF32, .n_ctx = 64});
-    ForwardBatch batch;
-    for (size_t i = 0; i < tokens.size(); ++i) {
-      batch.Add(tokens[i], static_cast<int>(i), 0, i + 1 == tokens.size());
-    }
-    target->Forward(batch, *cache, out, pool);
-    return sampler.Distribution(out.Logits(0), V, tokens);
-  };
-  const std::vector<float> p1 = forward(prompt);
+  // The prompt's K/V are computed once; each t1 is one more row (rows are batch-invariant).
+  auto cache = target->NewKvCache({.type = TensorType::kF32, .n_ctx = 512});
+  ForwardBatch batch;
+  const int n_prompt = static_cast<int>(prompt.size());
+  for (int i = 0; i < n_prompt; ++i) batch.Add(prompt[i], i, 0, i + 1 == n_prompt);
+  target->Forward(batch, *cache, out, pool);
+  const std::vector<float> p1 = sampler.Distribution(out.Logits(0), V, prompt);
   std::vector<double> expected(V, 0.0);
   for (int32_t t1 = 0; t1 < V; ++t1) {
     if (p1[t1] == 0) continue;
     std::vector<int32_t> tokens(prompt);
     tokens.push_back(t1);
-    const std::vector<float> p2 = forward(tokens);
+    cache->Truncate(0, n_prompt);
+    batch.Clear();
+    batch.Add(t1, n_prompt, 0, true);
+    target->Forward(batch, *cache, out, pool);
+    const std::vector<float> p2 = sampler.Distribution(out.Logits(0), V, tokens);
     for (int t = 0; t < V; ++t) expected[t] += double(p1[t1]) * p2[t] * kRuns;
   }
   // Chi-square over bins of expected count >= 5 (tokens merged in id order).
@@ -146,6 +165,17 @@ TEST(SpecSampling, SecondTokenFollowsTheTargetDistribution) {
   std::printf("%d runs over %d bins: chi2 %.1f, z %.2f; draft acceptance %.3f\n", kRuns, bins, chi2,
               z, double(accepted) / double(drafted));
   EXPECT_LT(z, 4.0) << "emitted tokens do not follow the target distribution";
+}
+
+TEST(SpecSampling, SecondTokenFollowsTheTargetDistribution) {
+  CheckSecondToken(SpecType::kMtp, "ss_mtp_");
+}
+
+// Point-mass drafts (prompt lookup), alone and chained: the lookup draft where t1 recurs, the
+// assistant's otherwise.
+TEST(SpecSampling, SecondTokenFollowsTheTargetDistributionWithNgramAndChain) {
+  CheckSecondToken(SpecType::kNgram, "ss_ngram_");
+  CheckSecondToken(SpecType::kChain, "ss_chain_");
 }
 
 }  // namespace

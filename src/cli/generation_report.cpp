@@ -1,6 +1,7 @@
 #include "cli/generation_report.h"
 
 #include <cstdio>
+#include <utility>
 
 namespace tandem::cli {
 namespace {
@@ -76,9 +77,24 @@ std::string GenerationSummary(const GenerateResult& r, const LoadedModels& m, si
                   st.accepted ? 100.0 * st.repetition_accepted / double(st.accepted) : 0.0,
                   st.SpeedupIsUpperBound() ? "<= " : "", st.EstimatedSpeedup());
     s += buf;
-    for (double a : st.AcceptanceByPosition()) {
-      std::snprintf(buf, sizeof buf, " %.2f", a);
+    auto positions = [&](const std::vector<double>& rates) {
+      for (double a : rates) {
+        std::snprintf(buf, sizeof buf, " %.2f", a);
+        s += buf;
+      }
+      s += "\n";
+    };
+    positions(st.AcceptanceByPosition());
+    const std::pair<const char*, const SourceStats*> sources[] = {{"ngram", &st.ngram},
+                                                                  {"model", &st.model}};
+    for (const auto& [name, src] : sources) {
+      if (src->drafted == 0) continue;
+      std::snprintf(buf, sizeof buf,
+                    "  %s: drafted %lld, accepted %lld (%.1f%%); by position:", name,
+                    static_cast<long long>(src->drafted), static_cast<long long>(src->accepted),
+                    100.0 * double(src->accepted) / double(src->drafted));
       s += buf;
+      positions(src->AcceptanceByPosition());
     }
     s += "\n";
     if (st.forced > 0) {

@@ -17,7 +17,8 @@ void AddModelFlags(CLI::App& app, ModelOptions& o) {
   app.add_option("--model-draft", o.model_draft,
                  "Drafter: a gemma4-assistant GGUF (MTP) or a small gemma4 GGUF");
   app.add_option("--spec-type", o.spec_type,
-                 "Speculation: auto (the loaded drafter), mtp, draft, ngram (prompt lookup), "
+                 "Speculation: auto (chain with an assistant, draft with a draft model, else "
+                 "none), mtp, draft, ngram (prompt lookup), "
                  "chain (ngram, then mtp), none")
       ->check(CLI::IsMember({"auto", "mtp", "draft", "ngram", "chain", "none"}))
       ->capture_default_str();
@@ -134,10 +135,12 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
                              : o.draft_head == "centroid" ? DraftHead::kCentroid
                                                           : DraftHead::kAuto;
       m.assistant = Gemma4Assistant::Load(o.model_draft, *m.target, head);
+      // auto: prompt lookup chained with the assistant (the planner falls back to the
+      // assistant alone, or plain decoding, where lookup does not pay).
       m.spec.type = o.spec_type == "none"    ? SpecType::kNone
                     : o.spec_type == "ngram" ? SpecType::kNgram
-                    : o.spec_type == "chain" ? SpecType::kChain
-                                             : SpecType::kMtp;
+                    : o.spec_type == "mtp"   ? SpecType::kMtp
+                                             : SpecType::kChain;
     } else if (arch == "gemma4") {
       if (o.spec_type == "mtp" || o.spec_type == "chain") {
         Fail(ErrorKind::kInvalidArgument, o.model_draft +
@@ -164,14 +167,6 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
     if (m.assistant && m.assistant->has_centroids() && !m.assistant->uses_centroids()) {
       LogWarn("the assistant's centroid head is present but not used (--draft-head dense)");
     }
-  }
-  if (UsesNgram(m.spec.type)) {
-    // The drafter and its point-mass acceptance exist (speculative/ngram_drafter.h); the decode loop
-    // takes them with the unified speculative round (issue 18, phase 2).
-    m.spec.type = m.spec.type == SpecType::kChain ? SpecType::kMtp : SpecType::kNone;
-    LogWarn("--spec-type " + o.spec_type +
-            ": n-gram drafting is not in the decode loop yet; speculating with " +
-            SpecTypeName(m.spec.type) + " instead");
   }
   m.load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

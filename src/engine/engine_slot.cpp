@@ -47,6 +47,13 @@ void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx,
   if (so.type == SpecType::kMtp && !has_drafter) {
     Fail(ErrorKind::kInvalidArgument, "MTP speculation asked for, but no assistant is loaded");
   }
+  if (so.type == SpecType::kChain && !has_drafter) {
+    Fail(ErrorKind::kInvalidArgument, "chained speculation asked for, but no assistant is loaded");
+  }
+  if (UsesNgram(so.type) &&
+      (so.ngram_min < 1 || so.ngram_min > so.ngram_max || so.ngram_max > 64)) {
+    Fail(ErrorKind::kInvalidArgument, "n-gram lengths must satisfy 1 <= min <= max <= 64");
+  }
   if (so.type == SpecType::kDraft && !has_drafter) {
     Fail(ErrorKind::kInvalidArgument, "draft-model speculation asked for, but none is loaded");
   }
@@ -101,13 +108,13 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
   synthetic_rng_ = Rng(seed, 2);
   greedy_ = params_.sampling.greedy();
   drafter_ = params_.spec.type == SpecType::kNone ? nullptr : drafter;
-  // Capping draft_max at the most drafts a round can hold changes no choice of the controller
-  // (it never looks past the cap) but bounds its memory for absurd requests.
-  controller_ = DraftLengthController(
-      drafter_ ? std::min(params_.spec.draft_max, draft_max_limit) : 0, params_.spec.adaptive);
+  // Capping the planner at the most drafts a round can hold changes none of its choices (it
+  // never looks past the cap) but bounds its memory for absurd requests.
+  planner_ = DraftPlanner(drafter_ ? params_.spec : SpecOptions{}, draft_max_limit,
+                          drafter_ != nullptr && params_.spec.type != SpecType::kNgram);
   // Sampled output depends on the draft lengths, so they must not depend on measured times.
   if (drafter_ && !greedy_) {
-    controller_.UseStaticCosts(drafter_->BytesPerStep() / target_bytes_per_token);
+    planner_.UseStaticCosts(drafter_->BytesPerStep() / target_bytes_per_token);
   }
   max_tokens_ = params_.n_predict < 0 ? std::numeric_limits<int64_t>::max() : params_.n_predict;
   result_ = GenerateResult();
@@ -135,7 +142,7 @@ int EngineSlot::DraftCap() const {
   const int64_t pos = static_cast<int64_t>(history_.size()) - 1;
   const int64_t remaining = max_tokens_ - result_.spec.generated;
   const int64_t cap = std::min<int64_t>(
-      {remaining - 1, cache_.n_ctx() - pos - 1, cache_.max_batch() - 1, params_.spec.draft_max});
+      {remaining - 1, cache_.n_ctx() - pos - 1, cache_.max_batch() - 1, planner_.MaxDrafts()});
   return static_cast<int>(std::max<int64_t>(0, cap));
 }
 
@@ -146,7 +153,7 @@ DraftRequest EngineSlot::MakeDraftRequest(int n) {
   request.seq = seq_;
   request.hidden = hidden_.data();
   request.history = history_;
-  request.n_max = n;
+  planner_.Fill(n, request);
   request.n_min = params_.spec.draft_min;
   request.p_min = params_.spec.draft_p_min;
   request.sampler = greedy_ ? nullptr : &sampler_;
@@ -180,7 +187,7 @@ void EngineSlot::SetDrafts(DraftResult drafts, double ms) {
     }
   }
   result_.spec.draft_ms += ms;
-  controller_.RecordDraftTime(drafts_.steps, ms);
+  planner_.RecordDraftTime(drafts_.steps, ms);
 }
 
 const float* EngineSlot::Constrained(const float* logits) {
@@ -236,12 +243,13 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
   const int k = static_cast<int>(drafts_.tokens.size());
   SpecStats& stats = result_.spec;
   stats.verify_ms += forward_ms;
-  if (record_verify_time) controller_.RecordVerifyTime(k + 1, forward_ms);
+  if (record_verify_time) planner_.RecordVerifyTime(k + 1, forward_ms);
   if (k == 0) {
     ++stats.plain_steps;
     stats.plain_ms += forward_ms;
     hidden_.assign(out.Hidden(row0), out.Hidden(row0) + n_embd_);
     Emit(sampler_.Sample(Constrained(out.Logits(logit0)), n_vocab_, history_, rng_, probs_));
+    planner_.RecordPlainStep(history_);
     return;
   }
   // Verify: greedy accepts while the draft equals the target's choice;
@@ -275,13 +283,13 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
     Emit(token);
     if (!match) break;
   }
-  // Grammar-forced drafts (the last forced_drafts_) are counted apart from the drafter's.
+  // Grammar-forced drafts (the last forced_drafts_) are counted apart from the drafters'.
   const int k_drafter = k - forced_drafts_;
   stats.forced += forced_drafts_;
   stats.forced_accepted += std::max(0, accepted - k_drafter);
   if (k_drafter > 0) {
-    stats.RecordRound(k_drafter, std::min(accepted, k_drafter));
-    controller_.RecordRound(k_drafter, std::min(accepted, k_drafter));
+    stats.RecordRound(k_drafter, std::min(accepted, k_drafter), drafts_.n_lookup);
+    planner_.RecordRound(drafts_.n_lookup, k_drafter, std::min(accepted, k_drafter), history_);
   } else {
     ++stats.rounds;
   }

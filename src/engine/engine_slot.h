@@ -19,7 +19,7 @@
 #include "model/forward_batch.h"
 #include "sampling/rng.h"
 #include "sampling/sampler.h"
-#include "speculative/draft_length_controller.h"
+#include "speculative/draft_planner.h"
 #include "speculative/drafter.h"
 
 namespace tandem {
@@ -57,7 +57,7 @@ class EngineSlot {
   int ReusablePrefix(std::span<const int32_t> prompt) const;
 
   // Starts a validated request: keeps ReusablePrefix(prompt) cached positions (clears the rest)
-  // and creates its Sampler, Rng streams and draft-length controller (sampled requests use the
+  // and creates its Sampler, Rng streams and draft planner (sampled requests use the
   // static cost model: drafter->BytesPerStep() / target_bytes_per_token). `drafter` (null: no
   // speculation) serves request.params.spec.type. `draft_max_limit` caps the controller (the
   // verification rows of a round never exceed it anyway).
@@ -73,8 +73,8 @@ class EngineSlot {
   // Most drafts this round may have (Generator's cap: remaining tokens - 1, the context, the
   // per-call batch limit, draft_max); 0 when not speculating.
   int DraftCap() const;
-  // The controller's choice for this round, in [0, cap].
-  int ChooseDraftLength(int cap) { return controller_.Choose(cap); }
+  // The planner's choice for this round (lookup and model drafts), in [0, cap].
+  int ChooseDraftLength(int cap) { return planner_.Choose(history_, cap); }
   // True if a shorter draft than chosen cannot change the output: greedy (verification keeps the
   // target's argmax) or adaptive (lengths already depend on timing). Sampled (or synthetic-
   // acceptance) requests with a fixed draft length must get exactly that length, or wait.
@@ -146,7 +146,7 @@ class EngineSlot {
   Rng rng_{0, 0}, draft_rng_{0, 1}, synthetic_rng_{0, 2};
   bool greedy_ = true;
   Drafter* drafter_ = nullptr;
-  DraftLengthController controller_{0, false};
+  DraftPlanner planner_;
   int64_t max_tokens_ = 0;
   GenerateResult result_;
   std::string error_;

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <string_view>
+#include <utility>
 
 namespace tandem::server {
 namespace {
@@ -137,6 +138,26 @@ std::string PrometheusText(const std::map<int, int64_t>& responses, const Engine
   const std::vector<double> by_position = s.AcceptanceByPosition();
   for (size_t i = 0; i < by_position.size(); ++i) {
     w.Sample("spec_acceptance_by_position", by_position[i], Label("position", std::to_string(i)));
+  }
+  // By draft source: prompt lookup ("ngram") and the model drafter ("model": MTP or a draft model).
+  const std::pair<const char*, const SourceStats*> sources[] = {{"ngram", &s.ngram},
+                                                                {"model", &s.model}};
+  w.Family("spec_source_drafted_tokens_total", "counter", "Draft tokens proposed, by source.");
+  for (const auto& [name, src] : sources) {
+    w.Sample("spec_source_drafted_tokens_total", double(src->drafted), Label("source", name));
+  }
+  w.Family("spec_source_accepted_tokens_total", "counter", "Draft tokens accepted, by source.");
+  for (const auto& [name, src] : sources) {
+    w.Sample("spec_source_accepted_tokens_total", double(src->accepted), Label("source", name));
+  }
+  w.Family("spec_source_acceptance_by_position", "gauge",
+           "Acceptance rate at position i of the source's part of the draft.");
+  for (const auto& [name, src] : sources) {
+    const std::vector<double> at = src->AcceptanceByPosition();
+    for (size_t i = 0; i < at.size(); ++i) {
+      w.Sample("spec_source_acceptance_by_position", at[i],
+               Label("source", name) + "," + Label("position", std::to_string(i)));
+    }
   }
   WriteSlotMetrics(w, m.slots);
   return w.Take();

@@ -29,7 +29,9 @@ class ResponseCounters {
 // busy_slots, slots, kv_cache_bytes, kv_cache_used_positions, kv_cache_capacity_positions,
 // kv_cache_usage_ratio, spec_rounds_total, spec_plain_steps_total, spec_drafted_tokens_total,
 // spec_accepted_tokens_total, spec_acceptance_rate, spec_drafted_at_position_total{position},
-// spec_accepted_at_position_total{position}, spec_acceptance_by_position{position}.
+// spec_accepted_at_position_total{position}, spec_acceptance_by_position{position},
+// spec_source_drafted_tokens_total{source}, spec_source_accepted_tokens_total{source},
+// spec_source_acceptance_by_position{source,position} (source: ngram, model).
 std::string PrometheusText(const std::map<int, int64_t>& responses, const EngineMetrics& engine);
 
 }  // namespace tandem::server

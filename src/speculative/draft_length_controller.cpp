@@ -16,6 +16,7 @@ constexpr double kMinGain = 0.02;       // drafting must promise this much over 
 constexpr int kExploreEvery = 2;        // drafting rounds between tries of one draft more ...
 constexpr double kExploreWithin = 0.9;  // ... rated at least this fraction of the best
 constexpr int kRemeasureEvery = 128;    // drafting rounds between plain steps that re-measure it
+constexpr int kStaleAfter = 64;  // rounds after which a verify time (of T > 1 rows) is not used
 
 void Ema(double& slot, double value) {
   slot = slot == 0 ? value : slot + kTimeEma * (value - slot);
@@ -49,13 +50,28 @@ double DraftLengthController::ExpectedTokens(int n) const {
   return expected;
 }
 
+bool DraftLengthController::Known(int rows) const {
+  // A length not tried for long keeps the time it was measured at (maybe a stall of a busy
+  // machine, or cold pages), which would rule it out for good: old times give way to the
+  // estimate from fresher ones. The plain step's time is re-measured regularly (Choose).
+  return verify_ms_[rows] > 0 &&
+         (static_costs_ || rows == 1 || round_ - measured_at_[rows] <= kStaleAfter);
+}
+
 double DraftLengthController::VerifyMs(int rows) const {
-  if (verify_ms_[rows] > 0) return verify_ms_[rows];
+  double ms = EstimatedVerifyMs(rows);
+  // T rows never cost more than T single-row forwards (the weights are read once either way).
+  if (Known(1)) ms = std::min(ms, rows * verify_ms_[1]);
+  return ms;
+}
+
+double DraftLengthController::EstimatedVerifyMs(int rows) const {
+  if (Known(rows)) return verify_ms_[rows];
   // Unmeasured: interpolate between the nearest measured row counts, or extrapolate from one
   // with a modest per-row slope (weights are read once per call whatever the row count).
   int lo = rows - 1, hi = rows + 1;
-  while (lo >= 1 && verify_ms_[lo] == 0) --lo;
-  while (hi < static_cast<int>(verify_ms_.size()) && verify_ms_[hi] == 0) ++hi;
+  while (lo >= 1 && !Known(lo)) --lo;
+  while (hi < static_cast<int>(verify_ms_.size()) && !Known(hi)) ++hi;
   const bool has_lo = lo >= 1, has_hi = hi < static_cast<int>(verify_ms_.size());
   if (has_lo && has_hi) {
     return verify_ms_[lo] + (verify_ms_[hi] - verify_ms_[lo]) * (rows - lo) / double(hi - lo);
@@ -65,7 +81,7 @@ double DraftLengthController::VerifyMs(int rows) const {
     // (a fixed 5 % per row before a second one exists), so longer drafts are not written off
     // by a pessimistic guess they never get to disprove.
     int lo2 = lo - 1;
-    while (lo2 >= 1 && verify_ms_[lo2] == 0) --lo2;
+    while (lo2 >= 1 && !Known(lo2)) --lo2;
     const double slope = lo2 >= 1
                              ? std::max(0.0, (verify_ms_[lo] - verify_ms_[lo2]) / double(lo - lo2))
                              : 0.05 * verify_ms_[lo];
@@ -87,9 +103,13 @@ double DraftLengthController::ProbeExcessMs() const {
   return EstimatedRoundMs(1) - VerifyMs(1);
 }
 
+double DraftLengthController::DraftStepMs() const {
+  if (free_drafts_) return 0.0;
+  return draft_step_ms_ > 0 ? draft_step_ms_ : 0.1 * VerifyMs(1);
+}
+
 double DraftLengthController::EstimatedRoundMs(int n) const {
-  const double step = draft_step_ms_ > 0 ? draft_step_ms_ : 0.1 * VerifyMs(1);
-  return n * step + MonotoneVerifyMs(n + 1);
+  return n * DraftStepMs() + MonotoneVerifyMs(n + 1);
 }
 
 int DraftLengthController::Choose(int cap) {
@@ -174,6 +194,10 @@ void DraftLengthController::RecordRound(int n_drafted, int n_accepted) {
     probe_interval_ =
         n_accepted > 0 ? kMinProbeInterval : std::min(kMaxProbeInterval, probe_interval_ * 2);
   }
+}
+
+void DraftLengthController::MarkDraftsFree() {
+  free_drafts_ = true;
 }
 
 void DraftLengthController::UseStaticCosts(double draft_step_cost) {

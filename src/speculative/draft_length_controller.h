@@ -29,6 +29,10 @@ class DraftLengthController {
   // draft lengths, and with them a sampled request's output, depend only on the seed.
   void UseStaticCosts(double draft_step_cost);
 
+  // Draft steps cost nothing (prompt lookup): only verification is paid for. Call before
+  // UseStaticCosts, if both.
+  void MarkDraftsFree();
+
   // After a round that drafted n tokens of which the first `accepted` were accepted.
   void RecordRound(int n_drafted, int n_accepted);
   // Measured wall time of `n_steps` draft steps, and of a target forward of `rows` rows.
@@ -39,6 +43,7 @@ class DraftLengthController {
   double ConditionalAcceptance(int position) const;  // P(accept i | accepted 0..i-1)
   double ExpectedTokens(int n) const;                // tokens emitted by a round drafting n
   double EstimatedRoundMs(int n) const;              // time of a round drafting n
+  double DraftStepMs() const;                        // one draft step's estimated time
   int draft_max() const { return draft_max_; }
   // Rounds that drafted although the estimates said plain decoding pays more (probes), and
   // plain steps taken while drafting paid, to re-measure the plain step's cost.
@@ -47,8 +52,10 @@ class DraftLengthController {
 
  private:
   double VerifyMs(int rows) const;
-  double MonotoneVerifyMs(int rows) const;  // max of VerifyMs(1..rows)
-  double ProbeExcessMs() const;             // what a failing one-token probe costs over plain
+  double EstimatedVerifyMs(int rows) const;  // measured, else inter- or extrapolated
+  bool Known(int rows) const;                // measured, and recently enough
+  double MonotoneVerifyMs(int rows) const;   // max of VerifyMs(1..rows)
+  double ProbeExcessMs() const;              // what a failing one-token probe costs over plain
 
   int draft_max_;
   bool adaptive_;
@@ -58,6 +65,7 @@ class DraftLengthController {
   int64_t round_ = 0;                     // adaptive choices made
   double draft_step_ms_ = 0;              // EMA per draft step (0 = unmeasured)
   bool static_costs_ = false;             // times are not measured (UseStaticCosts)
+  bool free_drafts_ = false;              // MarkDraftsFree
   double probe_budget_ms_ = 0;            // accrued by plain steps, spent by probes
   int plain_streak_ = 0;                  // plain rounds since the last probe
   int probe_interval_ = 8;                // least plain rounds between probes, doubled on a miss

@@ -2,7 +2,10 @@
 // committed token of a target sequence. Implementations: the MTP assistant (MtpDrafter, reads
 // the target's KV cache) and a separate small draft model (DraftModelDrafter, its own cache).
 //
-// Adding a drafter (n-gram, grammar-forced, ...):
+// Prompt lookup is not a drafter of its own: DraftPlanner (draft_planner.h) looks the proposal
+// up and ChainDrafter (chain_drafter.h) puts it first, the model extending it.
+//
+// Adding a drafter (grammar-forced, ...):
 //   1. Derive from Drafter and implement Draft() for one request, and BytesPerStep(). That is
 //      enough: the default DraftBatch() runs the jobs of a step one by one. Override
 //      DraftBatch() when several sequences can share one forward (as both drafters here do).
@@ -37,6 +40,9 @@ struct DraftRequest {
   const float* hidden = nullptr;  // target post-norm hidden of the row that produced `last`
   std::span<const int32_t>
       history;  // every committed token (prompt and generated), `last` included
+  // Tokens proposed by prompt lookup (DraftPlanner), taken first by ChainDrafter, which lets
+  // the model extend them to n_max; other drafters ignore it.
+  std::span<const int32_t> lookup;
   int n_max = 0;
   int n_min = 0;       // fewer drafts than this: propose none
   float p_min = 0.0f;  // stop at a draft whose top-10-renormalised probability is below this
@@ -51,10 +57,12 @@ struct DraftResult {
   std::vector<int32_t> tokens;
   std::vector<std::vector<float>> q;  // per draft token: the distribution it was sampled from
   int steps = 0;                      // drafter forward steps run (cost accounting)
+  int n_lookup = 0;  // the leading tokens that came from prompt lookup (their q is empty)
   void Clear() {
     tokens.clear();
     q.clear();
     steps = 0;
+    n_lookup = 0;
   }
 };
 

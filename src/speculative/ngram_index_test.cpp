@@ -8,7 +8,7 @@
 #include "kv/kv_cache.h"
 #include "sampling/rng.h"
 #include "sampling/sampler.h"
-#include "speculative/ngram_drafter.h"
+#include "speculative/chain_drafter.h"
 
 namespace tandem {
 namespace {
@@ -111,39 +111,91 @@ TEST(NgramIndex, BadLengthsAreRejected) {
   EXPECT_THROW(NgramIndex(0, 3), Error);
   EXPECT_THROW(NgramIndex(4, 3), Error);
   EXPECT_THROW(NgramIndex(2, 65), Error);
-  EXPECT_THROW(NgramDrafter(5, 2), Error);
 }
 
-TEST(NgramDrafter, DraftsPerSequenceWithPointMassesForSampledRequests) {
-  NgramDrafter drafter(2, 4);
-  const std::vector<int32_t> h0 = {5, 6, 7, 8, 5, 6}, h1 = {1, 1, 1};
+// A model drafter that proposes `next` tokens (history.back() + 1, + 2, ...) and records what
+// it was asked.
+class CountingDrafter : public Drafter {
+ public:
+  void Draft(const DraftRequest& r, const KvCache&, DraftResult& out) override {
+    out.Clear();
+    last = r.last;
+    pos = r.pos;
+    hidden = r.hidden;
+    history.assign(r.history.begin(), r.history.end());
+    for (int i = 0; i < r.n_max; ++i) {
+      out.tokens.push_back(r.history.back() + 1 + i);
+      if (r.sampler) out.q.push_back({0.5f, 0.5f});
+    }
+    out.steps = r.n_max;
+  }
+  double BytesPerStep() const override { return 1.0; }
+  int32_t last = -1, pos = -1;
+  const float* hidden = nullptr;
+  std::vector<int32_t> history;
+};
+
+TEST(ChainDrafter, LookupFirstThenTheModelExtendsFromTheLastLookupToken) {
+  CountingDrafter model;
+  ChainDrafter chain(&model);
+  const std::vector<int32_t> history = {5, 6, 7, 8, 5, 6}, lookup = {7, 8};
+  const float hidden[2] = {1, 2};
   DraftRequest r;
-  r.history = h0;
-  r.seq = 0;
-  r.n_max = 3;
+  r.last = 6;
+  r.pos = 5;
+  r.hidden = hidden;
+  r.history = history;
+  r.lookup = lookup;
+  r.n_max = 5;
   DraftResult out;
-  const KvCache no_cache({}, KvCacheOptions{});  // not read by this drafter
-  drafter.Draft(r, no_cache, out);
-  EXPECT_EQ(out.tokens, (std::vector<int32_t>{7, 8, 5}));
-  EXPECT_TRUE(out.q.empty());  // greedy: no distributions
-  EXPECT_EQ(out.steps, 0);
-  EXPECT_EQ(drafter.last_match(), 2);
+  const KvCache no_cache({}, KvCacheOptions{});  // not read by these drafters
+  chain.Draft(r, no_cache, out);
+  EXPECT_EQ(out.tokens, (std::vector<int32_t>{7, 8, 9, 10, 11}));
+  EXPECT_EQ(out.n_lookup, 2);
+  EXPECT_EQ(out.steps, 3);
+  // The model extends the last lookup token, with the target's hidden of the verified row at
+  // the committed position, its history holding the lookup tokens.
+  EXPECT_EQ(model.last, 8);
+  EXPECT_EQ(model.pos, 5);
+  EXPECT_EQ(model.hidden, hidden);
+  EXPECT_EQ(model.history, (std::vector<int32_t>{5, 6, 7, 8, 5, 6, 7, 8}));
 
-  r.history = h1;
-  r.seq = 1;
-  r.n_min = 4;  // fewer than n_min proposed: none
-  drafter.Draft(r, no_cache, out);
-  EXPECT_TRUE(out.tokens.empty());
-
+  // Sampled: point masses (empty q) for lookup tokens, the model's q after them.
   Rng rng(1);
-  r.n_min = 0;
-  r.rng = &rng;
   Sampler sampler(SamplingParams{});
   r.sampler = &sampler;
-  drafter.Draft(r, no_cache, out);
-  EXPECT_EQ(out.tokens, (std::vector<int32_t>{1, 1, 1}));
-  ASSERT_EQ(out.q.size(), 3u);
-  for (const auto& q : out.q) EXPECT_TRUE(q.empty());
+  r.rng = &rng;
+  chain.Draft(r, no_cache, out);
+  ASSERT_EQ(out.q.size(), 5u);
+  EXPECT_TRUE(out.q[0].empty() && out.q[1].empty());
+  EXPECT_EQ(out.q[2].size(), 2u);
+
+  // No lookup: the model drafts from the last committed token.
+  r.lookup = {};
+  chain.Draft(r, no_cache, out);
+  EXPECT_EQ(model.last, 6);
+  EXPECT_EQ(out.n_lookup, 0);
+  EXPECT_EQ(out.tokens.size(), 5u);
+}
+
+TEST(ChainDrafter, LookupOnlyAndDraftMin) {
+  ChainDrafter lookup_only(nullptr);
+  const std::vector<int32_t> history = {1, 1, 1}, lookup = {1, 1, 1};
+  DraftRequest r;
+  r.history = history;
+  r.lookup = lookup;
+  r.n_max = 2;  // the lookup is cut to n_max
+  DraftResult out;
+  const KvCache no_cache({}, KvCacheOptions{});
+  lookup_only.Draft(r, no_cache, out);
+  EXPECT_EQ(out.tokens, (std::vector<int32_t>{1, 1}));
+  EXPECT_EQ(out.steps, 0);
+  EXPECT_TRUE(out.q.empty());  // greedy: no distributions
+  r.n_max = 3;
+  r.n_min = 4;  // fewer than n_min proposed: none
+  lookup_only.Draft(r, no_cache, out);
+  EXPECT_TRUE(out.tokens.empty());
+  EXPECT_EQ(out.n_lookup, 0);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@ enum class SpecType {
   kNone,   // plain decoding
   kMtp,    // the target's MTP assistant (gemma4-assistant), reading the target's KV cache
   kDraft,  // a separate, smaller gemma4 model with its own KV cache
-  kNgram,  // prompt lookup over the context (NgramDrafter), no model
+  kNgram,  // prompt lookup over the context (DraftPlanner, ChainDrafter), no model
   kChain,  // prompt lookup first, the MTP assistant extending where it ends
 };
 

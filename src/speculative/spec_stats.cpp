@@ -27,7 +27,64 @@ const char* SpecTypeName(SpecType type) {
   return "?";
 }
 
-void SpecStats::RecordRound(int n_drafted, int n_accepted) {
+namespace {
+
+void AddCounts(std::vector<int64_t>& to, const std::vector<int64_t>& from) {
+  if (to.size() < from.size()) to.resize(from.size(), 0);
+  for (size_t i = 0; i < from.size(); ++i) to[i] += from[i];
+}
+
+std::vector<double> Ratios(const std::vector<int64_t>& accepted,
+                           const std::vector<int64_t>& tried) {
+  std::vector<double> out;
+  for (size_t i = 0; i < tried.size(); ++i) {
+    out.push_back(tried[i] ? double(accepted[i]) / double(tried[i]) : 0.0);
+  }
+  return out;
+}
+
+}  // namespace
+
+void SourceStats::Record(int n, int n_accepted) {
+  if (n <= 0) return;
+  drafted += n;
+  accepted += n_accepted;
+  if (static_cast<int>(drafted_at.size()) < n) {
+    drafted_at.resize(n, 0);
+    accepted_at.resize(n, 0);
+  }
+  for (int i = 0; i < n; ++i) {
+    ++drafted_at[i];
+    if (i < n_accepted) ++accepted_at[i];
+  }
+}
+
+void SourceStats::Add(const SourceStats& o) {
+  drafted += o.drafted;
+  accepted += o.accepted;
+  AddCounts(drafted_at, o.drafted_at);
+  AddCounts(accepted_at, o.accepted_at);
+}
+
+std::vector<double> SourceStats::AcceptanceByPosition() const {
+  return Ratios(accepted_at, drafted_at);
+}
+
+nlohmann::json SourceStats::ToJson() const {
+  return {
+      {"drafted", drafted},
+      {"accepted", accepted},
+      {"acceptance_rate", drafted ? double(accepted) / double(drafted) : 0.0},
+      {"acceptance_by_position", AcceptanceByPosition()},
+  };
+}
+
+void SpecStats::RecordRound(int n_drafted, int n_accepted, int n_lookup) {
+  n_lookup = std::clamp(n_lookup, 0, n_drafted);
+  ngram.Record(n_lookup, std::min(n_accepted, n_lookup));
+  // A model part after lookup drafts is only tested when every lookup draft was accepted; an
+  // untested part is not counted (it says nothing of the model).
+  if (n_accepted >= n_lookup) model.Record(n_drafted - n_lookup, n_accepted - n_lookup);
   ++rounds;
   drafted += n_drafted;
   accepted += n_accepted;
@@ -55,11 +112,7 @@ double SpecStats::EstimatedSpeedup() const {
 }
 
 std::vector<double> SpecStats::AcceptanceByPosition() const {
-  std::vector<double> out;
-  for (size_t i = 0; i < drafted_at.size(); ++i) {
-    out.push_back(drafted_at[i] ? double(accepted_at[i]) / double(drafted_at[i]) : 0.0);
-  }
-  return out;
+  return Ratios(accepted_at, drafted_at);
 }
 
 void SpecStats::Add(const SpecStats& o) {
@@ -73,14 +126,10 @@ void SpecStats::Add(const SpecStats& o) {
   repetition_accepted += o.repetition_accepted;
   probes += o.probes;
   remeasures += o.remeasures;
-  if (drafted_at.size() < o.drafted_at.size()) {
-    drafted_at.resize(o.drafted_at.size(), 0);
-    accepted_at.resize(o.accepted_at.size(), 0);
-  }
-  for (size_t i = 0; i < o.drafted_at.size(); ++i) {
-    drafted_at[i] += o.drafted_at[i];
-    accepted_at[i] += o.accepted_at[i];
-  }
+  AddCounts(drafted_at, o.drafted_at);
+  AddCounts(accepted_at, o.accepted_at);
+  ngram.Add(o.ngram);
+  model.Add(o.model);
   draft_ms += o.draft_ms;
   verify_ms += o.verify_ms;
   plain_ms += o.plain_ms;
@@ -108,6 +157,7 @@ nlohmann::json SpecStats::ToJson() const {
       {"speedup_estimate_is_upper_bound", SpeedupIsUpperBound()},
       {"other_ms", other_ms},
       {"repetition_share", accepted ? double(repetition_accepted) / double(accepted) : 0.0},
+      {"by_source", {{"ngram", ngram.ToJson()}, {"model", model.ToJson()}}},
   };
 }
 

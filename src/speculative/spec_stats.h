@@ -9,6 +9,20 @@
 
 namespace tandem {
 
+// Drafts of one source (prompt lookup, or the model drafter: MTP or a draft model), by position
+// inside that source's part of the draft (a model extension of a lookup proposal starts at 0).
+// A model part is counted only when verification reached it (every lookup draft before it was
+// accepted), so ngram.drafted + model.drafted can be less than SpecStats::drafted.
+struct SourceStats {
+  int64_t drafted = 0, accepted = 0;
+  std::vector<int64_t> drafted_at, accepted_at;
+  // A part of `n` drafts whose first `accepted` were accepted.
+  void Record(int n, int n_accepted);
+  void Add(const SourceStats& other);
+  std::vector<double> AcceptanceByPosition() const;
+  nlohmann::json ToJson() const;
+};
+
 struct SpecStats {
   int64_t rounds = 0;                // verification rounds (target forwards with drafts)
   int64_t plain_steps = 0;           // target forwards without drafts
@@ -27,8 +41,11 @@ struct SpecStats {
   double verify_ms = 0;              // time in target forwards (verification and plain steps)
   double plain_ms = 0;               // ... of which plain (single-row) steps
   double other_ms = 0;               // sampling, bookkeeping
+  SourceStats ngram;                 // drafts proposed by prompt lookup (the first of a round)
+  SourceStats model;                 // drafts of the model drafter (after any lookup drafts)
 
-  void RecordRound(int n_drafted, int n_accepted);
+  // A round that drafted n_drafted tokens, the first n_lookup of them by prompt lookup.
+  void RecordRound(int n_drafted, int n_accepted, int n_lookup = 0);
   double AcceptanceRate() const { return drafted ? double(accepted) / double(drafted) : 0.0; }
   double MeanAcceptedLength() const { return rounds ? double(accepted) / double(rounds) : 0.0; }
   // Emitted tokens per target forward (1.0 for plain decoding).

@@ -100,5 +100,24 @@ TEST(SpecStats, LongPeriodLoopsCount) {
   }
 }
 
+TEST(SpecStats, AcceptanceBySource) {
+  SpecStats s;
+  s.RecordRound(5, 4, 3);  // lookup 3/3, then the model 1 of 2
+  s.RecordRound(4, 1, 2);  // lookup 1 of 2: the model's 2 never reached, not counted
+  s.RecordRound(2, 2);     // the model alone
+  EXPECT_EQ(s.drafted, 11);
+  EXPECT_EQ(s.ngram.drafted, 5);
+  EXPECT_EQ(s.ngram.accepted, 4);
+  EXPECT_EQ(s.ngram.AcceptanceByPosition(), (std::vector<double>{1.0, 0.5, 1.0}));
+  EXPECT_EQ(s.model.drafted, 4);
+  EXPECT_EQ(s.model.accepted, 3);
+  EXPECT_EQ(s.model.AcceptanceByPosition(), (std::vector<double>{1.0, 0.5}));
+  SpecStats sum;
+  sum.Add(s);
+  sum.Add(s);
+  EXPECT_EQ(sum.ngram.accepted, 8);
+  EXPECT_EQ(sum.ToJson()["by_source"]["model"]["drafted"], 8);
+}
+
 }  // namespace
 }  // namespace tandem

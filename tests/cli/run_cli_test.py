@@ -78,11 +78,17 @@ def flags_without_effect_are_warned():
     assert "warning: draft flags have no effect" in r.stderr, r.stderr
     r = tandem("run", "-m", TARGET, "-md", ASSISTANT, "--spec-type", "none", "-p", PROMPT, "-n", "4")
     assert "speculation is off" in r.stderr, r.stderr
-    # Prompt lookup is not in the decode loop yet (issue 18): said, and what runs instead.
-    r = tandem("run", "-m", TARGET, "--spec-type", "ngram", "-p", PROMPT, "-n", "4")
-    assert "n-gram drafting is not in the decode loop yet; speculating with none" in r.stderr, r.stderr
-    r = tandem("run", "-m", TARGET, "-md", ASSISTANT, "--spec-type", "chain", "-p", PROMPT, "-n", "4")
-    assert "speculating with mtp instead" in r.stderr, r.stderr
+    # Prompt lookup runs in the round: greedy output as plain, chained or alone, and the
+    # report gives the acceptance by source.
+    plain = run_json("-n", "24", "--temp", "0")["tokens"]
+    for args in (("--spec-type", "ngram"), ("-md", ASSISTANT, "--spec-type", "chain"),
+                 ("-md", ASSISTANT)):
+        r = run_json("-n", "24", "--temp", "0", "--no-adaptive", "--draft-max", "8", *args)
+        assert r["tokens"] == plain, args
+        assert "by_source" in r["speculative"], r
+    r = tandem("run", "-m", TARGET, "-md", ASSISTANT, "--spec-type", "chain", "-p", PROMPT + PROMPT,
+               "-n", "16", "--temp", "0", "--no-adaptive")
+    assert "warning" not in r.stderr, r.stderr
     r = tandem("run", "-m", TARGET, "--spec-ngram-min", "5", "--spec-ngram-max", "4", "-p", "x",
                check=False)
     assert r.returncode == 1 and "--spec-ngram-min/max" in r.stderr, r.stderr

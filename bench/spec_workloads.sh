@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Speculative workloads of issue 18, interleaved (each repetition runs every configuration once,
+# so a drift of a shared machine's speed hits all alike). Prints one line per run and, at the
+# end, the mean and spread of the decode tok/s per workload and configuration.
+#
+#   bench/spec_workloads.sh [BUILD] [REPS] [TARGET ASSISTANT]
+#
+# Workloads (greedy, 256 tokens):
+#   copy: a source file (tools/train/centroids.py), then a comment asking for the same module
+#         with a function renamed, then its first line: the continuation mostly copies the prompt;
+#   free: free continuation of a short code prompt (the `make run` prompt).
+# Configurations: none (plain), mtp (the assistant alone), chain (prompt lookup + assistant),
+# ngram (prompt lookup alone); all adaptive, --draft-max 16.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+REPS=${2:-3}
+TARGET=${3:-models/tandem-gemma4-tiny-Q8_0.gguf}
+ASSISTANT=${4:-models/tandem-gemma4-tiny-assistant-Q8_0.gguf}
+SRC=tools/train/centroids.py
+COPY_PROMPT="$(cat "$SRC")
+
+# The same module again, with balanced_assign renamed to assign_balanced:
+
+$(head -n 1 "$SRC")"
+FREE_PROMPT=$'import os\n\n\ndef read_lines(path):\n    """Return the lines of the file at path."""\n'
+out=$(mktemp)
+for rep in $(seq "$REPS"); do
+  for workload in copy free; do
+    prompt=$COPY_PROMPT
+    [ "$workload" = free ] && prompt=$FREE_PROMPT
+    for type in none mtp chain ngram; do
+      md=(-md "$ASSISTANT")
+      [ "$type" = ngram ] || [ "$type" = none ] && md=()
+      json=$("$BUILD/tandem" run -m "$TARGET" "${md[@]}" --spec-type "$type" -n 256 --temp 0 \
+        --draft-max 16 -t 2 -p "$prompt" --json 2>/dev/null)
+      python3 - "$workload" "$type" "$rep" "$json" <<'PY' | tee -a "$out"
+import json, sys
+w, t, rep, j = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+s = j["speculative"]
+src = s.get("by_source", {})
+ng, mo = src.get("ngram", {}), src.get("model", {})
+print(f"{w} {t} rep{rep} {j['timings']['predicted_per_second']:.1f} tok/s, "
+      f"{len(j['tokens'])} tokens, tokens/forward {s['tokens_per_target_forward']:.2f}, "
+      f"ngram {ng.get('accepted', 0)}/{ng.get('drafted', 0)}, model {mo.get('accepted', 0)}/{mo.get('drafted', 0)}")
+PY
+    done
+  done
+done
+python3 - "$out" <<'PY'
+import collections, statistics, sys
+runs = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    w, t, _, tps = line.split()[:4]
+    runs[(w, t)].append(float(tps))
+for (w, t), v in runs.items():
+    print(f"{w:5} {t:6} mean {statistics.mean(v):7.1f} tok/s  min {min(v):7.1f}  max {max(v):7.1f}  n {len(v)}")
+PY
+rm -f "$out"

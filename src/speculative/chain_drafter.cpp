@@ -1,0 +1,57 @@
+// Chained drafting: the lookup proposal first, one batched model extension after it.
+#include "speculative/chain_drafter.h"
+
+#include <algorithm>
+
+namespace tandem {
+
+void ChainDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache& target_cache) {
+  extend_.clear();
+  history_.clear();
+  std::vector<size_t> owner;  // [extend_] its job
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    DraftJob& job = jobs[j];
+    const DraftRequest& r = job.request;
+    job.result.Clear();
+    job.ms = 0;
+    job.error.clear();
+    const int k = std::min<int>(static_cast<int>(r.lookup.size()), r.n_max);
+    job.result.tokens.assign(r.lookup.begin(), r.lookup.begin() + k);
+    job.result.n_lookup = k;
+    if (r.sampler != nullptr) job.result.q.assign(k, {});  // point masses
+    if (model_ == nullptr || r.n_max - k <= 0) continue;
+    DraftJob ext{r, {}, 0, {}};
+    std::vector<int32_t> history(r.history.begin(), r.history.end());
+    history.insert(history.end(), r.lookup.begin(), r.lookup.begin() + k);
+    if (k > 0) ext.request.last = r.lookup[k - 1];
+    ext.request.lookup = {};
+    ext.request.n_max = r.n_max - k;
+    ext.request.n_min = 0;
+    history_.push_back(std::move(history));
+    extend_.push_back(std::move(ext));
+    owner.push_back(j);
+  }
+  // The spans point into history_, which no longer reallocates.
+  for (size_t e = 0; e < extend_.size(); ++e) extend_[e].request.history = history_[e];
+  if (!extend_.empty()) model_->DraftBatch(extend_, target_cache);
+  for (size_t e = 0; e < extend_.size(); ++e) {
+    DraftJob& job = jobs[owner[e]];
+    DraftJob& ext = extend_[e];
+    job.ms = ext.ms;
+    job.result.steps = ext.result.steps;
+    if (!ext.error.empty()) {
+      job.error = ext.error;
+      job.result.Clear();
+      continue;
+    }
+    DraftResult& out = job.result;
+    out.tokens.insert(out.tokens.end(), ext.result.tokens.begin(), ext.result.tokens.end());
+    for (std::vector<float>& q : ext.result.q) out.q.push_back(std::move(q));
+  }
+  for (DraftJob& job : jobs) {
+    ApplyDraftMin(job.request, job.result);
+    if (job.result.tokens.empty()) job.result.n_lookup = 0;
+  }
+}
+
+}  // namespace tandem

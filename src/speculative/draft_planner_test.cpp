@@ -1,0 +1,89 @@
+#include "speculative/draft_planner.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace tandem {
+namespace {
+
+SpecOptions Options(SpecType type, bool adaptive) {
+  SpecOptions spec;
+  spec.type = type;
+  spec.draft_max = 8;
+  spec.adaptive = adaptive;
+  spec.ngram_min = 2;
+  return spec;
+}
+
+// A context whose suffix {1, 2} recurs: lookup proposes 3, 4, 1, 2, ...
+const std::vector<int32_t> kLoop = {1, 2, 3, 4, 1, 2, 3, 4, 1, 2};
+
+DraftRequest Plan(DraftPlanner& planner, std::span<const int32_t> history, int cap) {
+  DraftRequest r;
+  planner.Fill(planner.Choose(history, cap), r);
+  return r;
+}
+
+TEST(DraftPlanner, FixedLengthsTakeTheLookupThenTheModelToDraftMax) {
+  DraftPlanner chain(Options(SpecType::kChain, false), 511, true);
+  DraftRequest r = Plan(chain, kLoop, 16);
+  EXPECT_EQ(r.n_max, 8);
+  EXPECT_EQ(std::vector<int32_t>(r.lookup.begin(), r.lookup.end()),
+            (std::vector<int32_t>{3, 4, 1, 2, 3, 4, 1, 2}));
+  r = Plan(chain, kLoop, 3);  // the cap cuts both
+  EXPECT_EQ(r.n_max, 3);
+  EXPECT_EQ(r.lookup.size(), 3u);
+  const std::vector<int32_t> fresh = {7, 8, 9};
+  r = Plan(chain, fresh, 16);  // nothing recurs: the model alone
+  EXPECT_EQ(r.n_max, 8);
+  EXPECT_TRUE(r.lookup.empty());
+
+  DraftPlanner ngram(Options(SpecType::kNgram, false), 511, false);
+  EXPECT_EQ(Plan(ngram, fresh, 16).n_max, 0);  // no model: nothing to draft
+  EXPECT_EQ(Plan(ngram, kLoop, 16).n_max, 8);
+}
+
+TEST(DraftPlanner, AdaptiveLookupGrowsWithAcceptanceAndGivesWayToTheModel) {
+  DraftPlanner planner(Options(SpecType::kChain, true), 511, true);
+  planner.UseStaticCosts(0.1);  // deterministic
+  std::vector<int32_t> history = kLoop;
+  // Every lookup draft accepted: the lookup part grows past --draft-max (8), as lookup drafts
+  // cost no draft step.
+  int longest = 0;
+  for (int round = 0; round < 200; ++round) {
+    DraftRequest r = Plan(planner, history, 64);
+    const int k = static_cast<int>(r.lookup.size());
+    longest = std::max(longest, k);
+    DraftResult drafts;
+    drafts.tokens.assign(r.lookup.begin(), r.lookup.end());
+    drafts.n_lookup = k;
+    drafts.tokens.resize(r.n_max, 0);  // the model's part, rejected
+    planner.RecordRound(drafts, k, history);
+  }
+  EXPECT_GT(longest, 8);
+  EXPECT_LE(longest, DraftPlanner::kLookupMax);
+
+  // Lookup drafts now always rejected, the model's (alone) always accepted: the model drafts.
+  DraftPlanner other(Options(SpecType::kChain, true), 511, true);
+  other.UseStaticCosts(0.1);
+  int model_alone = 0;
+  for (int round = 0; round < 200; ++round) {
+    DraftRequest r = Plan(other, kLoop, 16);
+    DraftResult drafts;
+    drafts.tokens.resize(r.n_max, 5);
+    drafts.n_lookup = static_cast<int>(r.lookup.size());
+    other.RecordRound(drafts, drafts.n_lookup > 0 ? 0 : r.n_max, kLoop);
+    if (round >= 100 && drafts.n_lookup == 0 && r.n_max > 0) ++model_alone;
+  }
+  EXPECT_GT(model_alone, 90);
+}
+
+TEST(DraftPlanner, BadNgramLengthsAreRejected) {
+  SpecOptions spec = Options(SpecType::kNgram, true);
+  spec.ngram_min = 9;
+  EXPECT_ANY_THROW(DraftPlanner(spec, 511, false));
+}
+
+}  // namespace
+}  // namespace tandem
