@@ -46,7 +46,8 @@ void AddInPlace(float* y, const float* x, size_t n) {
 Gemma4Model::Gemma4Model() = default;
 Gemma4Model::~Gemma4Model() = default;
 
-std::unique_ptr<Gemma4Model> Gemma4Model::Load(const std::string& path) {
+std::unique_ptr<Gemma4Model> Gemma4Model::Load(const std::string& path,
+                                               const LoadOptions& options) {
   std::unique_ptr<Gemma4Model> m(new Gemma4Model());
   m->file_ = GgufFile::Open(path);
   m->config_ = Gemma4Config::FromGguf(*m->file_);
@@ -58,6 +59,7 @@ std::unique_ptr<Gemma4Model> Gemma4Model::Load(const std::string& path) {
                                           std::to_string(m->weights_.rope_freqs.size()) +
                                           " values, expected " + std::to_string(c.n_rot_full / 2));
   }
+  if (options.repack) m->weights_.Pack();
   for (const Gemma4LayerConfig& lc : c.layers) {
     if (lc.sliding) {
       m->rope_.push_back(kernels::Rope::Neox(lc.head_dim, lc.n_rot, lc.rope_base));
