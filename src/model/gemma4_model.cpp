@@ -1,5 +1,9 @@
 #include "model/gemma4_model.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -31,6 +35,15 @@ struct Gemma4Model::Scratch {
 };
 
 namespace {
+
+// Batches of at least this many rows return their scratch memory to the system when done.
+constexpr int kReleaseScratchRows = 64;
+
+void ReleaseFreeHeapPages() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
 
 void Resize(std::vector<float>& v, size_t n) {
   if (v.size() < n) v.resize(n);
@@ -162,6 +175,12 @@ void Gemma4Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutp
   if (c.final_logit_softcap > 0) {
     kernels::Softcap(out.logits.data(), c.final_logit_softcap,
                      static_cast<int64_t>(out.logits.size()), out.logits.data());
+  }
+  // A prefill's activations are tens to hundreds of MB; the allocator keeps freed heap pages,
+  // so hand them back to the system once they are freed (decode-sized batches skip this).
+  if (T >= kReleaseScratchRows) {
+    s = Scratch();
+    ReleaseFreeHeapPages();
   }
 }
 
