@@ -34,7 +34,7 @@ kernels::WeightMatrix Gemma4LayerWeights::ExpertDown(int e) const {
   return w;
 }
 
-size_t Gemma4Weights::Pack() {
+void Gemma4Weights::Pack() {
   std::vector<kernels::WeightMatrix*> matrices = {&output, &per_layer_model_proj};
   for (Gemma4LayerWeights& l : layers) {
     for (kernels::WeightMatrix* m : {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_output, &l.ffn_gate,
@@ -42,18 +42,15 @@ size_t Gemma4Weights::Pack() {
       matrices.push_back(m);
     }
   }
-  size_t bytes = 0;
   for (kernels::WeightMatrix* m : matrices) {
     if (m->data == nullptr || m->packed != nullptr || !kernels::MatMulReadsPacked(m->type)) {
       continue;
     }
     auto copy = std::make_shared<const kernels::PackedMatrix>(kernels::PackWeightMatrix(*m));
     m->packed = copy->data();
-    bytes += copy->bytes();
     ReleaseMappedPages(m->data, static_cast<size_t>(m->rows) * m->row_bytes);
     packed.push_back(std::move(copy));
   }
-  return bytes;
 }
 
 Gemma4Weights Gemma4Weights::Bind(const GgufFile& file, const Gemma4Config& c,

@@ -71,8 +71,8 @@ struct Gemma4Weights {
   // reads packed; each such matrix's `packed` points into one. Empty unless Pack() ran.
   std::vector<std::shared_ptr<const kernels::PackedMatrix>> packed;
   // Packs those matrices and releases the resident pages of their row-major originals (row
-  // gathers and the token embedding read them again from the file). Returns the bytes copied.
-  size_t Pack();
+  // gathers and the token embedding read them again from the file).
+  void Pack();
 };
 
 }  // namespace tandem
