@@ -27,4 +27,9 @@ class MappedFile {
   size_t size_ = 0;
 };
 
+// Drops this process's copies of the whole pages inside [p, p + n) of a read-only file mapping
+// (madvise MADV_DONTNEED): they leave the resident set and are read again from the file if
+// touched. A hint: errors are ignored.
+void ReleaseMappedPages(const void* p, size_t n);
+
 }  // namespace tandem

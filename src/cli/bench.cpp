@@ -116,6 +116,8 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
   const double bytes_per_token = target.BytesPerToken();
   report["membw_gb_s"] = bandwidth / 1e9;
   report["bytes_per_token"] = bytes_per_token;
+  report["load_ms"] = m.load_ms;
+  report["packed_bytes"] = m.packed_bytes;
 
   Generator gen(target, {}, *m.pool, kv);
   if (a.n_prompt > 0) {
@@ -126,7 +128,11 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
       tps.push_back(a.n_prompt * 1000.0 / res.prompt_ms);
     }
     Sample s = Stats(tps);
-    report["pp"] = {{"n", a.n_prompt}, {"tok_s", s.mean}, {"sd", s.sd}};
+    report["pp"] = {{"n", a.n_prompt},
+                    {"tok_s", s.mean},
+                    {"sd", s.sd},
+                    {"resident_bytes", ResidentBytes()},
+                    {"kv_bytes", gen.cache().bytes()}};
   }
   if (a.n_gen > 0) {
     std::vector<double> tps;
@@ -266,9 +272,13 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
               report["kv_type"].get<std::string>().c_str());
   std::printf("memory bandwidth %.1f GB/s; %.1f MB of weights read per generated token\n",
               bandwidth / 1e9, bytes_per_token / 1e6);
+  std::printf("load %.0f ms; %.1f MB of weights repacked into RAM%s\n", m.load_ms,
+              m.packed_bytes / 1e6, a.model.no_repack ? " (--no-repack)" : "");
   if (report.contains("pp")) {
-    std::printf("pp%-5d %9.2f ± %.2f tok/s\n", a.n_prompt, report["pp"]["tok_s"].get<double>(),
-                report["pp"]["sd"].get<double>());
+    const auto& pp = report["pp"];
+    std::printf("pp%-5d %9.2f ± %.2f tok/s  resident after prefill %.0f MB (KV %.0f MB)\n",
+                a.n_prompt, pp["tok_s"].get<double>(), pp["sd"].get<double>(),
+                pp["resident_bytes"].get<double>() / 1e6, pp["kv_bytes"].get<double>() / 1e6);
   }
   if (report.contains("tg")) {
     const auto& tg = report["tg"];

@@ -49,6 +49,9 @@ void AddModelFlags(CLI::App& app, ModelOptions& o) {
                  "KV cache type: f16, bf16, f32, q8_0, q4_0")
       ->capture_default_str();
   app.add_option("--cache-type-v", o.cache_type_v, "Must equal -ctk (one KV type)");
+  app.add_flag("--no-repack", o.no_repack,
+               "Keep weights in the file mapping: no interleaved copies in RAM (less memory, "
+               "slower prefill and verification, the same results)");
 }
 
 void AddSamplingFlags(CLI::App& app, SamplingParams& p) {
@@ -98,7 +101,8 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
           .n_seq = 1,
           .max_batch = std::min(o.batch_size, o.ctx_size)};
   m.pool = std::make_unique<ThreadPool>(o.threads);
-  m.target = Gemma4Model::Load(o.model);
+  m.target = Gemma4Model::Load(o.model, {.repack = !o.no_repack});
+  for (const auto& p : m.target->weights().packed) m.packed_bytes += p->bytes();
   m.mapped_bytes = m.target->file().file_size();
   m.tokenizer = std::make_unique<Tokenizer>(LoadVocabFromGguf(m.target->file()));
 
@@ -147,7 +151,8 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
                                               " is a gemma4 model, not an assistant; use "
                                               "--spec-type draft (or auto)");
       }
-      m.draft_model = Gemma4Model::Load(o.model_draft);
+      m.draft_model = Gemma4Model::Load(o.model_draft, {.repack = !o.no_repack});
+      for (const auto& p : m.draft_model->weights().packed) m.packed_bytes += p->bytes();
       m.spec.type = o.spec_type == "none"    ? SpecType::kNone
                     : o.spec_type == "ngram" ? SpecType::kNgram
                                              : SpecType::kDraft;

@@ -34,9 +34,11 @@ struct ModelOptions {
   int threads = 0;
   std::string cache_type_k = "f16";
   std::string cache_type_v;  // empty: same as -ctk
+  bool no_repack = false;    // keep every weight in the mapping (no interleaved copies)
 };
 
-// Adds -m, -md, --spec-type, --spec-ngram-min/max, --draft-*, -c, -b, -t, -ctk/-ctv to `app`.
+// Adds -m, -md, --spec-type, --spec-ngram-min/max, --draft-*, -c, -b, -t, -ctk/-ctv, --no-repack
+// to `app`.
 void AddModelFlags(CLI::App& app, ModelOptions& options);
 // Adds --temp, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n,
 // --presence-penalty, --frequency-penalty, -s/--seed.
@@ -52,6 +54,7 @@ struct LoadedModels {
   KvCacheOptions kv;
   double load_ms = 0;
   size_t mapped_bytes = 0;  // weights mapped (target + drafter files)
+  size_t packed_bytes = 0;  // interleaved weight copies in RAM (0 with --no-repack)
 };
 
 // Loads what `options` names and resolves the speculation settings. Warns (loudly) when a flag

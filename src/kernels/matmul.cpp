@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "kernels/isa.h"
 #include "kernels/matmul_kernel.h"
+#include "kernels/matmul_repack.h"
 
 namespace tandem::kernels {
 namespace {
@@ -200,6 +201,45 @@ void RunTiles(const WeightMatrix& w, Family family, const Kernels& k, RowIndex r
   }
 }
 
+// The active path's kernel for packed `type`, or null where it reads row-major weights.
+PackedTileFn PackedKernel(TensorType type) {
+  return TableFor(ActiveIsa(), true).packed_tile[static_cast<size_t>(type)];
+}
+
+// Weight bytes a packed tile should span when it is reused for many activation rows: small
+// enough to stay in L2 while the activations stream past it.
+constexpr size_t kPackedTileBytes = 96 * 1024;
+
+void RunPacked(const WeightMatrix& w, PackedTileFn kernel, const QuantizedActivations& acts,
+               float* y, ThreadPool& pool) {
+  const size_t group_bytes = PackedGroupBytes(w);
+  const int64_t n_groups = (w.rows + kPackRows - 1) / kPackRows;
+  // Decode-sized batches: 16-row tiles for an even thread split; larger ones: L2-sized tiles.
+  const int64_t tile_groups = acts.n_rows <= 4
+                                  ? kTileRows / kPackRows
+                                  : std::clamp<int64_t>(kPackedTileBytes / group_bytes, 2, 32);
+  const int64_t n_tiles = (n_groups + tile_groups - 1) / tile_groups;
+  auto run = [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const int64_t g0 = static_cast<int64_t>(i) * tile_groups;
+      PackedTile tile;
+      tile.groups = w.packed + g0 * group_bytes;
+      tile.group_bytes = static_cast<int64_t>(group_bytes);
+      tile.n_groups = static_cast<int>(std::min(tile_groups, n_groups - g0));
+      tile.n_rows =
+          static_cast<int>(std::min<int64_t>(tile.n_groups * kPackRows, w.rows - g0 * kPackRows));
+      kernel(tile, acts, y + g0 * kPackRows, w.rows);
+    }
+  };
+  if (static_cast<uint64_t>(w.rows) * w.row_bytes * static_cast<uint64_t>(acts.n_rows) <
+      kInlineWorkBytes) {
+    run(0, static_cast<size_t>(n_tiles));
+    return;
+  }
+  pool.ParallelForRange(static_cast<size_t>(n_tiles),
+                        [&](size_t begin, size_t end, int) { run(begin, end); });
+}
+
 template <class RowIndex>
 void Run(const WeightMatrix& w, RowIndex row_index, bool dense, int64_t n_out, const float* x,
          int64_t T, float* y, ThreadPool& pool) {
@@ -213,6 +253,11 @@ void Run(const WeightMatrix& w, RowIndex row_index, bool dense, int64_t n_out, c
   QuantizedActivations acts;
   if (family == Family::kQ8_0 || family == Family::kQ8_1 || family == Family::kQ8_K) {
     acts = QuantizeActivations(family, k.quantize, x, T, w.cols, pool);
+    if (dense && w.packed != nullptr) {
+      if (const PackedTileFn kernel = PackedKernel(w.type)) {
+        return RunPacked(w, kernel, acts, y, pool);
+      }
+    }
   }
   const size_t n_tiles = static_cast<size_t>((n_out + kTileRows - 1) / kTileRows);
   // Small products (the assistant's layers, per-head projections) run on the calling thread:
@@ -242,6 +287,10 @@ WeightMatrix DenseWeightMatrix(TensorType type, const void* data, int64_t rows, 
   const auto traits = FindTensorTypeTraits(static_cast<uint32_t>(type));
   if (traits && traits->block_size > 0 && cols >= 0) w.row_bytes = RowBytes(*traits, cols);
   return w;
+}
+
+bool MatMulReadsPacked(TensorType type) {
+  return PackedKernel(type) != nullptr;
 }
 
 bool MatMulSupportsType(TensorType type) {

@@ -27,6 +27,9 @@ struct WeightMatrix {
   int64_t rows = 0;      // output features
   int64_t cols = 0;      // input features; a multiple of the type's block size
   size_t row_bytes = 0;  // >= RowBytes(type, cols)
+  // The same rows interleaved in groups (matmul_repack.h), or null. MatMul reads it where the
+  // active path has kernels for it, `data` otherwise; the results are the same bits either way.
+  const uint8_t* packed = nullptr;
 };
 
 // A WeightMatrix over a dense buffer (row_bytes = RowBytes(type, cols)).

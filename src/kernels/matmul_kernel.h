@@ -18,6 +18,7 @@
 namespace tandem::kernels {
 
 inline constexpr int kTileRows = 16;  // weight rows per micro-kernel call
+inline constexpr int kPackRows = 8;   // weight rows interleaved in a packed group
 
 // Up to kTileRows weight rows. Entries at index >= n_rows repeat the last valid row, so kernels
 // may load a full tile and discard the extra lanes.
@@ -81,11 +82,25 @@ struct QuantizedRow {
 // values: the fp16 ones of Q8_0/Q8_1 converted to f32).
 using QuantizeRowFn = void (*)(const float* x, int64_t cols, const QuantizedRow& out);
 
+// Interleaved (repacked) weights, matmul_repack.h: n_groups consecutive groups of kPackRows rows,
+// group_bytes apart; n_rows (<= kPackRows * n_groups) of them are output rows. y[t * ldy + i] =
+// dot(row i, activation row t), with exactly the per-element sequence of the row-major tiles.
+struct PackedTile {
+  const uint8_t* groups;
+  int64_t group_bytes;
+  int n_groups;
+  int n_rows;
+};
+using PackedTileFn = void (*)(const PackedTile& tile, const QuantizedActivations& acts, float* y,
+                              int64_t ldy);
+
 // One ISA's kernels, indexed by TensorType id; nullptr where the ISA has no kernel for a type
 // (MatMul then uses the scalar one, which gives identical results for quantized types).
 struct MatMulKernelTable {
   std::array<FloatTileFn, kTensorTypeIdLimit> float_tile{};
   std::array<QuantTileFn, kTensorTypeIdLimit> quant_tile{};
+  // Kernels reading the interleaved layout; nullptr where the ISA reads row-major weights.
+  std::array<PackedTileFn, kTensorTypeIdLimit> packed_tile{};
   QuantizeRowFn quantize_q8_0 = nullptr;
   QuantizeRowFn quantize_q8_1 = nullptr;
   QuantizeRowFn quantize_q8_k = nullptr;
@@ -119,20 +134,32 @@ struct MatMulKernelTable {
   void QuantizeActivationsQ8_1(const float* x, int64_t cols, const QuantizedRow& out); \
   void QuantizeActivationsQ8_K(const float* x, int64_t cols, const QuantizedRow& out);
 
+// Inside an ISA namespace: fills the MatMulKernelTable `t` from those declarations.
+#define TANDEM_FILL_MATMUL_KERNEL_TABLE                 \
+  TANDEM_MATMUL_FLOAT_TILES(TANDEM_REGISTER_FLOAT_TILE) \
+  TANDEM_MATMUL_QUANT_TILES(TANDEM_REGISTER_QUANT_TILE) \
+  t.quantize_q8_0 = QuantizeActivationsQ8_0;            \
+  t.quantize_q8_1 = QuantizeActivationsQ8_1;            \
+  t.quantize_q8_k = QuantizeActivationsQ8_K;
+
 // Inside an ISA namespace: defines its MatMulKernels() table from those declarations.
-#define TANDEM_DEFINE_MATMUL_KERNEL_TABLE                   \
-  const MatMulKernelTable& MatMulKernels() {                \
-    static const MatMulKernelTable table = [] {             \
-      MatMulKernelTable t;                                  \
-      TANDEM_MATMUL_FLOAT_TILES(TANDEM_REGISTER_FLOAT_TILE) \
-      TANDEM_MATMUL_QUANT_TILES(TANDEM_REGISTER_QUANT_TILE) \
-      t.quantize_q8_0 = QuantizeActivationsQ8_0;            \
-      t.quantize_q8_1 = QuantizeActivationsQ8_1;            \
-      t.quantize_q8_k = QuantizeActivationsQ8_K;            \
-      return t;                                             \
-    }();                                                    \
-    return table;                                           \
+#define TANDEM_DEFINE_MATMUL_KERNEL_TABLE       \
+  const MatMulKernelTable& MatMulKernels() {    \
+    static const MatMulKernelTable table = [] { \
+      MatMulKernelTable t;                      \
+      TANDEM_FILL_MATMUL_KERNEL_TABLE           \
+      return t;                                 \
+    }();                                        \
+    return table;                               \
   }
+
+// The packed-layout kernels an ISA may define (X(Name): MatMulPacked<Name>).
+#define TANDEM_MATMUL_PACKED_TILES(X) X(Q4_0) X(Q8_0)
+#define TANDEM_DECLARE_PACKED_TILE(Name)                                                      \
+  void MatMulPacked##Name(const PackedTile& tile, const QuantizedActivations& acts, float* y, \
+                          int64_t ldy);
+#define TANDEM_REGISTER_PACKED_TILE(Name) \
+  t.packed_tile[static_cast<size_t>(TensorType::k##Name)] = MatMulPacked##Name;
 
 namespace ref {
 const MatMulKernelTable& MatMulKernels();

@@ -16,6 +16,7 @@
 #include "kernels/isa.h"
 #include "kernels/kernel_test_util.h"
 #include "kernels/matmul_kernel.h"
+#include "kernels/matmul_repack.h"
 #include "tensor/blocks.h"
 #include "tensor/dequantize.h"
 #include "tensor/float16.h"
@@ -182,10 +183,19 @@ std::vector<float> QuantizedActivationValues(TensorType type, const std::vector<
   return out;
 }
 
+// MatMul of x by w; with `packed`, on an interleaved copy where the type has a packed layout
+// (whether or not the active path reads it).
 std::vector<float> RunMatMul(TensorType type, const std::vector<uint8_t>& w, int64_t rows,
-                             int64_t cols, const float* x, int64_t n_t, ThreadPool& pool) {
+                             int64_t cols, const float* x, int64_t n_t, ThreadPool& pool,
+                             bool packed = false) {
   std::vector<float> y(n_t * rows, -1.0f);
-  MatMul(DenseWeightMatrix(type, w.data(), rows, cols), x, n_t, y.data(), pool);
+  WeightMatrix m = DenseWeightMatrix(type, w.data(), rows, cols);
+  PackedMatrix copy;
+  if (packed && HasPackedLayout(type)) {
+    copy = PackWeightMatrix(m);
+    m.packed = copy.data();
+  }
+  MatMul(m, x, n_t, y.data(), pool);
   return y;
 }
 
@@ -339,15 +349,53 @@ TEST(MatMulTest, BitwiseInvariantOverBatchPositionAndThreads) {
       for (int64_t n_t = 1; n_t <= max_t && failures < 3; ++n_t) {
         const int64_t offset = (n_t * 7) % (max_t - n_t + 1);
         for (auto& pool : pools) {
-          const auto y = RunMatMul(type, w, rows, cols, x.data() + offset * cols, n_t, *pool);
-          if (!BitwiseEqual(y.data(), full.data() + offset * rows, y.size())) {
-            ADD_FAILURE() << "T " << n_t << " offset " << offset << " threads " << pool->size();
-            ++failures;
+          for (bool packed : {false, true}) {
+            const auto y =
+                RunMatMul(type, w, rows, cols, x.data() + offset * cols, n_t, *pool, packed);
+            if (!BitwiseEqual(y.data(), full.data() + offset * rows, y.size())) {
+              ADD_FAILURE() << "T " << n_t << " offset " << offset << " threads " << pool->size()
+                            << (packed ? " packed" : "");
+              ++failures;
+            }
           }
         }
       }
     }
   }
+}
+
+// Packed (interleaved) weights give bitwise the row-major results on every path, for row counts
+// that are not multiples of the group, every activation-chunk tail and tiles of several groups.
+TEST(MatMulTest, PackedLayoutMatchesRowMajorOnEveryIsa) {
+  IsaScope guard;
+  ThreadPool pool(3);
+  struct Shape {
+    int64_t rows, blocks, n_t;
+  };
+  const Shape shapes[] = {{1, 1, 1},  {7, 2, 3},    {8, 3, 4},   {9, 1, 5},
+                          {37, 2, 2}, {300, 40, 6}, {61, 8, 13}, {2100, 2, 7}};
+  for (TensorType type : {T::kQ4_0, T::kQ8_0}) {
+    ASSERT_TRUE(HasPackedLayout(type));
+    for (const Shape& s : shapes) {
+      const int64_t cols = 32 * s.blocks;
+      SCOPED_TRACE(Name(type) + " rows " + std::to_string(s.rows) + " cols " +
+                   std::to_string(cols) + " T " + std::to_string(s.n_t));
+      const auto w = RandomWeights(type, s.rows, cols, 11);
+      auto x = RandomActivations(s.n_t * cols, 12);
+      x[0] = 127.0f;  // an activation block at full scale: codes +-127
+      SetActiveIsa(Isa::kScalar);
+      const auto want = RunMatMul(type, w, s.rows, cols, x.data(), s.n_t, pool);
+      for (Isa isa : SupportedIsas()) {
+        SCOPED_TRACE(std::string(IsaName(isa)));
+        SetActiveIsa(isa);
+        const auto got = RunMatMul(type, w, s.rows, cols, x.data(), s.n_t, pool, true);
+        EXPECT_TRUE(BitwiseEqual(got, want));
+      }
+    }
+  }
+  EXPECT_FALSE(HasPackedLayout(T::kQ4_K));
+  const auto w = RandomWeights(T::kQ4_K, 8, 256, 1);
+  EXPECT_THROW(PackWeightMatrix(DenseWeightMatrix(T::kQ4_K, w.data(), 8, 256)), Error);
 }
 
 // Row gather gives bitwise the rows of the full product, in any order, with repeats.

@@ -8,6 +8,7 @@
 
 #include "base/thread_pool.h"
 #include "kernels/isa.h"
+#include "kernels/matmul_repack.h"
 #include "model/gemma4_model.h"
 #include "model/gemma4_presets.h"
 #include "model/random_model.h"
@@ -80,6 +81,38 @@ TEST_P(ForwardInvariance, PrefillDecodeMixedAndThreadsAgreeBitwise) {
   }
   kernels::SetActiveIsa(kernels::DefaultIsa());
   std::filesystem::remove(path);
+}
+
+// Weights repacked at load (kernels/matmul_repack.h) give the row-major weights' bits, on every
+// path, for prefill and decode.
+TEST(ForwardRepack, PackedAndRowMajorWeightsAgreeBitwiseOnEveryIsa) {
+  for (TensorType type : {TensorType::kQ4_0, TensorType::kQ8_0}) {
+    SCOPED_TRACE(std::string(TensorTypeName(type)));
+    const std::string path = testing::TempDir() + "repack.gguf";
+    RandomModelOptions options;
+    options.weight_type = type;
+    WriteRandomGemma4(Gemma4Preset("tiny-e2b"), options, path);
+    kernels::SetActiveIsa(kernels::DefaultIsa());
+    auto packed = Gemma4Model::Load(path, {.repack = true});
+    auto row_major = Gemma4Model::Load(path, {.repack = false});
+    EXPECT_TRUE(row_major->weights().packed.empty());
+    if (kernels::MatMulReadsPacked(type)) {
+      EXPECT_FALSE(packed->weights().packed.empty());
+    }
+    std::vector<int> tokens;
+    for (int i = 0; i < 21; ++i) tokens.push_back((i * 29 + 5) % packed->config().n_vocab);
+    for (kernels::Isa isa : kernels::SupportedIsas()) {
+      kernels::SetActiveIsa(isa);
+      SCOPED_TRACE(std::string(kernels::IsaName(isa)));
+      const Rows want = RunModel(*row_major, tokens, 21, false, 2, TensorType::kF16);
+      ExpectBitwiseEqual(want, RunModel(*packed, tokens, 21, false, 2, TensorType::kF16),
+                         "packed prefill");
+      ExpectBitwiseEqual(want, RunModel(*packed, tokens, 1, false, 1, TensorType::kF16),
+                         "packed decode");
+    }
+    kernels::SetActiveIsa(kernels::DefaultIsa());
+    std::filesystem::remove(path);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(TinyPresets, ForwardInvariance,

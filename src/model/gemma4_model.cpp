@@ -1,5 +1,9 @@
 #include "model/gemma4_model.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -27,6 +31,15 @@ struct Gemma4Model::Scratch : BlockScratch {
 
 namespace {
 
+// Batches of at least this many rows return their scratch memory to the system when done.
+constexpr int kReleaseScratchRows = 64;
+
+void ReleaseFreeHeapPages() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
 void Resize(std::vector<float>& v, size_t n) {
   if (v.size() < n) v.resize(n);
 }
@@ -41,7 +54,8 @@ void AddInPlace(float* y, const float* x, size_t n) {
 Gemma4Model::Gemma4Model() = default;
 Gemma4Model::~Gemma4Model() = default;
 
-std::unique_ptr<Gemma4Model> Gemma4Model::Load(const std::string& path) {
+std::unique_ptr<Gemma4Model> Gemma4Model::Load(const std::string& path,
+                                               const LoadOptions& options) {
   std::unique_ptr<Gemma4Model> m(new Gemma4Model());
   m->file_ = GgufFile::Open(path);
   m->config_ = Gemma4Config::FromGguf(*m->file_);
@@ -53,6 +67,7 @@ std::unique_ptr<Gemma4Model> Gemma4Model::Load(const std::string& path) {
                                           std::to_string(m->weights_.rope_freqs.size()) +
                                           " values, expected " + std::to_string(c.n_rot_full / 2));
   }
+  if (options.repack) m->weights_.Pack();
   for (const Gemma4LayerConfig& lc : c.layers) {
     if (lc.sliding) {
       m->rope_.push_back(kernels::Rope::Neox(lc.head_dim, lc.n_rot, lc.rope_base));
@@ -158,6 +173,12 @@ void Gemma4Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutp
   if (c.final_logit_softcap > 0) {
     kernels::Softcap(out.logits.data(), c.final_logit_softcap,
                      static_cast<int64_t>(out.logits.size()), out.logits.data());
+  }
+  // A prefill's activations are tens to hundreds of MB; the allocator keeps freed heap pages,
+  // so hand them back to the system once they are freed (decode-sized batches skip this).
+  if (T >= kReleaseScratchRows) {
+    s = Scratch();
+    ReleaseFreeHeapPages();
   }
 }
 

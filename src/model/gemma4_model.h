@@ -20,8 +20,16 @@ class ThreadPool;
 
 class Gemma4Model final : public TargetModel {
  public:
+  struct LoadOptions {
+    // Repack the matrices the active kernels read interleaved (Gemma4Weights::Pack): faster
+    // matmuls, the same bits, at the cost of a private copy of those weights in RAM.
+    bool repack = true;
+  };
   // Opens, validates and binds `path`. Throws Error naming the key or tensor at fault.
-  static std::unique_ptr<Gemma4Model> Load(const std::string& path);
+  static std::unique_ptr<Gemma4Model> Load(const std::string& path, const LoadOptions& options);
+  static std::unique_ptr<Gemma4Model> Load(const std::string& path) {
+    return Load(path, LoadOptions());
+  }
   ~Gemma4Model() override;
 
   const Gemma4Config& config() const { return config_; }

@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/mapped_file.h"
 #include "gguf/gguf_reader.h"
 #include "model/gemma4_tensors.h"
 #include "model/tensor_binder.h"
@@ -31,6 +32,25 @@ kernels::WeightMatrix Gemma4LayerWeights::ExpertDown(int e) const {
   kernels::WeightMatrix w = experts_down;
   w.data = static_cast<const uint8_t*>(w.data) + e * expert_down_bytes;
   return w;
+}
+
+void Gemma4Weights::Pack() {
+  std::vector<kernels::WeightMatrix*> matrices = {&output, &per_layer_model_proj};
+  for (Gemma4LayerWeights& l : layers) {
+    for (kernels::WeightMatrix* m : {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_output, &l.ffn_gate,
+                                     &l.ffn_up, &l.ffn_down, &l.ple_gate, &l.ple_proj}) {
+      matrices.push_back(m);
+    }
+  }
+  for (kernels::WeightMatrix* m : matrices) {
+    if (m->data == nullptr || m->packed != nullptr || !kernels::MatMulReadsPacked(m->type)) {
+      continue;
+    }
+    auto copy = std::make_shared<const kernels::PackedMatrix>(kernels::PackWeightMatrix(*m));
+    m->packed = copy->data();
+    ReleaseMappedPages(m->data, static_cast<size_t>(m->rows) * m->row_bytes);
+    packed.push_back(std::move(copy));
+  }
 }
 
 Gemma4Weights Gemma4Weights::Bind(const GgufFile& file, const Gemma4Config& c,

@@ -2,11 +2,13 @@
 // against the config. Matrices stay in the memory mapping; small 1-D tensors are copied to f32.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "kernels/embedding.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_repack.h"
 #include "model/gemma4_config.h"
 
 namespace tandem {
@@ -64,6 +66,13 @@ struct Gemma4Weights {
   // `also_known` names tensors the caller binds itself (no "unknown tensor" warning for them).
   static Gemma4Weights Bind(const GgufFile& file, const Gemma4Config& config,
                             const std::vector<std::string>& also_known = {});
+
+  // Interleaved copies (kernels/matmul_repack.h) of the dense matrices the active kernel path
+  // reads packed; each such matrix's `packed` points into one. Empty unless Pack() ran.
+  std::vector<std::shared_ptr<const kernels::PackedMatrix>> packed;
+  // Packs those matrices and releases the resident pages of their row-major originals (row
+  // gathers and the token embedding read them again from the file).
+  void Pack();
 };
 
 }  // namespace tandem

@@ -10,5 +10,6 @@
 namespace tandem::kernels::avx2 {
 
 TANDEM_DECLARE_MATMUL_KERNELS
+TANDEM_MATMUL_PACKED_TILES(TANDEM_DECLARE_PACKED_TILE)
 
 }  // namespace tandem::kernels::avx2

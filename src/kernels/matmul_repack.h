@@ -1,0 +1,47 @@
+// Load-time repacking of weight matrices into the interleaved layout the AVX2 kernels stream.
+//
+// Layout (Q4_0, Q8_0: blocks of an fp16 scale d then n quant bytes): rows are taken in groups of
+// kPackRows = 8 (the last group repeats the last row); a group holds its rows' blocks in order,
+// block b being the 8 scales (16 bytes) then, for each 4-byte chunk k of the quants, the 8 rows'
+// chunk k (32 bytes: row r at 4r). A group is 8 * RowBytes(type, cols) bytes, so the copy costs
+// the matrix's size again (rounded up to 8 rows); the row-major `data` stays valid for row
+// gathers (MatMulRows) and for paths without packed kernels.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "kernels/matmul.h"
+
+namespace tandem::kernels {
+
+// An owned interleaved copy of one matrix (64-byte aligned).
+class PackedMatrix {
+ public:
+  const uint8_t* data() const { return data_.get(); }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  struct Free {
+    void operator()(uint8_t* p) const;
+  };
+  std::unique_ptr<uint8_t, Free> data_;
+  size_t bytes_ = 0;
+  friend PackedMatrix PackWeightMatrix(const WeightMatrix& w);
+};
+
+// True if `type` has a packed layout (Q4_0, Q8_0).
+bool HasPackedLayout(TensorType type);
+
+// True if the active ISA path has kernels for the packed layout of `type` (then packing pays).
+bool MatMulReadsPacked(TensorType type);
+
+// Bytes of one packed group of kPackRows rows.
+size_t PackedGroupBytes(const WeightMatrix& w);
+
+// The interleaved copy of w (validated first; throws Error for a matrix MatMul rejects or a type
+// without a packed layout). Set w.packed = result.data() to use it.
+PackedMatrix PackWeightMatrix(const WeightMatrix& w);
+
+}  // namespace tandem::kernels
