@@ -55,6 +55,12 @@ class AnthropicStream {
     return false;
   }
 
+  // Completion tokens once finished (for the access log), else -1.
+  int tokens() const {
+    const GenerationStream& s = *generation_.stream;
+    return s.finished() ? s.totals().completion_tokens : -1;
+  }
+
  private:
   bool SendPart(const ChunkWriter& write, const ChatPart& part) {
     switch (part.kind) {
@@ -142,16 +148,14 @@ HttpResponse HandleMessages(const RouteContext& context, const HttpRequest& http
     response.content_type = "text/event-stream";
     response.headers = {{"Cache-Control", "no-cache"}};
     response.stream = [stream](const ChunkWriter& write) { return stream->Step(write); };
+    response.tokens = [stream] { return stream->tokens(); };
     return response;
   }
-  ChatOutput output;
-  AccumulateOutput(generation.stream->ReadAll(), "toolu_", output);
+  const ChatOutput output = FinishGeneration(context, http, generation, "toolu_");
   const GenerationTotals& totals = generation.stream->totals();
-  if (totals.finish == FinishReason::kError) {
-    throw HttpError(500, "generation failed: " + totals.error);
-  }
-  return JsonResponse(200, MessageJson(id, context.model_id, output, totals,
-                                       TimingsJson(totals, generation.params.spec)));
+  return GenerationResponse(MessageJson(id, context.model_id, output, totals,
+                                        TimingsJson(totals, generation.params.spec)),
+                            totals);
 }
 
 HttpResponse HandleCountTokens(const RouteContext& context, const HttpRequest& http) {

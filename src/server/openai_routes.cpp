@@ -71,6 +71,12 @@ class OpenAiStream {
     return false;
   }
 
+  // Completion tokens once finished (for the access log), else -1.
+  int tokens() const {
+    const GenerationStream& s = *generation_.stream;
+    return s.finished() ? s.totals().completion_tokens : -1;
+  }
+
  private:
   Json ChunkFor(const ChatPart& part) {
     if (!chat_) return TextChunkJson(meta_, part.text, nullptr);
@@ -116,13 +122,8 @@ HttpResponse StreamResponse(StartedGeneration generation, ResponseMeta meta, boo
   response.content_type = "text/event-stream";
   response.headers = {{"Cache-Control", "no-cache"}};
   response.stream = [stream](const ChunkWriter& write) { return stream->Step(write); };
+  response.tokens = [stream] { return stream->tokens(); };
   return response;
-}
-
-void CheckFinished(const GenerationTotals& totals) {
-  if (totals.finish == FinishReason::kError) {
-    throw HttpError(500, "generation failed: " + totals.error);
-  }
 }
 
 }  // namespace
@@ -137,12 +138,11 @@ HttpResponse HandleChatCompletions(const RouteContext& context, const HttpReques
   if (request.stream) {
     return StreamResponse(std::move(generation), std::move(meta), true, request.include_usage);
   }
-  ChatOutput output;
-  AccumulateOutput(generation.stream->ReadAll(), "call_", output);
+  const ChatOutput output = FinishGeneration(context, http, generation, "call_");
   const GenerationTotals& totals = generation.stream->totals();
-  CheckFinished(totals);
-  return JsonResponse(
-      200, ChatCompletionJson(meta, output, totals, TimingsJson(totals, generation.params.spec)));
+  return GenerationResponse(
+      ChatCompletionJson(meta, output, totals, TimingsJson(totals, generation.params.spec)),
+      totals);
 }
 
 HttpResponse HandleCompletions(const RouteContext& context, const HttpRequest& http) {
@@ -155,12 +155,11 @@ HttpResponse HandleCompletions(const RouteContext& context, const HttpRequest& h
   if (request.stream) {
     return StreamResponse(std::move(generation), std::move(meta), false, request.include_usage);
   }
-  ChatOutput output;
-  AccumulateOutput(generation.stream->ReadAll(), "call_", output);
+  const ChatOutput output = FinishGeneration(context, http, generation, "call_");
   const GenerationTotals& totals = generation.stream->totals();
-  CheckFinished(totals);
-  return JsonResponse(200, TextCompletionJson(meta, output.content, totals,
-                                              TimingsJson(totals, generation.params.spec)));
+  return GenerationResponse(
+      TextCompletionJson(meta, output.content, totals, TimingsJson(totals, generation.params.spec)),
+      totals);
 }
 
 HttpResponse HandleModels(const RouteContext& context, const HttpRequest&) {
