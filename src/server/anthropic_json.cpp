@@ -243,7 +243,8 @@ Json MessageJson(const std::string& id, const std::string& model, const ChatOutp
   return message;
 }
 
-Json MessageStartEvent(const std::string& id, const std::string& model, int input_tokens) {
+Json MessageStartEvent(const std::string& id, const std::string& model, int input_tokens,
+                       int cached_tokens) {
   return {{"type", "message_start"},
           {"message",
            {{"id", id},
@@ -253,7 +254,11 @@ Json MessageStartEvent(const std::string& id, const std::string& model, int inpu
             {"content", Json::array()},
             {"stop_reason", nullptr},
             {"stop_sequence", nullptr},
-            {"usage", {{"input_tokens", input_tokens}, {"output_tokens", 0}}}}}};
+            {"usage",
+             {{"input_tokens", input_tokens},
+              {"output_tokens", 0},
+              {"cache_read_input_tokens", cached_tokens},
+              {"cache_creation_input_tokens", 0}}}}}};
 }
 
 Json ContentBlockStartEvent(int index, const Json& block) {

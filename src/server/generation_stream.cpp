@@ -15,11 +15,12 @@ namespace tandem::server {
 struct GenerationStream::Channel {
   std::mutex mu;
   std::condition_variable cv;
-  std::vector<int32_t> tokens;  // GUARDED_BY(mu): arrived, not yet taken
-  bool done = false;            // GUARDED_BY(mu): the final event arrived
-  GenerateResult result;        // GUARDED_BY(mu): set by the final event
-  std::string error;            // GUARDED_BY(mu)
-  LiveSpec live;                // GUARDED_BY(mu)
+  std::vector<int32_t> tokens;    // GUARDED_BY(mu): arrived, not yet taken
+  bool done = false;              // GUARDED_BY(mu): the final event arrived
+  GenerateResult result;          // GUARDED_BY(mu): set by the final event
+  std::string error;              // GUARDED_BY(mu)
+  LiveSpec live;                  // GUARDED_BY(mu)
+  int cached_prompt_tokens = -1;  // GUARDED_BY(mu): known with the first token (or the end)
   std::atomic<bool> cancelled{false};
 
   // Each round emits a token after the previous round is recorded, so one event sees at most
@@ -86,11 +87,13 @@ GenerationStream::GenerationStream(Backend& backend, const Tokenizer& tokenizer,
         channel->done = true;
         if (event.result != nullptr) {
           channel->result = *event.result;
+          channel->cached_prompt_tokens = event.result->cached_prompt_tokens;
           channel->Observe(event.result->spec);
         }
         channel->error = event.error;
       } else {
         channel->tokens.push_back(event.token);
+        channel->cached_prompt_tokens = event.cached_prompt_tokens;
         if (event.spec != nullptr) channel->Observe(*event.spec);
       }
     }
@@ -178,6 +181,7 @@ ParsedDelta GenerationStream::Next(std::chrono::milliseconds timeout) {
                           [&] { return !channel_->tokens.empty() || channel_->done; });
     tokens.swap(channel_->tokens);
     done = channel_->done;
+    cached_prompt_tokens_ = channel_->cached_prompt_tokens;
     if (done) {
       totals_.result = std::move(channel_->result);
       totals_.error = channel_->error;

@@ -93,6 +93,9 @@ class GenerationStream {
 
   bool finished() const { return finished_; }
   int prompt_tokens() const { return prompt_tokens_; }
+  // Prompt tokens the engine's cache served, known once Next() returned after the first token
+  // (or the end); -1 before.
+  int cached_prompt_tokens() const { return cached_prompt_tokens_; }
   // Valid once finished().
   const GenerationTotals& totals() const { return totals_; }
 
@@ -111,6 +114,7 @@ class GenerationStream {
   uint64_t id_ = 0;
   bool chat_;
   int prompt_tokens_;
+  int cached_prompt_tokens_ = -1;
   StreamingDecoder decoder_;
   StopStringFilter stops_;
   ChatOutputParser parser_;

@@ -34,6 +34,7 @@ class OpenAiStream {
                   SseData(ChatChunkJson(meta_, {{"role", "assistant"}, {"content", ""}}, nullptr)));
     }
     const ParsedDelta delta = stream.Next(kSsePoll);
+    for (const std::string& w : delta.warnings) generation_.warnings.push_back(w);
     Json live = delta.parts.empty() ? Json() : LiveTimingsJson(stream.TakeLiveSpec());
     for (const ChatPart& part : delta.parts) {
       Json chunk = ChunkFor(part);
@@ -59,6 +60,8 @@ class OpenAiStream {
     Json last =
         chat_ ? ChatChunkJson(meta_, Json::object(), finish) : TextChunkJson(meta_, "", finish);
     last["timings"] = timings;
+    if (!generation_.warnings.empty()) last["warnings"] = generation_.warnings;
+    LogWarnings(generation_, generation_.warnings);
     if (!Send(write, SseData(last))) return false;
     if (include_usage_) {
       Json usage =
@@ -133,7 +136,7 @@ HttpResponse HandleChatCompletions(const RouteContext& context, const HttpReques
   GenerationRequest request = NewRequest(context);
   ParseChatCompletionBody(body, request);
   CheckModel(context, request.model);
-  StartedGeneration generation = StartGeneration(context, request);
+  StartedGeneration generation = StartGeneration(context, http, request);
   ResponseMeta meta{RandomId("chatcmpl-"), UnixSeconds(), context.model_id};
   if (request.stream) {
     return StreamResponse(std::move(generation), std::move(meta), true, request.include_usage);
@@ -150,7 +153,7 @@ HttpResponse HandleCompletions(const RouteContext& context, const HttpRequest& h
   GenerationRequest request = NewRequest(context);
   ParseCompletionBody(body, request);
   CheckModel(context, request.model);
-  StartedGeneration generation = StartGeneration(context, request);
+  StartedGeneration generation = StartGeneration(context, http, request);
   ResponseMeta meta{RandomId("cmpl-"), UnixSeconds(), context.model_id};
   if (request.stream) {
     return StreamResponse(std::move(generation), std::move(meta), false, request.include_usage);

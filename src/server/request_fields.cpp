@@ -82,10 +82,18 @@ void ParseSamplingFields(const Json& body, GenerationRequest& request) {
     s.top_k = *v < 0 ? 0 : static_cast<int32_t>(*v);
   }
   if (auto v = OptionalNumber(body, "min_p", 0.0, 1.0)) s.min_p = float(*v);
-  // Seeds are 32-bit (llama.cpp's); larger ones are refused rather than truncated.
-  if (auto v = OptionalInteger(body, "seed", std::numeric_limits<int64_t>::min(),
-                               std::numeric_limits<uint32_t>::max())) {
-    s.seed = *v < 0 ? kRandomSeed : static_cast<uint32_t>(*v);
+  // Seeds are 64-bit: any integer up to 2^64 - 1 is used whole; negative ones ask for a random
+  // seed (llama.cpp's -1).
+  if (const Json* seed = FindField(body, "seed")) {
+    if (seed->is_number_unsigned()) {
+      s.seed = seed->get<uint64_t>();
+    } else if (seed->is_number_integer()) {
+      const int64_t v = seed->get<int64_t>();
+      s.seed = v < 0 ? kRandomSeed : static_cast<uint64_t>(v);
+    } else {
+      Fail(ErrorKind::kInvalidArgument, "seed: expected an integer in [-2^63, 2^64 - 1], got " +
+                                            std::string(JsonTypeName(*seed)));
+    }
   }
   if (auto v = OptionalNumber(body, "presence_penalty", -2.0, 2.0)) s.presence_penalty = float(*v);
   if (auto v = OptionalNumber(body, "frequency_penalty", -2.0, 2.0)) {

@@ -23,8 +23,16 @@ void CheckModel(const RouteContext& context, const std::string& name) {
                   "model '" + name + "' not found: this server serves '" + context.model_id + "'");
 }
 
-StartedGeneration StartGeneration(const RouteContext& context, const GenerationRequest& request) {
+void LogWarnings(const StartedGeneration& generation, const std::vector<std::string>& warnings) {
+  for (const std::string& w : warnings) {
+    LogWarn("server: request " + generation.request_id + ": " + w);
+  }
+}
+
+StartedGeneration StartGeneration(const RouteContext& context, const HttpRequest& http,
+                                  const GenerationRequest& request) {
   StartedGeneration started;
+  started.request_id = http.Header("x-request-id");
   std::vector<int32_t> prompt = BuildPrompt(request, *context.tokenizer, context.limits);
   started.params = BuildGenerateParams(request, *context.tokenizer, context.limits);
   started.warnings = request.warnings;
@@ -53,9 +61,7 @@ ChatOutput FinishGeneration(const RouteContext& context, const HttpRequest& http
   ChatOutput output;
   output.warnings = generation.warnings;
   AccumulateOutput(generation.stream->ReadAll(http.client_gone), id_prefix, output);
-  for (const std::string& w : output.warnings) {
-    LogWarn("server: request " + http.Header("x-request-id") + ": " + w);
-  }
+  LogWarnings(generation, output.warnings);
   const GenerationTotals& totals = generation.stream->totals();
   if (totals.finish == FinishReason::kError) {
     if (totals.error == kShuttingDownError) {

@@ -40,11 +40,17 @@ struct StartedGeneration {
   std::unique_ptr<GenerationStream> stream;
   GenerateParams params;
   std::vector<std::string> warnings;  // the request's own (GenerationRequest::warnings)
+  std::string request_id;             // X-Request-Id, for log lines
 };
+
+// Logs each warning of a request (the request's own and tool-call text that could not be
+// parsed) with its id; the response carries them in `warnings`.
+void LogWarnings(const StartedGeneration& generation, const std::vector<std::string>& warnings);
 
 // Builds the prompt and parameters and submits. Throws Error(kInvalidArgument) for a request
 // that cannot run (400) and HttpError(503, Retry-After) when the engine's queue is full.
-StartedGeneration StartGeneration(const RouteContext& context, const GenerationRequest& request);
+StartedGeneration StartGeneration(const RouteContext& context, const HttpRequest& http,
+                                  const GenerationRequest& request);
 
 // Non-streaming: waits for the whole output (cancelling it if the client leaves), then throws
 // HttpError(503, Retry-After) if a shutdown ended it and HttpError(500) if it failed.

@@ -161,6 +161,38 @@ TEST_F(ServerAppTest, ChatCompletionReturnsContentUsageAndTimings) {
             "<bos><|turn>user\nhi<turn|>\n<|turn>model\n");
 }
 
+// Tool-call text that does not parse stays content and is named in `warnings`, whole and
+// streamed (the final chunk, Anthropic's message_delta), for both APIs.
+TEST_F(ServerAppTest, ToolCallParseWarningsReachTheResponse) {
+  Ready();
+  Script("<|tool_call>call:f{a:[1,2}<tool_call|>");
+  const auto has_warning = [](const Json& j) {
+    return j.contains("warnings") && j["warnings"].size() == 1 &&
+           j["warnings"][0].get<std::string>().find("malformed tool call") != std::string::npos;
+  };
+  const HttpResponse whole = Post("/v1/chat/completions", kChat);
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  EXPECT_TRUE(has_warning(BodyJson(whole)));
+  HttpResponse s = Post("/v1/chat/completions",
+                        R"({"stream": true, "messages": [{"role": "user", "content": "x"}]})");
+  ASSERT_TRUE(s.stream);
+  const std::vector<Json> chunks = DataLines(Drain(s));
+  ASSERT_FALSE(chunks.empty());
+  EXPECT_TRUE(has_warning(chunks.back()));
+  const char* message = R"({"max_tokens": 50, "messages": [{"role": "user", "content": "x"}]})";
+  const HttpResponse m = Post("/v1/messages", message);
+  ASSERT_EQ(m.status, 200) << m.body;
+  EXPECT_TRUE(has_warning(BodyJson(m)));
+  HttpResponse ms = Post("/v1/messages", R"({"max_tokens": 50, "stream": true,
+                          "messages": [{"role": "user", "content": "x"}]})");
+  ASSERT_TRUE(ms.stream);
+  bool streamed = false;
+  for (const Json& e : DataLines(Drain(ms))) {
+    if (e["type"] == "message_delta") streamed = has_warning(e);
+  }
+  EXPECT_TRUE(streamed);
+}
+
 TEST_F(ServerAppTest, ToolCallTextBecomesToolCalls) {
   Ready();
   Script("<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>", "<|tool_response>");
