@@ -8,7 +8,7 @@ DEBIAN_PACKAGES=(
   build-essential cmake g++ make pkg-config git ccache
   clang libclang-rt-14-dev          # libFuzzer + sanitizer runtimes for the fuzz run
   libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev libcpp-httplib-dev libcli11-dev
+  nlohmann-json3-dev libcli11-dev
   python3 python3-numpy             # the independent NumPy reference (tools/reference)
   python3-torch libopenblas0-pthread  # the PyTorch training model (tools/train) and its tests
   chromium                          # the web page's browser test (puppeteer-core drives it)

@@ -16,6 +16,8 @@ const char* ErrorKindName(ErrorKind kind) {
       return "not found";
     case ErrorKind::kInternal:
       return "internal";
+    case ErrorKind::kUnavailable:
+      return "unavailable";
   }
   return "unknown";
 }

@@ -13,6 +13,7 @@ enum class ErrorKind {
   kIo,               // the operating system refused (open, mmap, write)
   kNotFound,         // a named key, tensor or file is missing
   kInternal,         // a broken invariant inside tandem
+  kUnavailable,      // refused for now (a full queue, shutting down): the caller may retry
 };
 
 const char* ErrorKindName(ErrorKind kind);

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -39,7 +40,12 @@ struct ServeArgs {
   int n_predict = -1;
   size_t body_limit = 8u << 20;
   std::vector<std::string> aliases;
-  int http_threads = 32;
+  int max_connections = 256;
+  double head_timeout = 10.0;
+  double body_timeout = 30.0;
+  double idle_timeout = 5.0;
+  std::vector<std::string> cors_origins;
+  std::vector<std::string> allowed_hosts;
   double shutdown_timeout = 10.0;
 };
 
@@ -67,8 +73,10 @@ sigset_t BlockStopSignals() {
   return set;
 }
 
-// Lets running requests end for up to `seconds`, then cancels what is left.
+// Ends the queue at once (its requests get 503), lets running requests end for up to `seconds`,
+// then cancels what is left.
 void DrainEngine(Engine& engine, double seconds) {
+  engine.StopAdmitting();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < deadline) {
     const EngineMetrics m = engine.Metrics();
@@ -84,7 +92,8 @@ int Serve(ServeArgs a, const CLI::App& app) {
   if (!a.api_key_file.empty()) {
     for (std::string& k : ReadKeyFile(a.api_key_file)) a.api_keys.push_back(std::move(k));
   }
-  if (a.host != "127.0.0.1" && a.host != "localhost" && a.host != "::1" && a.api_keys.empty()) {
+  const bool loopback = a.host == "127.0.0.1" || a.host == "localhost" || a.host == "::1";
+  if (!loopback && a.api_keys.empty()) {
     LogWarn("serving on " + a.host + " without --api-key: anyone who can reach it can use it");
   }
   const sigset_t stop_signals = BlockStopSignals();
@@ -92,8 +101,20 @@ int Serve(ServeArgs a, const CLI::App& app) {
   server::ServerOptions options;
   options.api_keys = a.api_keys;
   options.max_body_bytes = a.body_limit;
+  options.cors_origins = a.cors_origins;
+  if (loopback) {  // DNS rebinding: a page on another name must not reach a local server
+    options.allowed_hosts = {"localhost", "127.0.0.1", "::1"};
+    for (const std::string& h : a.allowed_hosts) options.allowed_hosts.push_back(h);
+  } else if (!a.allowed_hosts.empty()) {
+    options.allowed_hosts = a.allowed_hosts;
+  }
   server::ServerApp server_app(options);
-  server::HttpServer http(server_app, {.host = a.host, .port = a.port, .threads = a.http_threads});
+  server::HttpServer http(server_app, {.host = a.host,
+                                       .port = a.port,
+                                       .max_connections = a.max_connections,
+                                       .head_timeout_seconds = a.head_timeout,
+                                       .body_timeout_seconds = a.body_timeout,
+                                       .idle_timeout_seconds = a.idle_timeout});
   const int port = http.Bind();
   http.Start();
   std::fprintf(stderr, "tandem serve: listening on http://%s:%d (loading %s)\n", a.host.c_str(),
@@ -138,7 +159,15 @@ int Serve(ServeArgs a, const CLI::App& app) {
   std::fprintf(stderr,
                "tandem serve: signal %d, shutting down (up to %.0f s for running requests)\n",
                signal_number, a.shutdown_timeout);
+  // A second signal ends the process at once.
+  std::thread([stop_signals] {
+    int again = 0;
+    sigwait(&stop_signals, &again);
+    std::fprintf(stderr, "tandem serve: second signal %d, exiting now\n", again);
+    std::_Exit(128 + again);
+  }).detach();
   server_app.BeginShutdown();
+  http.StopAccepting();
   DrainEngine(engine, a.shutdown_timeout);
   // Requests ended by the engine (finished or cancelled) still write their last bytes.
   if (!http.WaitIdle(5.0)) LogWarn("tandem serve: some responses were still being sent");
@@ -175,7 +204,23 @@ void AddServeCommand(CLI::App& app, CommandRunner& runner) {
   sub->add_option("--body-limit", a->body_limit, "Largest request body in bytes (else 413)")
       ->capture_default_str();
   sub->add_option("--alias", a->aliases, "Another model name requests may use; repeatable");
-  sub->add_option("--http-threads", a->http_threads, "Connection threads")->capture_default_str();
+  sub->add_option("--max-connections", a->max_connections,
+                  "Open connections at once (each has a thread); more get 503 and are closed")
+      ->capture_default_str();
+  sub->add_option("--header-timeout", a->head_timeout,
+                  "Seconds a request's headers may take from their first byte (else 408)")
+      ->capture_default_str();
+  sub->add_option("--body-timeout", a->body_timeout,
+                  "Seconds a request's body may take after its headers (else 408)")
+      ->capture_default_str();
+  sub->add_option("--idle-timeout", a->idle_timeout,
+                  "Seconds an idle keep-alive connection stays open")
+      ->capture_default_str();
+  sub->add_option("--cors-origin", a->cors_origins,
+                  "Origin browsers may call from (\"*\": any); repeatable. Default: no CORS");
+  sub->add_option("--allow-host", a->allowed_hosts,
+                  "Host header name accepted besides localhost when listening on loopback "
+                  "(DNS-rebinding guard); repeatable");
   sub->add_option("--shutdown-timeout", a->shutdown_timeout,
                   "Seconds running requests get to finish on SIGTERM before they are cancelled")
       ->capture_default_str();

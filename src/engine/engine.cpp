@@ -156,14 +156,14 @@ void Engine::Impl::Run() {
       metrics_.queue_depth = static_cast<int>(queue_.size());
     }
     EndQueued(cancelled, "");
-    EndQueued(dropped, "shutting down");
+    EndQueued(dropped, kShuttingDownError);
     for (uint64_t id : cancel_ids) {
       for (auto& slot : slots_) {
         if (slot->active() && slot->request_id() == id) slot->Cancel("");
       }
     }
     if (stop && !finish_running) {
-      for (auto& slot : slots_) slot->Cancel("shutting down");
+      for (auto& slot : slots_) slot->Cancel(kShuttingDownError);
     }
     for (QueuedRequest& q : admit) Admit(std::move(q));
     ReleaseDone();
@@ -507,11 +507,11 @@ uint64_t Engine::Submit(EngineRequest request) {
   std::lock_guard<std::mutex> lock(m.mutex_);
   if (m.stopping_) {
     ++m.metrics_.requests_rejected;
-    Fail(ErrorKind::kUnsupported, "the engine is shutting down");
+    Fail(ErrorKind::kUnavailable, "the engine is shutting down");
   }
   if (m.in_flight_ >= m.options_.n_slots + m.options_.max_queue) {
     ++m.metrics_.requests_rejected;
-    Fail(ErrorKind::kUnsupported, "queue full: " + std::to_string(m.options_.n_slots) +
+    Fail(ErrorKind::kUnavailable, "queue full: " + std::to_string(m.options_.n_slots) +
                                       " slots busy and " + std::to_string(m.options_.max_queue) +
                                       " requests waiting");
   }
@@ -533,6 +533,12 @@ void Engine::Cancel(uint64_t id) {
 EngineMetrics Engine::Metrics() const {
   std::lock_guard<std::mutex> lock(impl_->mutex_);
   return impl_->metrics_;
+}
+
+void Engine::StopAdmitting() {
+  std::lock_guard<std::mutex> lock(impl_->mutex_);
+  impl_->stopping_ = true;
+  impl_->wake_.notify_one();
 }
 
 void Engine::Shutdown(bool finish) {

@@ -33,6 +33,9 @@ struct EngineOptions {
   bool own_thread = true;
 };
 
+// The `error` of requests a shutdown ended (queued, or running past the drain).
+inline constexpr char kShuttingDownError[] = "shutting down";
+
 // One slot's speculation: `spec` is cumulative over the requests it finished plus the one it is
 // running (updated after every step), so a scrape shows drafting working slot by slot.
 struct SlotMetrics {
@@ -81,7 +84,8 @@ class Engine {
 
   // Thread-safe. Queues the request and returns its id. Throws Error(kInvalidArgument) for a
   // request that can never run (empty prompt, prompt longer than a slot's context, bad sampling
-  // or speculation settings) and Error(kUnsupported, "queue full") when max_queue is reached.
+  // or speculation settings) and Error(kUnavailable, "queue full") when max_queue is reached (or
+  // shutting down).
   uint64_t Submit(EngineRequest request);
   // Thread-safe. The request stops at the next step and gets its final event.
   void Cancel(uint64_t id);
@@ -91,6 +95,9 @@ class Engine {
   // Queued requests get a final event with error "shutting down", and so do running ones it
   // cancels. Called from on_event it only sets the flags; a later call (or ~Engine) joins.
   void Shutdown(bool finish);
+  // Thread-safe, returns at once: Shutdown(true) without the join. Queued requests end (error
+  // kShuttingDownError), running ones go on, Submit refuses; a later Shutdown joins.
+  void StopAdmitting();
 
  private:
   struct Impl;

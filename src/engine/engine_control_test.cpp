@@ -126,7 +126,7 @@ TEST(EngineControl, FullQueueRejectsAndRecovers) {
     engine.Submit({Prompt(10, 8), Greedy(5), nullptr});
     ADD_FAILURE() << "a full queue accepted a request";
   } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
+    EXPECT_EQ(e.kind(), ErrorKind::kUnavailable);
     EXPECT_NE(std::string(e.what()).find("queue full"), std::string::npos) << e.what();
   }
   EXPECT_EQ(engine.Metrics().requests_rejected, 1);

@@ -102,7 +102,7 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
   params_ = std::move(request.params);
   on_event_ = std::move(request.on_event);
   sampler_ = Sampler(params_.sampling);
-  const uint32_t seed = ResolveSeed(params_.sampling.seed);
+  const uint64_t seed = ResolveSeed(params_.sampling.seed);
   rng_ = Rng(seed, 0);
   draft_rng_ = Rng(seed, 1);
   synthetic_rng_ = Rng(seed, 2);
@@ -312,6 +312,7 @@ void EngineSlot::Emit(int32_t token) {
     EngineEvent event;
     event.token = token;
     event.spec = &result_.spec;
+    event.cached_prompt_tokens = result_.cached_prompt_tokens;
     keep = on_event_(event);
   }
   const std::vector<int32_t>& eog = params_.eog_tokens;

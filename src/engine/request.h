@@ -60,6 +60,7 @@ struct EngineEvent {
   bool final = false;
   const GenerateResult* result = nullptr;  // on the final event: tokens, timings, spec stats
   const SpecStats* spec = nullptr;         // on token events: the request's statistics so far
+  int cached_prompt_tokens = 0;            // on token events: prompt tokens the cache served
   std::string error;                       // on the final event if the request failed
 };
 

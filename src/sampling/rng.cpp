@@ -7,12 +7,12 @@
 
 namespace tandem {
 
-uint32_t ResolveSeed(uint32_t seed) {
+uint64_t ResolveSeed(uint64_t seed) {
   if (seed != kRandomSeed) return seed;
   std::random_device device;
-  uint32_t resolved = device();
+  uint64_t resolved = kRandomSeed;
   // Keep "random" out of the result so a resolved seed can be logged and replayed.
-  while (resolved == kRandomSeed) resolved = device();
+  while (resolved == kRandomSeed) resolved = (uint64_t{device()} << 32) | device();
   return resolved;
 }
 

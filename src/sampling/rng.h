@@ -16,7 +16,7 @@ namespace tandem {
 
 // Replaces kRandomSeed (0xFFFFFFFF, llama.cpp's "random") with a seed from std::random_device;
 // any other seed is returned unchanged.
-uint32_t ResolveSeed(uint32_t seed);
+uint64_t ResolveSeed(uint64_t seed);
 
 class Rng {
  public:

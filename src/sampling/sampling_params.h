@@ -7,7 +7,7 @@
 namespace tandem {
 
 // llama.cpp's LLAMA_DEFAULT_SEED: "pick a random seed" (see ResolveSeed in rng.h).
-inline constexpr uint32_t kRandomSeed = 0xFFFFFFFFu;
+inline constexpr uint64_t kRandomSeed = 0xFFFFFFFFu;
 
 // One additive bias on a token's logit; bias = -infinity bans the token.
 struct LogitBias {
@@ -32,7 +32,7 @@ struct SamplingParams {
   float presence_penalty = 0.0f;      // subtracted once from every token seen in the window
   float frequency_penalty = 0.0f;     // subtracted once per occurrence in the window
   std::vector<LogitBias> logit_bias;  // applied in order; a token may appear more than once
-  uint32_t seed = kRandomSeed;        // draw seed; kRandomSeed asks for a random one
+  uint64_t seed = kRandomSeed;        // draw seed (64 bits); kRandomSeed asks for a random one
 
   bool greedy() const { return !(temperature > 0.0f); }
 };

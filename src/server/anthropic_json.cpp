@@ -108,7 +108,9 @@ void ApplyToolChoice(const Json& body, GenerationRequest& request) {
   if (choice == nullptr) return;
   ExpectType(*choice, "object", "tool_choice");
   const std::string type = RequiredString(*choice, "type", "tool_choice");
-  (void)OptionalBool(*choice, "disable_parallel_tool_use", "tool_choice");
+  if (OptionalBool(*choice, "disable_parallel_tool_use", "tool_choice").value_or(false)) {
+    request.max_tool_calls = 1;
+  }
   if (type == "auto" || type == "any") return;
   if (type == "none") {
     request.tools.clear();
@@ -147,11 +149,13 @@ void ParseBody(const Json& body, GenerationRequest& request, bool need_max_token
   const Json& messages = RequiredField(body, "messages");
   ExpectType(messages, "array", "messages");
   if (messages.empty()) Fail(ErrorKind::kInvalidArgument, "messages must not be empty");
+  CheckArraySize(messages, kMaxMessages, "messages");
   for (size_t i = 0; i < messages.size(); ++i) {
     ParseMessage(messages[i], ElementPath("messages", i), request.messages);
   }
   if (const Json* tools = FindField(body, "tools")) {
     ExpectType(*tools, "array", "tools");
+    CheckArraySize(*tools, kMaxTools, "tools");
     for (size_t i = 0; i < tools->size(); ++i) {
       request.tools.push_back(ParseTool((*tools)[i], ElementPath("tools", i)));
     }
@@ -164,8 +168,12 @@ void ParseBody(const Json& body, GenerationRequest& request, bool need_max_token
       Fail(ErrorKind::kInvalidArgument,
            "thinking.type: expected enabled, disabled or adaptive, got \"" + type + "\"");
     }
-    (void)OptionalInteger(*thinking, "budget_tokens", 0, std::numeric_limits<int32_t>::max(),
-                          "thinking");
+    if (OptionalInteger(*thinking, "budget_tokens", 0, std::numeric_limits<int32_t>::max(),
+                        "thinking")) {
+      request.warnings.push_back(
+          "thinking.budget_tokens is not enforced: the model thinks until it closes its thought "
+          "channel (bound the whole answer with max_tokens)");
+    }
     request.thinking = type != "disabled";
   }
   request.stream = OptionalBool(body, "stream").value_or(false);
@@ -173,6 +181,7 @@ void ParseBody(const Json& body, GenerationRequest& request, bool need_max_token
     ExpectType(*metadata, "object", "metadata");
   ParseStopField(body, "stop_sequences", request);
   ParseSamplingFields(body, request);
+  ParseLlamaServerFields(body, request);
   ParseSpeculativeField(body, request);
 }
 
@@ -219,7 +228,7 @@ Json MessageJson(const std::string& id, const std::string& model, const ChatOutp
   }
   for (const ToolCall& c : output.tool_calls) content.push_back(ToolUseBlock(c));
   const bool stopped = totals.finish == FinishReason::kStopString;
-  return {
+  Json message = {
       {"id", id},
       {"type", "message"},
       {"role", "assistant"},
@@ -230,9 +239,12 @@ Json MessageJson(const std::string& id, const std::string& model, const ChatOutp
       {"usage", AnthropicUsage(totals)},
       {"timings", timings},
   };
+  if (!output.warnings.empty()) message["warnings"] = output.warnings;
+  return message;
 }
 
-Json MessageStartEvent(const std::string& id, const std::string& model, int input_tokens) {
+Json MessageStartEvent(const std::string& id, const std::string& model, int input_tokens,
+                       int cached_tokens) {
   return {{"type", "message_start"},
           {"message",
            {{"id", id},
@@ -242,7 +254,11 @@ Json MessageStartEvent(const std::string& id, const std::string& model, int inpu
             {"content", Json::array()},
             {"stop_reason", nullptr},
             {"stop_sequence", nullptr},
-            {"usage", {{"input_tokens", input_tokens}, {"output_tokens", 0}}}}}};
+            {"usage",
+             {{"input_tokens", input_tokens},
+              {"output_tokens", 0},
+              {"cache_read_input_tokens", cached_tokens},
+              {"cache_creation_input_tokens", 0}}}}}};
 }
 
 Json ContentBlockStartEvent(int index, const Json& block) {

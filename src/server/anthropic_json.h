@@ -34,7 +34,9 @@ Json MessageJson(const std::string& id, const std::string& model, const ChatOutp
                  const GenerationTotals& totals, const Json& timings);
 
 // Stream events (the data of each SSE event; its "type" is also the SSE event name).
-Json MessageStartEvent(const std::string& id, const std::string& model, int input_tokens);
+// input_tokens excludes the cached_tokens the prompt cache served (as message_delta's usage).
+Json MessageStartEvent(const std::string& id, const std::string& model, int input_tokens,
+                       int cached_tokens);
 Json ContentBlockStartEvent(int index, const Json& block);
 Json ContentBlockDeltaEvent(int index, const Json& delta);
 Json ContentBlockStopEvent(int index);

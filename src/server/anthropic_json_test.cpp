@@ -111,7 +111,9 @@ TEST(AnthropicJson, MessageHasBlocksStopReasonAndUsage) {
   EXPECT_EQ(d["delta"]["stop_sequence"], "END");
   totals.finish = FinishReason::kLength;
   EXPECT_STREQ(AnthropicStopReason(totals, true), "max_tokens");
-  EXPECT_EQ(MessageStartEvent("msg_1", "m", 9)["message"]["usage"]["input_tokens"], 9);
+  EXPECT_EQ(MessageStartEvent("msg_1", "m", 9, 4)["message"]["usage"]["input_tokens"], 9);
+  EXPECT_EQ(MessageStartEvent("msg_1", "m", 9, 4)["message"]["usage"]["cache_read_input_tokens"],
+            4);
   // Nothing generated: still one (empty) text block.
   EXPECT_EQ(MessageJson("m", "m", ChatOutput{}, totals, {})["content"][0]["type"], "text");
 }

@@ -1,5 +1,6 @@
 // /v1/messages (whole or streamed with Anthropic's event sequence) and
 // /v1/messages/count_tokens.
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
@@ -24,12 +25,19 @@ class AnthropicStream {
 
   bool Step(const ChunkWriter& write) {
     GenerationStream& stream = *generation_.stream;
-    if (!started_) {
-      started_ = true;
-      return Send(write, MessageStartEvent(id_, model_, stream.prompt_tokens())) &&
-             Send(write, PingEvent());
-    }
     const ParsedDelta delta = stream.Next(kSsePoll);
+    for (const std::string& w : delta.warnings) generation_.warnings.push_back(w);
+    // message_start waits for the first token: only then is the cached part of the prompt known,
+    // and its input_tokens (the uncached ones) must be the final message_delta's.
+    if (!started_) {
+      if (stream.cached_prompt_tokens() < 0 && !stream.finished()) return true;
+      started_ = true;
+      const int cached = std::max(0, stream.cached_prompt_tokens());
+      if (!Send(write, MessageStartEvent(id_, model_, stream.prompt_tokens() - cached, cached)) ||
+          !Send(write, PingEvent())) {
+        return false;
+      }
+    }
     for (const ChatPart& part : delta.parts) {
       if (!SendPart(write, part)) return false;
     }
@@ -50,9 +58,18 @@ class AnthropicStream {
       }
     }
     const Json timings = TimingsJson(totals, generation_.params.spec);
-    if (!Send(write, MessageDeltaEvent(totals, made_tool_calls_, timings))) return false;
+    Json message_delta = MessageDeltaEvent(totals, made_tool_calls_, timings);
+    if (!generation_.warnings.empty()) message_delta["warnings"] = generation_.warnings;
+    LogWarnings(generation_, generation_.warnings);
+    if (!Send(write, message_delta)) return false;
     Send(write, MessageStopEvent());
     return false;
+  }
+
+  // Completion tokens once finished (for the access log), else -1.
+  int tokens() const {
+    const GenerationStream& s = *generation_.stream;
+    return s.finished() ? s.totals().completion_tokens : -1;
   }
 
  private:
@@ -134,7 +151,7 @@ HttpResponse HandleMessages(const RouteContext& context, const HttpRequest& http
   GenerationRequest request = NewRequest(context);
   ParseMessagesBody(body, request);
   CheckModel(context, request.model);
-  StartedGeneration generation = StartGeneration(context, request);
+  StartedGeneration generation = StartGeneration(context, http, request);
   const std::string id = RandomId("msg_");
   if (request.stream) {
     auto stream = std::make_shared<AnthropicStream>(std::move(generation), id, context.model_id);
@@ -142,16 +159,14 @@ HttpResponse HandleMessages(const RouteContext& context, const HttpRequest& http
     response.content_type = "text/event-stream";
     response.headers = {{"Cache-Control", "no-cache"}};
     response.stream = [stream](const ChunkWriter& write) { return stream->Step(write); };
+    response.tokens = [stream] { return stream->tokens(); };
     return response;
   }
-  ChatOutput output;
-  AccumulateOutput(generation.stream->ReadAll(), "toolu_", output);
+  const ChatOutput output = FinishGeneration(context, http, generation, "toolu_");
   const GenerationTotals& totals = generation.stream->totals();
-  if (totals.finish == FinishReason::kError) {
-    throw HttpError(500, "generation failed: " + totals.error);
-  }
-  return JsonResponse(200, MessageJson(id, context.model_id, output, totals,
-                                       TimingsJson(totals, generation.params.spec)));
+  return GenerationResponse(MessageJson(id, context.model_id, output, totals,
+                                        TimingsJson(totals, generation.params.spec)),
+                            totals);
 }
 
 HttpResponse HandleCountTokens(const RouteContext& context, const HttpRequest& http) {

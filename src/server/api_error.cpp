@@ -11,6 +11,8 @@ int HttpStatusForError(ErrorKind kind) {
       return 400;
     case ErrorKind::kNotFound:
       return 404;
+    case ErrorKind::kUnavailable:
+      return 503;
     case ErrorKind::kIo:
     case ErrorKind::kInternal:
       break;

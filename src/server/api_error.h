@@ -28,7 +28,7 @@ class HttpError : public std::runtime_error {
 };
 
 // HTTP status for an Error raised while handling a request: kInvalidArgument, kCorrupt and
-// kUnsupported are the client's fault (400), kNotFound is 404, the rest 500.
+// kUnsupported are the client's fault (400), kNotFound is 404, kUnavailable 503, the rest 500.
 int HttpStatusForError(ErrorKind kind);
 
 // OpenAI: {"error": {"message", "type", "param": null, "code"}} with type invalid_request_error

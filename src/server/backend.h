@@ -13,7 +13,7 @@ class Backend {
   virtual ~Backend() = default;
   // Engine::Submit's contract: thread-safe, returns an id; events arrive on another thread, one
   // per token then a final one. Throws Error(kInvalidArgument) for a request that can never run
-  // and Error(kUnsupported) when the queue is full.
+  // and Error(kUnavailable) when the queue is full or the engine is stopping.
   virtual uint64_t Submit(EngineRequest request) = 0;
   // The request stops at the next step and still gets its final event. Unknown ids are ignored.
   virtual void Cancel(uint64_t id) = 0;

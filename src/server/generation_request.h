@@ -27,9 +27,14 @@ struct GenerationRequest {
 
   bool stream = false;
   bool include_usage = false;  // OpenAI stream_options.include_usage
-  int max_tokens = -1;         // -1: the server's default
+  int max_tokens = -1;         // -1: the server's default (max_tokens or llama-server n_predict)
+  bool ignore_eos = false;     // generate past end-of-generation tokens (until max_tokens)
+  int max_tool_calls = 0;      // 0: any; 1: parallel_tool_calls false / disable_parallel_tool_use
   std::vector<std::string> stop;
   SamplingParams sampling;  // starts as the server's defaults; request fields override
+
+  // Fields accepted but not fully honoured; reported in the response's `warnings`.
+  std::vector<std::string> warnings;
 
   // Extension field "speculative": {"enabled": bool, "draft_max": int, "ngram": bool}.
   std::optional<bool> spec_enabled;

@@ -38,11 +38,12 @@ FinishReason ToFinishReason(StopReason reason) {
 struct GenerationStream::Channel {
   std::mutex mu;
   std::condition_variable cv;
-  std::vector<int32_t> tokens;  // GUARDED_BY(mu): arrived, not yet taken
-  bool done = false;            // GUARDED_BY(mu): the final event arrived
-  GenerateResult result;        // GUARDED_BY(mu): set by the final event
-  std::string error;            // GUARDED_BY(mu)
-  LiveSpec live;                // GUARDED_BY(mu)
+  std::vector<int32_t> tokens;    // GUARDED_BY(mu): arrived, not yet taken
+  bool done = false;              // GUARDED_BY(mu): the final event arrived
+  GenerateResult result;          // GUARDED_BY(mu): set by the final event
+  std::string error;              // GUARDED_BY(mu)
+  LiveSpec live;                  // GUARDED_BY(mu)
+  int cached_prompt_tokens = -1;  // GUARDED_BY(mu): known with the first token (or the end)
   std::atomic<bool> cancelled{false};
 
   // Each round emits a token after the previous round is recorded, so one event sees at most
@@ -85,6 +86,7 @@ void AccumulateOutput(const ParsedDelta& delta, std::string_view id_prefix, Chat
         break;
     }
   }
+  for (const std::string& w : delta.warnings) output.warnings.push_back(w);
 }
 
 GenerationStream::GenerationStream(Backend& backend, const Tokenizer& tokenizer,
@@ -96,7 +98,8 @@ GenerationStream::GenerationStream(Backend& backend, const Tokenizer& tokenizer,
       chat_(options.chat),
       prompt_tokens_(static_cast<int>(prompt.size())),
       decoder_(tokenizer, /*render_special=*/options.chat),
-      stops_(std::move(options.stop)) {
+      stops_(std::move(options.stop)),
+      max_tool_calls_(options.max_tool_calls) {
   EngineRequest request;
   request.prompt = std::move(prompt);
   request.params = params;
@@ -107,11 +110,13 @@ GenerationStream::GenerationStream(Backend& backend, const Tokenizer& tokenizer,
         channel->done = true;
         if (event.result != nullptr) {
           channel->result = *event.result;
+          channel->cached_prompt_tokens = event.result->cached_prompt_tokens;
           channel->Observe(event.result->spec);
         }
         channel->error = event.error;
       } else {
         channel->tokens.push_back(event.token);
+        channel->cached_prompt_tokens = event.cached_prompt_tokens;
         if (event.spec != nullptr) channel->Observe(*event.spec);
       }
     }
@@ -135,7 +140,7 @@ void GenerationStream::Cancel() {
 void GenerationStream::EmitText(const std::string& text, ParsedDelta& delta) {
   if (text.empty()) return;  // an empty piece never reaches the parser
   if (chat_) {
-    AppendDelta(delta, parser_.Feed(text));
+    AppendDelta(delta, LimitToolCalls(parser_.Feed(text)));
   } else {
     ParsedDelta plain;
     plain.parts.push_back({ChatPartKind::kContent, text, {}});
@@ -143,8 +148,26 @@ void GenerationStream::EmitText(const std::string& text, ParsedDelta& delta) {
   }
 }
 
+ParsedDelta GenerationStream::LimitToolCalls(ParsedDelta parsed) {
+  if (max_tool_calls_ <= 0) return parsed;
+  for (size_t i = 0; i < parsed.parts.size(); ++i) {
+    if (parsed.parts[i].kind != ChatPartKind::kToolCall) continue;
+    if (tool_calls_ < max_tool_calls_) {
+      if (++tool_calls_ < max_tool_calls_) continue;
+      parsed.parts.resize(i + 1);  // the last call allowed: nothing after it is output
+    } else {
+      parsed.parts.resize(i);
+    }
+    tool_limit_ = true;
+    Cancel();
+    break;
+  }
+  return parsed;
+}
+
 void GenerationStream::Consume(int32_t token, ParsedDelta& delta) {
-  if (stop_matched_) return;  // tokens the engine made before it saw the cancellation
+  // Tokens the engine made before it saw a cancellation (stop string, tool-call limit).
+  if (stop_matched_ || tool_limit_) return;
   ++consumed_tokens_;
   if (tokenizer_.IsEog(token)) return;
   const std::string text = stops_.Feed(decoder_.Push(token));
@@ -156,6 +179,10 @@ void GenerationStream::Consume(int32_t token, ParsedDelta& delta) {
 }
 
 void GenerationStream::Finalize(ParsedDelta& delta) {
+  if (tool_limit_) {  // the output ended with the last allowed tool call
+    finished_ = true;
+    return;
+  }
   if (!stop_matched_) {
     std::string tail = stops_.Feed(decoder_.Flush());
     if (!stops_.stopped()) tail += stops_.Flush();
@@ -177,6 +204,7 @@ ParsedDelta GenerationStream::Next(std::chrono::milliseconds timeout) {
                           [&] { return !channel_->tokens.empty() || channel_->done; });
     tokens.swap(channel_->tokens);
     done = channel_->done;
+    cached_prompt_tokens_ = channel_->cached_prompt_tokens;
     if (done) {
       totals_.result = std::move(channel_->result);
       totals_.error = channel_->error;
@@ -189,12 +217,15 @@ ParsedDelta GenerationStream::Next(std::chrono::milliseconds timeout) {
   const GenerateResult& r = totals_.result;
   totals_.prompt_tokens = r.prompt_tokens > 0 ? r.prompt_tokens : prompt_tokens_;
   totals_.cached_prompt_tokens = r.cached_prompt_tokens;
-  totals_.completion_tokens = stop_matched_ ? consumed_tokens_ : static_cast<int>(r.tokens.size());
+  totals_.completion_tokens =
+      stop_matched_ || tool_limit_ ? consumed_tokens_ : static_cast<int>(r.tokens.size());
   if (!totals_.error.empty()) {
     totals_.finish = FinishReason::kError;
   } else if (stop_matched_) {
     totals_.finish = FinishReason::kStopString;
     totals_.stop_string = stops_.matched();
+  } else if (tool_limit_) {
+    totals_.finish = FinishReason::kEndOfTurn;
   } else {
     totals_.finish = ToFinishReason(r.stop_reason);
   }
@@ -209,9 +240,12 @@ LiveSpec GenerationStream::TakeLiveSpec() {
   return taken;
 }
 
-ParsedDelta GenerationStream::ReadAll() {
+ParsedDelta GenerationStream::ReadAll(const std::function<bool()>& client_gone) {
   ParsedDelta all;
-  while (!finished_) AppendDelta(all, Next(std::chrono::milliseconds(1000)));
+  while (!finished_) {
+    AppendDelta(all, Next(std::chrono::milliseconds(200)));
+    if (!finished_ && !cancelled_ && client_gone && client_gone()) Cancel();
+  }
   return all;
 }
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -32,6 +33,7 @@ enum class FinishReason {
 struct StreamOptions {
   bool chat = false;              // parse the Gemma 4 chat output; else plain text
   std::vector<std::string> stop;  // stop strings
+  int max_tool_calls = 0;         // > 0: generation ends after this many tool calls
 };
 
 // Known once the stream has finished.
@@ -59,7 +61,8 @@ void AppendDelta(ParsedDelta& into, ParsedDelta from);
 struct ChatOutput {
   std::string content;
   std::string reasoning;
-  std::vector<ToolCall> tool_calls;  // ids assigned
+  std::vector<ToolCall> tool_calls;   // ids assigned
+  std::vector<std::string> warnings;  // tool-call text that could not be parsed
 };
 
 // Adds the parts of `delta` to `output`; tool calls get RandomId(id_prefix) ids.
@@ -80,8 +83,9 @@ class GenerationStream {
   // empty: text that may still become a marker or a stop string is held back). After the final
   // event, returns the rest and sets finished().
   ParsedDelta Next(std::chrono::milliseconds timeout);
-  // Everything up to the end, for non-streaming responses.
-  ParsedDelta ReadAll();
+  // Everything up to the end, for non-streaming responses; cancels the request (and still waits
+  // for its end) once `client_gone` returns true, polled every 200 ms.
+  ParsedDelta ReadAll(const std::function<bool()>& client_gone = {});
   // The statistics so far and the rounds completed since the previous call (live panels).
   LiveSpec TakeLiveSpec();
   // Stops generation at the engine's next step (client disconnect). Idempotent.
@@ -89,6 +93,9 @@ class GenerationStream {
 
   bool finished() const { return finished_; }
   int prompt_tokens() const { return prompt_tokens_; }
+  // Prompt tokens the engine's cache served, known once Next() returned after the first token
+  // (or the end); -1 before.
+  int cached_prompt_tokens() const { return cached_prompt_tokens_; }
   // Valid once finished().
   const GenerationTotals& totals() const { return totals_; }
 
@@ -96,6 +103,8 @@ class GenerationStream {
   struct Channel;
 
   void Consume(int32_t token, ParsedDelta& delta);
+  // Drops tool calls beyond max_tool_calls_ (and what follows the last allowed one), cancelling.
+  ParsedDelta LimitToolCalls(ParsedDelta parsed);
   void EmitText(const std::string& text, ParsedDelta& delta);
   void Finalize(ParsedDelta& delta);
 
@@ -105,11 +114,15 @@ class GenerationStream {
   uint64_t id_ = 0;
   bool chat_;
   int prompt_tokens_;
+  int cached_prompt_tokens_ = -1;
   StreamingDecoder decoder_;
   StopStringFilter stops_;
   ChatOutputParser parser_;
   int consumed_tokens_ = 0;
   bool stop_matched_ = false;
+  int max_tool_calls_ = 0;
+  int tool_calls_ = 0;
+  bool tool_limit_ = false;  // max_tool_calls_ calls were made: the rest is dropped
   bool cancelled_ = false;
   bool finished_ = false;
   GenerationTotals totals_;

@@ -16,6 +16,9 @@ struct HttpRequest {
   std::string path;                            // without the query string
   std::map<std::string, std::string> headers;  // names lower-cased
   std::string body;
+  // True once the client has closed its connection (polled by handlers that wait, so an
+  // abandoned request is cancelled). Unset in tests: never gone.
+  std::function<bool()> client_gone;
 
   // The header's value, or "" (`name` in lower case).
   std::string Header(std::string_view name) const {
@@ -37,6 +40,8 @@ struct HttpResponse {
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
   BodyStreamer stream;  // set: a chunked streamed body; `body` is ignored
+  // For the access log, called once the body is sent: tokens generated (unset: none).
+  std::function<int()> tokens;
 };
 
 }  // namespace tandem::server

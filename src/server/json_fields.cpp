@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "server/json_limits.h"
 
 namespace tandem::server {
 namespace {
@@ -21,18 +22,7 @@ std::string NumberText(double v) {
 }  // namespace
 
 Json ParseJsonObject(std::string_view body) {
-  Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    // Parse again with exceptions to get the position the parser stopped at.
-    try {
-      const Json again = Json::parse(body);
-      (void)again;
-    } catch (const Json::parse_error& e) {
-      Fail(ErrorKind::kInvalidArgument, "malformed JSON in the request body at byte " +
-                                            std::to_string(e.byte) + ": " + e.what());
-    }
-    Fail(ErrorKind::kInvalidArgument, "malformed JSON in the request body");
-  }
+  Json j = ParseBoundedJson(body, "the request body");
   if (!j.is_object()) WrongType("request body", "a JSON object", j);
   return j;
 }

@@ -13,8 +13,9 @@ namespace tandem::server {
 
 using Json = nlohmann::json;
 
-// Parses a request body. Throws Error(kInvalidArgument) for malformed JSON (naming the byte
-// offset) and for a top-level value that is not an object.
+// Parses a request body within the server's JSON limits (json_limits.h). Throws
+// Error(kInvalidArgument) for malformed JSON (naming the byte offset), a value beyond a limit
+// (naming its path) and a top-level value that is not an object.
 Json ParseJsonObject(std::string_view body);
 
 // Compact JSON text; invalid UTF-8 in strings is replaced by U+FFFD instead of throwing.

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "base/error.h"
+#include "server/json_limits.h"
 #include "server/request_fields.h"
 
 namespace tandem::server {
@@ -40,7 +41,7 @@ std::string ArgumentsText(const Json& function, const std::string& where) {
   if (args->is_string()) {
     const std::string& text = args->get_ref<const std::string&>();
     if (text.empty()) return "{}";
-    parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    parsed = ParseBoundedJson(text, where + ".arguments");
   } else {
     parsed = *args;
   }
@@ -188,6 +189,7 @@ void ParseCommonFields(const Json& body, GenerationRequest& request) {
   }
   ParseStopField(body, "stop", request);
   ParseSamplingFields(body, request);
+  ParseLlamaServerFields(body, request);
   ParseSpeculativeField(body, request);
 }
 
@@ -198,17 +200,19 @@ void ParseChatCompletionBody(const Json& body, GenerationRequest& request) {
   const Json& messages = RequiredField(body, "messages");
   ExpectType(messages, "array", "messages");
   if (messages.empty()) Fail(ErrorKind::kInvalidArgument, "messages must not be empty");
+  CheckArraySize(messages, kMaxMessages, "messages");
   for (size_t i = 0; i < messages.size(); ++i) {
     request.messages.push_back(ParseMessage(messages[i], ElementPath("messages", i)));
   }
   if (const Json* tools = FindField(body, "tools")) {
     ExpectType(*tools, "array", "tools");
+    CheckArraySize(*tools, kMaxTools, "tools");
     for (size_t i = 0; i < tools->size(); ++i) {
       request.tools.push_back(ParseTool((*tools)[i], ElementPath("tools", i)));
     }
   }
   ApplyToolChoice(body, request);
-  (void)OptionalBool(body, "parallel_tool_calls");
+  if (!OptionalBool(body, "parallel_tool_calls").value_or(true)) request.max_tool_calls = 1;
   if (const Json* format = FindField(body, "response_format")) {
     ExpectType(*format, "object", "response_format");
     const std::string type = OptionalString(*format, "type", "response_format").value_or("text");
@@ -325,6 +329,7 @@ Json ChatCompletionJson(const ResponseMeta& meta, const ChatOutput& output,
                         {"finish_reason", OpenAiFinishReason(totals, !output.tool_calls.empty())}});
   j["usage"] = OpenAiUsage(totals);
   j["timings"] = timings;
+  if (!output.warnings.empty()) j["warnings"] = output.warnings;
   return j;
 }
 

@@ -76,6 +76,18 @@ TEST(OpenAiJson, ParsesToolsAndToolChoice) {
             std::string::npos);
 }
 
+TEST(OpenAiJson, SeedsAreSixtyFourBitsAndNegativeMeansRandom) {
+  const auto seed = [](const std::string& v) {
+    return ParseChat(R"({"messages": [{"role": "user", "content": "hi"}], "seed": )" + v + "}")
+        .sampling.seed;
+  };
+  EXPECT_EQ(seed("4294967301"), 4294967301u);  // 2^32 + 5, not 5
+  EXPECT_EQ(seed("18446744073709551615"), 18446744073709551615u);
+  EXPECT_EQ(seed("-1"), kRandomSeed);
+  EXPECT_THROW(seed("1.5"), Error);
+  EXPECT_THROW(seed("18446744073709551616"), Error);  // 2^64 parses as a float
+}
+
 TEST(OpenAiJson, ParsesSamplingStopAndExtensions) {
   const GenerationRequest r = ParseChat(R"({
     "messages": [{"role": "user", "content": "hi"}],

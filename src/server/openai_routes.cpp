@@ -34,6 +34,7 @@ class OpenAiStream {
                   SseData(ChatChunkJson(meta_, {{"role", "assistant"}, {"content", ""}}, nullptr)));
     }
     const ParsedDelta delta = stream.Next(kSsePoll);
+    for (const std::string& w : delta.warnings) generation_.warnings.push_back(w);
     Json live = delta.parts.empty() ? Json() : LiveTimingsJson(stream.TakeLiveSpec());
     for (const ChatPart& part : delta.parts) {
       Json chunk = ChunkFor(part);
@@ -59,6 +60,8 @@ class OpenAiStream {
     Json last =
         chat_ ? ChatChunkJson(meta_, Json::object(), finish) : TextChunkJson(meta_, "", finish);
     last["timings"] = timings;
+    if (!generation_.warnings.empty()) last["warnings"] = generation_.warnings;
+    LogWarnings(generation_, generation_.warnings);
     if (!Send(write, SseData(last))) return false;
     if (include_usage_) {
       Json usage =
@@ -69,6 +72,12 @@ class OpenAiStream {
     }
     write(SseDone());
     return false;
+  }
+
+  // Completion tokens once finished (for the access log), else -1.
+  int tokens() const {
+    const GenerationStream& s = *generation_.stream;
+    return s.finished() ? s.totals().completion_tokens : -1;
   }
 
  private:
@@ -116,13 +125,8 @@ HttpResponse StreamResponse(StartedGeneration generation, ResponseMeta meta, boo
   response.content_type = "text/event-stream";
   response.headers = {{"Cache-Control", "no-cache"}};
   response.stream = [stream](const ChunkWriter& write) { return stream->Step(write); };
+  response.tokens = [stream] { return stream->tokens(); };
   return response;
-}
-
-void CheckFinished(const GenerationTotals& totals) {
-  if (totals.finish == FinishReason::kError) {
-    throw HttpError(500, "generation failed: " + totals.error);
-  }
 }
 
 }  // namespace
@@ -132,17 +136,16 @@ HttpResponse HandleChatCompletions(const RouteContext& context, const HttpReques
   GenerationRequest request = NewRequest(context);
   ParseChatCompletionBody(body, request);
   CheckModel(context, request.model);
-  StartedGeneration generation = StartGeneration(context, request);
+  StartedGeneration generation = StartGeneration(context, http, request);
   ResponseMeta meta{RandomId("chatcmpl-"), UnixSeconds(), context.model_id};
   if (request.stream) {
     return StreamResponse(std::move(generation), std::move(meta), true, request.include_usage);
   }
-  ChatOutput output;
-  AccumulateOutput(generation.stream->ReadAll(), "call_", output);
+  const ChatOutput output = FinishGeneration(context, http, generation, "call_");
   const GenerationTotals& totals = generation.stream->totals();
-  CheckFinished(totals);
-  return JsonResponse(
-      200, ChatCompletionJson(meta, output, totals, TimingsJson(totals, generation.params.spec)));
+  return GenerationResponse(
+      ChatCompletionJson(meta, output, totals, TimingsJson(totals, generation.params.spec)),
+      totals);
 }
 
 HttpResponse HandleCompletions(const RouteContext& context, const HttpRequest& http) {
@@ -150,17 +153,16 @@ HttpResponse HandleCompletions(const RouteContext& context, const HttpRequest& h
   GenerationRequest request = NewRequest(context);
   ParseCompletionBody(body, request);
   CheckModel(context, request.model);
-  StartedGeneration generation = StartGeneration(context, request);
+  StartedGeneration generation = StartGeneration(context, http, request);
   ResponseMeta meta{RandomId("cmpl-"), UnixSeconds(), context.model_id};
   if (request.stream) {
     return StreamResponse(std::move(generation), std::move(meta), false, request.include_usage);
   }
-  ChatOutput output;
-  AccumulateOutput(generation.stream->ReadAll(), "call_", output);
+  const ChatOutput output = FinishGeneration(context, http, generation, "call_");
   const GenerationTotals& totals = generation.stream->totals();
-  CheckFinished(totals);
-  return JsonResponse(200, TextCompletionJson(meta, output.content, totals,
-                                              TimingsJson(totals, generation.params.spec)));
+  return GenerationResponse(
+      TextCompletionJson(meta, output.content, totals, TimingsJson(totals, generation.params.spec)),
+      totals);
 }
 
 HttpResponse HandleModels(const RouteContext& context, const HttpRequest&) {

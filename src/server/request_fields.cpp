@@ -2,6 +2,7 @@
 #include "server/request_fields.h"
 
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "base/error.h"
@@ -66,6 +67,13 @@ void ParseLogitBias(const Json& value, SamplingParams& sampling) {
 
 }  // namespace
 
+void CheckArraySize(const Json& array, size_t max, std::string_view name) {
+  if (array.size() > max) {
+    Fail(ErrorKind::kInvalidArgument, std::string(name) + ": " + std::to_string(array.size()) +
+                                          " elements; the limit is " + std::to_string(max));
+  }
+}
+
 void ParseSamplingFields(const Json& body, GenerationRequest& request) {
   SamplingParams& s = request.sampling;
   if (auto v = OptionalNumber(body, "temperature", 0.0, 100.0)) s.temperature = float(*v);
@@ -74,9 +82,18 @@ void ParseSamplingFields(const Json& body, GenerationRequest& request) {
     s.top_k = *v < 0 ? 0 : static_cast<int32_t>(*v);
   }
   if (auto v = OptionalNumber(body, "min_p", 0.0, 1.0)) s.min_p = float(*v);
-  if (auto v = OptionalInteger(body, "seed", std::numeric_limits<int64_t>::min(),
-                               std::numeric_limits<int64_t>::max())) {
-    s.seed = *v < 0 ? kRandomSeed : static_cast<uint32_t>(*v);
+  // Seeds are 64-bit: any integer up to 2^64 - 1 is used whole; negative ones ask for a random
+  // seed (llama.cpp's -1).
+  if (const Json* seed = FindField(body, "seed")) {
+    if (seed->is_number_unsigned()) {
+      s.seed = seed->get<uint64_t>();
+    } else if (seed->is_number_integer()) {
+      const int64_t v = seed->get<int64_t>();
+      s.seed = v < 0 ? kRandomSeed : static_cast<uint64_t>(v);
+    } else {
+      Fail(ErrorKind::kInvalidArgument, "seed: expected an integer in [-2^63, 2^64 - 1], got " +
+                                            std::string(JsonTypeName(*seed)));
+    }
   }
   if (auto v = OptionalNumber(body, "presence_penalty", -2.0, 2.0)) s.presence_penalty = float(*v);
   if (auto v = OptionalNumber(body, "frequency_penalty", -2.0, 2.0)) {
@@ -87,6 +104,57 @@ void ParseSamplingFields(const Json& body, GenerationRequest& request) {
     s.repeat_last_n = static_cast<int32_t>(*v);
   }
   if (const Json* bias = FindField(body, "logit_bias")) ParseLogitBias(*bias, s);
+}
+
+void ParseLlamaServerFields(const Json& body, GenerationRequest& request) {
+  if (auto n = OptionalInteger(body, "n_predict", -1, std::numeric_limits<int32_t>::max())) {
+    if (*n == 0) Fail(ErrorKind::kInvalidArgument, "n_predict must be -1 (no limit) or >= 1");
+    if (*n > 0) request.max_tokens = static_cast<int>(*n);
+  }
+  request.ignore_eos = OptionalBool(body, "ignore_eos").value_or(false);
+  (void)OptionalBool(body, "cache_prompt");
+  // Each with the value that leaves sampling as it is (null: any value is refused).
+  struct NoOp {
+    const char* name;
+    std::optional<double> neutral;
+  };
+  static const NoOp kUnimplemented[] = {
+      {"mirostat", 0},
+      {"mirostat_tau", std::nullopt},
+      {"mirostat_eta", std::nullopt},
+      {"typical_p", 1},
+      {"tfs_z", 1},
+      {"top_n_sigma", -1},
+      {"dry_multiplier", 0},
+      {"dry_base", std::nullopt},
+      {"dry_allowed_length", std::nullopt},
+      {"dry_penalty_last_n", std::nullopt},
+      {"dry_sequence_breakers", std::nullopt},
+      {"xtc_probability", 0},
+      {"xtc_threshold", std::nullopt},
+      {"dynatemp_range", 0},
+      {"dynatemp_exponent", 1},
+      {"n_keep", 0},
+      {"id_slot", -1},
+      {"n_probs", 0},
+      {"top_logprobs", 0},
+      {"penalize_nl", std::nullopt},
+      {"samplers", std::nullopt},
+      {"min_keep", 0},
+      {"n_indent", 0},
+      {"t_max_predict_ms", 0},
+      {"lora", std::nullopt},
+      {"post_sampling_probs", std::nullopt},
+  };
+  for (const NoOp& f : kUnimplemented) {
+    const Json* v = FindField(body, f.name);
+    if (v == nullptr) continue;
+    if (f.neutral && v->is_number() && v->get<double>() == *f.neutral) continue;
+    Fail(ErrorKind::kInvalidArgument,
+         std::string(f.name) +
+             ": not supported by tandem (the request would not get what it asks "
+             "for); remove the field");
+  }
 }
 
 void ParseStopField(const Json& body, std::string_view name, GenerationRequest& request) {

@@ -9,6 +9,13 @@
 
 namespace tandem::server {
 
+// Most messages and tools one request may carry (each beyond is a 400 naming the field).
+constexpr size_t kMaxMessages = 4096;
+constexpr size_t kMaxTools = 512;
+
+// Throws Error(kInvalidArgument) when `array` has more than `max` elements, naming `name`.
+void CheckArraySize(const Json& array, size_t max, std::string_view name);
+
 // Reads temperature, top_p, top_k (-1 means off, as 0), min_p, seed (negative: random),
 // presence_penalty, frequency_penalty, repeat_penalty, repeat_last_n and logit_bias
 // ({"ID": bias} or [[ID, bias], ...]; bias <= -100 bans the token) into request.sampling.
@@ -17,6 +24,12 @@ void ParseSamplingFields(const Json& body, GenerationRequest& request);
 
 // Reads a stop field: a string or an array of at most 16 strings. Empty strings are dropped.
 void ParseStopField(const Json& body, std::string_view name, GenerationRequest& request);
+
+// llama-server's fields: n_predict (as max_tokens), ignore_eos, cache_prompt (accepted: prefix
+// reuse is always on and never changes a result). Fields that would change the output and that
+// tandem does not implement (mirostat, typical_p, DRY, XTC, n_keep, id_slot, n_probs,
+// top_logprobs, ...) are rejected with a 400 naming them unless they hold their no-op value.
+void ParseLlamaServerFields(const Json& body, GenerationRequest& request);
 
 // Reads "speculative": {"enabled": bool, "draft_max": int in [0, 64], "ngram": bool}.
 void ParseSpeculativeField(const Json& body, GenerationRequest& request);

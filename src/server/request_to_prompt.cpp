@@ -55,7 +55,7 @@ GenerateParams BuildGenerateParams(const GenerationRequest& request, const Token
   p.sampling = request.sampling;
   for (const LogitBias& b : p.sampling.logit_bias) CheckTokenId(b.token, tokenizer, "logit_bias");
   ValidateSamplingParams(p.sampling);
-  p.eog_tokens = tokenizer.eog_ids();
+  if (!request.ignore_eos) p.eog_tokens = tokenizer.eog_ids();
 
   p.spec = limits.spec;
   const bool available = limits.spec.type != SpecType::kNone;

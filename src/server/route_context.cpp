@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "base/log.h"
 #include "server/api_error.h"
 
 namespace tandem::server {
@@ -22,20 +23,31 @@ void CheckModel(const RouteContext& context, const std::string& name) {
                   "model '" + name + "' not found: this server serves '" + context.model_id + "'");
 }
 
-StartedGeneration StartGeneration(const RouteContext& context, const GenerationRequest& request) {
+void LogWarnings(const StartedGeneration& generation, const std::vector<std::string>& warnings) {
+  for (const std::string& w : warnings) {
+    LogWarn("server: request " + generation.request_id + ": " + w);
+  }
+}
+
+StartedGeneration StartGeneration(const RouteContext& context, const HttpRequest& http,
+                                  const GenerationRequest& request) {
   StartedGeneration started;
+  started.request_id = http.Header("x-request-id");
   std::vector<int32_t> prompt = BuildPrompt(request, *context.tokenizer, context.limits);
   started.params = BuildGenerateParams(request, *context.tokenizer, context.limits);
+  started.warnings = request.warnings;
   StreamOptions options;
   options.chat = request.chat;
   options.stop = request.stop;
+  options.max_tool_calls = request.max_tool_calls;
   try {
     started.stream =
         std::make_unique<GenerationStream>(*context.backend, *context.tokenizer, std::move(prompt),
                                            started.params, std::move(options));
   } catch (const Error& e) {
-    // The engine refuses with kUnsupported only when its queue is full.
-    if (e.kind() == ErrorKind::kUnsupported) {
+    // A full queue or a stopping engine: retryable. Anything else (kUnsupported included) is
+    // the request's own fault and keeps its 400.
+    if (e.kind() == ErrorKind::kUnavailable) {
       throw HttpError(503, std::string("the server is busy: ") + e.what(),
                       context.retry_after_seconds);
     }
@@ -44,10 +56,32 @@ StartedGeneration StartGeneration(const RouteContext& context, const GenerationR
   return started;
 }
 
+ChatOutput FinishGeneration(const RouteContext& context, const HttpRequest& http,
+                            StartedGeneration& generation, std::string_view id_prefix) {
+  ChatOutput output;
+  output.warnings = generation.warnings;
+  AccumulateOutput(generation.stream->ReadAll(http.client_gone), id_prefix, output);
+  LogWarnings(generation, output.warnings);
+  const GenerationTotals& totals = generation.stream->totals();
+  if (totals.finish == FinishReason::kError) {
+    if (totals.error == kShuttingDownError) {
+      throw HttpError(503, "the server is shutting down", context.retry_after_seconds);
+    }
+    throw HttpError(500, "generation failed: " + totals.error);
+  }
+  return output;
+}
+
 HttpResponse JsonResponse(int status, const Json& body) {
   HttpResponse response;
   response.status = status;
   response.body = JsonText(body);
+  return response;
+}
+
+HttpResponse GenerationResponse(const Json& body, const GenerationTotals& totals) {
+  HttpResponse response = JsonResponse(200, body);
+  response.tokens = [n = totals.completion_tokens] { return n; };
   return response;
 }
 

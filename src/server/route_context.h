@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sampling/sampling_params.h"
@@ -38,13 +39,27 @@ void CheckModel(const RouteContext& context, const std::string& name);
 struct StartedGeneration {
   std::unique_ptr<GenerationStream> stream;
   GenerateParams params;
+  std::vector<std::string> warnings;  // the request's own (GenerationRequest::warnings)
+  std::string request_id;             // X-Request-Id, for log lines
 };
+
+// Logs each warning of a request (the request's own and tool-call text that could not be
+// parsed) with its id; the response carries them in `warnings`.
+void LogWarnings(const StartedGeneration& generation, const std::vector<std::string>& warnings);
 
 // Builds the prompt and parameters and submits. Throws Error(kInvalidArgument) for a request
 // that cannot run (400) and HttpError(503, Retry-After) when the engine's queue is full.
-StartedGeneration StartGeneration(const RouteContext& context, const GenerationRequest& request);
+StartedGeneration StartGeneration(const RouteContext& context, const HttpRequest& http,
+                                  const GenerationRequest& request);
+
+// Non-streaming: waits for the whole output (cancelling it if the client leaves), then throws
+// HttpError(503, Retry-After) if a shutdown ended it and HttpError(500) if it failed.
+ChatOutput FinishGeneration(const RouteContext& context, const HttpRequest& http,
+                            StartedGeneration& generation, std::string_view id_prefix);
 
 // A JSON response with the given status.
 HttpResponse JsonResponse(int status, const Json& body);
+// A 200 JSON response for a finished generation (its token count goes to the access log).
+HttpResponse GenerationResponse(const Json& body, const GenerationTotals& totals);
 
 }  // namespace tandem::server

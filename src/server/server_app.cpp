@@ -1,6 +1,8 @@
 // Routing, authentication, limits and error mapping.
 #include "server/server_app.h"
 
+#include <algorithm>
+#include <cctype>
 #include <string_view>
 
 #include "base/error.h"
@@ -128,7 +130,64 @@ HttpResponse ServerApp::Route(const HttpRequest& request) {
   return route->handler(context_, request);
 }
 
+std::string HostOfHeader(std::string_view host) {
+  std::string h;
+  if (!host.empty() && host[0] == '[') {
+    const size_t close = host.find(']');
+    h = std::string(host.substr(1, close == std::string_view::npos ? close : close - 1));
+  } else {
+    h = std::string(host.substr(0, host.find(':')));
+  }
+  for (char& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return h;
+}
+
+std::string ServerApp::AllowedOrigin(const HttpRequest& request) const {
+  const std::string origin = request.Header("origin");
+  if (origin.empty()) return {};
+  for (const std::string& o : options_.cors_origins) {
+    if (o == "*") return "*";
+    if (o == origin) return origin;
+  }
+  return {};
+}
+
 HttpResponse ServerApp::Handle(const HttpRequest& request) {
+  const std::string host = request.Header("host");
+  if (!options_.allowed_hosts.empty() && !host.empty()) {
+    const std::string name = HostOfHeader(host);
+    const auto& allowed = options_.allowed_hosts;
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      return ErrorResponse(request.path, 403,
+                           "Host '" + host.substr(0, 100) +
+                               "' is not this server's (it listens on loopback; start it with "
+                               "--allow-host NAME to accept that name)");
+    }
+  }
+  const std::string origin = AllowedOrigin(request);
+  if (!origin.empty() && request.method == "OPTIONS" &&
+      !request.Header("access-control-request-method").empty()) {
+    HttpResponse preflight;
+    preflight.status = 204;
+    std::string headers = request.Header("access-control-request-headers");
+    if (headers.empty()) headers = "authorization, content-type, x-api-key, x-request-id";
+    preflight.headers = {{"Access-Control-Allow-Origin", origin},
+                         {"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
+                         {"Access-Control-Allow-Headers", headers},
+                         {"Access-Control-Max-Age", "600"},
+                         {"Vary", "Origin"}};
+    return preflight;
+  }
+  HttpResponse response = Dispatch(request);
+  if (!origin.empty()) {
+    response.headers.emplace_back("Access-Control-Allow-Origin", origin);
+    response.headers.emplace_back("Access-Control-Expose-Headers", "X-Request-Id, Retry-After");
+    response.headers.emplace_back("Vary", "Origin");
+  }
+  return response;
+}
+
+HttpResponse ServerApp::Dispatch(const HttpRequest& request) {
   try {
     return Route(request);
   } catch (const HttpError& e) {

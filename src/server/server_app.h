@@ -19,7 +19,16 @@ namespace tandem::server {
 struct ServerOptions {
   std::vector<std::string> api_keys;  // empty: no authentication
   size_t max_body_bytes = 8u << 20;   // larger bodies get 413
+  // Origins browsers may call from (--cors-origin; "*" for any). Empty: no CORS headers, and
+  // preflights are not answered.
+  std::vector<std::string> cors_origins;
+  // Non-empty (a loopback binding): a request whose Host header names another host gets 403, so
+  // a web page cannot reach the server through DNS rebinding. Ports are ignored.
+  std::vector<std::string> allowed_hosts;
 };
+
+// The host part of a Host header value ("[::1]:8080" -> "::1", "a.b:80" -> "a.b"), lower case.
+std::string HostOfHeader(std::string_view host);
 
 class ServerApp {
  public:
@@ -51,6 +60,9 @@ class ServerApp {
   using Handler = HttpResponse (*)(const RouteContext&, const HttpRequest&);
 
   HttpResponse Route(const HttpRequest& request);
+  HttpResponse Dispatch(const HttpRequest& request);
+  // The origin to allow for this request's Origin header, or "".
+  std::string AllowedOrigin(const HttpRequest& request) const;
   HttpResponse Health() const;
   HttpResponse Metrics() const;
   bool Authorized(const HttpRequest& request) const;

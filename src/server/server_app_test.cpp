@@ -91,9 +91,9 @@ const char* kChat = R"({"model": "tiny.gguf", "messages": [{"role": "user", "con
 
 TEST_F(ServerAppTest, HealthIs503WhileLoadingThen200) {
   ServerApp loading({});
-  HttpRequest health{"GET", "/health", {}, ""};
+  HttpRequest health{"GET", "/health", {}, "", {}};
   EXPECT_EQ(loading.Handle(health).status, 503);
-  HttpRequest chat{"POST", "/v1/chat/completions", {}, kChat};
+  HttpRequest chat{"POST", "/v1/chat/completions", {}, kChat, {}};
   EXPECT_EQ(loading.Handle(chat).status, 503);
   Ready();
   EXPECT_EQ(Get("/health").status, 200);
@@ -118,7 +118,7 @@ TEST_F(ServerAppTest, ApiKeyGuardsEverythingButHealth) {
                  {{"x-api-key", "secret"}})
                 .status,
             200);
-  HttpRequest r{"GET", "/v1/models", {{"authorization", "Bearer secret"}}, ""};
+  HttpRequest r{"GET", "/v1/models", {{"authorization", "Bearer secret"}}, "", {}};
   EXPECT_EQ(app_->Handle(r).status, 200);
   r.headers["authorization"] = "Bearer secre";
   EXPECT_EQ(app_->Handle(r).status, 401);
@@ -161,6 +161,38 @@ TEST_F(ServerAppTest, ChatCompletionReturnsContentUsageAndTimings) {
             "<bos><|turn>user\nhi<turn|>\n<|turn>model\n");
 }
 
+// Tool-call text that does not parse stays content and is named in `warnings`, whole and
+// streamed (the final chunk, Anthropic's message_delta), for both APIs.
+TEST_F(ServerAppTest, ToolCallParseWarningsReachTheResponse) {
+  Ready();
+  Script("<|tool_call>call:f{a:[1,2}<tool_call|>");
+  const auto has_warning = [](const Json& j) {
+    return j.contains("warnings") && j["warnings"].size() == 1 &&
+           j["warnings"][0].get<std::string>().find("malformed tool call") != std::string::npos;
+  };
+  const HttpResponse whole = Post("/v1/chat/completions", kChat);
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  EXPECT_TRUE(has_warning(BodyJson(whole)));
+  HttpResponse s = Post("/v1/chat/completions",
+                        R"({"stream": true, "messages": [{"role": "user", "content": "x"}]})");
+  ASSERT_TRUE(s.stream);
+  const std::vector<Json> chunks = DataLines(Drain(s));
+  ASSERT_FALSE(chunks.empty());
+  EXPECT_TRUE(has_warning(chunks.back()));
+  const char* message = R"({"max_tokens": 50, "messages": [{"role": "user", "content": "x"}]})";
+  const HttpResponse m = Post("/v1/messages", message);
+  ASSERT_EQ(m.status, 200) << m.body;
+  EXPECT_TRUE(has_warning(BodyJson(m)));
+  HttpResponse ms = Post("/v1/messages", R"({"max_tokens": 50, "stream": true,
+                          "messages": [{"role": "user", "content": "x"}]})");
+  ASSERT_TRUE(ms.stream);
+  bool streamed = false;
+  for (const Json& e : DataLines(Drain(ms))) {
+    if (e["type"] == "message_delta") streamed = has_warning(e);
+  }
+  EXPECT_TRUE(streamed);
+}
+
 TEST_F(ServerAppTest, ToolCallTextBecomesToolCalls) {
   Ready();
   Script("<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>", "<|tool_response>");
@@ -199,6 +231,73 @@ TEST_F(ServerAppTest, ToolCallTextBecomesToolCalls) {
   EXPECT_EQ(m["stop_reason"], "tool_use");
   EXPECT_EQ(m["content"][0]["type"], "tool_use");
   EXPECT_EQ(m["content"][0]["input"]["city"], "Paris");
+}
+
+TEST_F(ServerAppTest, ParallelToolCallsFalseKeepsOneCallAndStops) {
+  Ready();
+  const std::string call = "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>";
+  Script(call + call + "after", "<|tool_response>");
+  const HttpResponse all = Post("/v1/chat/completions", kChat);
+  ASSERT_EQ(all.status, 200) << all.body;
+  EXPECT_EQ(BodyJson(all)["choices"][0]["message"]["tool_calls"].size(), 2u);
+  const HttpResponse one =
+      Post("/v1/chat/completions",
+           R"({"parallel_tool_calls": false, "messages": [{"role": "user", "content": "x"}]})");
+  ASSERT_EQ(one.status, 200) << one.body;
+  const Json choice = BodyJson(one)["choices"][0];
+  EXPECT_EQ(choice["message"]["tool_calls"].size(), 1u);
+  EXPECT_EQ(choice["finish_reason"], "tool_calls");
+  const HttpResponse a = Post("/v1/messages", R"({"max_tokens": 50,
+      "tool_choice": {"type": "auto", "disable_parallel_tool_use": true},
+      "messages": [{"role": "user", "content": "x"}]})");
+  ASSERT_EQ(a.status, 200) << a.body;
+  const Json m = BodyJson(a);
+  EXPECT_EQ(m["content"].size(), 1u);
+  EXPECT_EQ(m["stop_reason"], "tool_use");
+}
+
+TEST_F(ServerAppTest, DeepJsonIs400NamingThePath) {
+  Ready();
+  std::string deep;
+  for (int i = 0; i < 100000; ++i) deep += "{\"a\":";
+  deep += "1";
+  deep += std::string(100000, '}');
+  const HttpResponse r =
+      Post("/v1/chat/completions",
+           R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function",
+          "function": {"name": "f", "parameters": )" +
+               deep + "}}]}");
+  ASSERT_EQ(r.status, 400);
+  const std::string message = BodyJson(r)["error"]["message"];
+  EXPECT_NE(message.find("tools[0].function.parameters.a.a"), std::string::npos) << message;
+  EXPECT_NE(message.find("nesting deeper than 64"), std::string::npos) << message;
+}
+
+TEST_F(ServerAppTest, HostCheckAndCors) {
+  ServerOptions options;
+  options.allowed_hosts = {"localhost", "127.0.0.1", "::1"};
+  options.cors_origins = {"http://app.example"};
+  ServerApp app(options);
+  app.SetReady(context_);
+  HttpRequest get{"GET", "/v1/models", {{"host", "evil.example"}}, "", {}};
+  EXPECT_EQ(app.Handle(get).status, 403);
+  get.headers["host"] = "[::1]:8080";
+  EXPECT_EQ(app.Handle(get).status, 200);
+  get.headers["origin"] = "http://app.example";
+  const HttpResponse r = app.Handle(get);
+  bool allowed = false;
+  for (const auto& [name, value] : r.headers) {
+    allowed |= name == "Access-Control-Allow-Origin" && value == "http://app.example";
+  }
+  EXPECT_TRUE(allowed);
+  HttpRequest preflight{
+      "OPTIONS",
+      "/v1/chat/completions",
+      {{"origin", "http://app.example"}, {"access-control-request-method", "POST"}},
+      "",
+      {}};
+  EXPECT_EQ(app.Handle(preflight).status, 204);
+  EXPECT_EQ(HostOfHeader("Example.COM:80"), "example.com");
 }
 
 TEST_F(ServerAppTest, ReasoningIsSeparated) {

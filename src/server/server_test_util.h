@@ -47,7 +47,7 @@ class FakeBackend : public Backend {
   }
 
   uint64_t Submit(EngineRequest request) override {
-    if (queue_full) Fail(ErrorKind::kUnsupported, "queue full");
+    if (queue_full) Fail(ErrorKind::kUnavailable, "queue full");
     if (request.prompt.empty()) Fail(ErrorKind::kInvalidArgument, "empty prompt");
     std::lock_guard<std::mutex> lock(mu_);
     const uint64_t id = ++next_id_;

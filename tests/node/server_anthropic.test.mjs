@@ -67,6 +67,23 @@ describe('anthropic SDK', { skip: skipReason() ?? false, timeout: 150000 }, () =
       assert.equal(final.usage.output_tokens, whole.usage.output_tokens);
     });
 
+  test('message_start and message_delta agree on input tokens when the cache serves some',
+    async () => {
+      const body = { model: MODEL_ID(), max_tokens: 4, temperature: 0,
+                     messages: user('A long enough opening so that the prompt cache matters') };
+      await client.messages.create(body);
+      const stream = client.messages.stream(body);
+      let start;
+      let delta;
+      for await (const event of stream) {
+        if (event.type === 'message_start') start = event.message.usage;
+        if (event.type === 'message_delta') delta = event.usage;
+      }
+      assert.ok(delta.cache_read_input_tokens > 0, 'the repeated prompt was cached');
+      assert.equal(start.input_tokens, delta.input_tokens);
+      assert.equal(start.cache_read_input_tokens, delta.cache_read_input_tokens);
+    });
+
   test('the first streamed event arrives before generation ends', async () => {
     const response = await fetch(`${server.base}/v1/messages`, {
       method: 'POST',

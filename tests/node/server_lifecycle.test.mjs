@@ -70,7 +70,7 @@ describe('lifecycle', { skip: skipReason() ?? false, timeout: 170000 }, () => {
       text += new TextDecoder().decode(value);
     }
     assert.ok(text.endsWith('data: [DONE]\n\n'), `stream ends cleanly: ${text.slice(-120)}`);
-    const status = await server.stop();
+    const status = await server.exited;  // a second SIGTERM (stop()) would exit at once
     assert.equal(status.code, 0);
     assert.match(server.stderr(), /shutting down/);
   });

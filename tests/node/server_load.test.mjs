@@ -1,16 +1,19 @@
-// Bounded load test from a separate process: 200 requests over 20 keep-alive connections mixing
+// Bounded load test from a separate process: 264 requests over 66 keep-alive connections mixing
 // valid chat / completion / message requests (whole and streamed), malformed and mistyped JSON,
-// oversized bodies, unknown routes and models, and clients that disconnect mid-stream. Every
-// valid request must return exactly what it returns alone (greedy), every invalid one its
-// status; afterwards the server is healthy, idle, and its memory is back near its baseline.
+// oversized bodies, unknown routes and models, clients that disconnect mid-stream and clients
+// that send their body slowly. Every valid request must return exactly what it returns alone
+// (greedy), every invalid one its status; /health, probed all along on fresh connections, answers
+// within 100 ms; afterwards the server is healthy, idle, and its memory is back near its baseline.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { MODEL_ID, metric, residentBytes, skipReason, startServer, waitFor } from './server_harness.mjs';
 import { disconnectAfterFirstChunk, openAiStreamContent, request } from './server_http.mjs';
 
-const REQUESTS = 200;
-const CONNECTIONS = 20;
+const KINDS = 11;
+const REQUESTS = 264;
+const CONNECTIONS = 66;
+const HEALTH_BOUND_MS = 100;
 const BODY_LIMIT = 65536;
 const PROMPTS = ['Tell me a story', 'What is two plus two?', 'List three colors', 'Say hello'];
 
@@ -45,8 +48,8 @@ describe('load', { skip: skipReason() ?? false, timeout: 170000 }, () => {
   // One job: sends request `j` of the mix on `agent` and returns an error string or null.
   async function job(j, agent) {
     const base = server.base;
-    const kind = j % 10;
-    const p = Math.floor(j / 10) % PROMPTS.length;
+    const kind = j % KINDS;
+    const p = Math.floor(j / KINDS) % PROMPTS.length;
     const expect = (r, status) => (r.status === status ? null : `job ${j}: status ${r.status}, wanted ${status}: ${r.text.slice(0, 200)}`);
     switch (kind) {
       case 0:
@@ -78,7 +81,7 @@ describe('load', { skip: skipReason() ?? false, timeout: 170000 }, () => {
         return status === 200 ? null : `job ${j}: disconnecting client got ${status}`;
       }
       case 8:
-        return (j / 10) % 2 < 1
+        return Math.floor(j / KINDS) % 2 < 1
           ? expect(await request(base, '/v1/nothing-here', { body: {}, agent }), 404)
           : expect(await request(base, '/v1/chat/completions', { body: chatBody(p, { model: 'nope' }), agent }), 404);
       case 9: {
@@ -88,8 +91,56 @@ describe('load', { skip: skipReason() ?? false, timeout: 170000 }, () => {
         const text = (r.json?.content ?? []).filter((b) => b.type === 'text').map((b) => b.text).join('');
         return expect(r, 200) ?? (text === reference.chat[p] ? null : `job ${j}: message text differs`);
       }
+      case 10: {
+        const r = await slowRequest(base, '/v1/chat/completions', chatBody(p));
+        const content = r.json?.choices?.[0]?.message?.content ?? '';
+        return expect(r, 200) ?? (content === reference.chat[p] ? null : `job ${j}: slow client's content differs`);
+      }
     }
     return `job ${j}: no such kind`;
+  }
+
+  // A client that sends its body in three parts 150 ms apart (on its own connection).
+  function slowRequest(base, path, body) {
+    const payload = JSON.stringify(body);
+    const third = Math.ceil(payload.length / 3);
+    return new Promise((resolve, reject) => {
+      const req = http.request(new URL(path, base), {
+        method: 'POST', agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+      }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => { text += c; });
+        res.on('end', () => {
+          let json;
+          try { json = JSON.parse(text); } catch { json = undefined; }
+          resolve({ status: res.statusCode, text, json });
+        });
+      });
+      req.on('error', reject);
+      req.setTimeout(30000, () => req.destroy(new Error('slow client timed out')));
+      (async () => {
+        for (let k = 0; k < 3; k++) {
+          req.write(payload.slice(k * third, (k + 1) * third));
+          await new Promise((r) => setTimeout(r, 150));
+        }
+        req.end();
+      })();
+    });
+  }
+
+  // Probes /health on a fresh connection every 50 ms until `done()`; resolves the latencies.
+  async function probeHealth(done) {
+    const latencies = [];
+    while (!done()) {
+      const t0 = performance.now();
+      const r = await request(server.base, '/health', { method: 'GET', agent: false });
+      latencies.push(performance.now() - t0);
+      assert.equal(r.status, 200);
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    return latencies;
   }
 
   // Runs the whole mix over CONNECTIONS workers, each with its own keep-alive connection.
@@ -121,17 +172,25 @@ describe('load', { skip: skipReason() ?? false, timeout: 170000 }, () => {
     const baseline = residentBytes(server.proc.pid);
     const cancelledBefore = await metric(server.base, 'engine_requests_total', 'outcome="cancelled"');
 
+    let finished = false;
+    const health = probeHealth(() => finished);
     const failures = await runMix(REQUESTS);
+    finished = true;
+    const latencies = await health;
     assert.deepEqual(failures, []);
+    const worst = Math.max(...latencies);
+    console.log(`/health: ${latencies.length} probes under load, worst ${worst.toFixed(1)} ms`);
+    assert.ok(latencies.length >= 5, 'the health probe ran during the load');
+    assert.ok(worst < HEALTH_BOUND_MS, `/health took ${worst.toFixed(1)} ms under load`);
 
     const idle = await waitFor(async () =>
       (await metric(server.base, 'busy_slots')) === 0 && (await metric(server.base, 'queue_depth')) === 0);
     assert.ok(idle, 'the engine is idle after the load');
     assert.equal((await request(server.base, '/health', { method: 'GET' })).status, 200);
     const cancelled = await metric(server.base, 'engine_requests_total', 'outcome="cancelled"');
-    assert.ok(cancelled - cancelledBefore >= REQUESTS / 10 / 2,
+    assert.ok(cancelled - cancelledBefore >= Math.floor(REQUESTS / KINDS) / 2,
       `disconnected streams were cancelled (${cancelled - cancelledBefore})`);
-    assert.ok((await metric(server.base, 'requests_total', 'status="413"')) >= REQUESTS / 10);
+    assert.ok((await metric(server.base, 'requests_total', 'status="413"')) >= Math.floor(REQUESTS / KINDS));
 
     const settled = await waitFor(() => residentBytes(server.proc.pid) < baseline + 32 * 2 ** 20, 10000, 200);
     const rss = residentBytes(server.proc.pid);

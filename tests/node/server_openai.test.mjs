@@ -195,6 +195,16 @@ describe('openai SDK', { skip: skipReason() ?? false, timeout: 150000 }, () => {
       assert.equal(busy, alone);
     });
 
+  test('seeds above 2^32 are used whole, not truncated', async () => {
+    const roll = async (seed) => (await client.chat.completions.create({
+      model: MODEL_ID(), messages: user('Seeds'), max_tokens: 24, temperature: 1.5, seed,
+    })).choices[0].message.content;
+    const big = 2 ** 40 + 7;
+    const [a, again, low] = [await roll(big), await roll(big), await roll(7)];
+    assert.equal(again, a);
+    assert.notEqual(a, low, 'seed 2^40 + 7 must not act as seed 7');
+  });
+
   test('a repeated conversation reuses the prompt cache', async () => {
     const messages = user('A long enough opening message so the cache matters a little bit');
     await client.chat.completions.create({ model: MODEL_ID(), messages, max_tokens: 2, temperature: 0 });
