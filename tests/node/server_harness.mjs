@@ -23,8 +23,8 @@ export const MODEL_ID = () => env.model.split('/').pop();
 // Starts the server with `args` added to -m/-md/--port 0 and resolves once it is ready and
 // /health answers 200. Rejects after `timeoutMs`. `draft`: the -md file (default the assistant).
 export async function startServer(args = [], { timeoutMs = 60000, draft = env.assistant } = {}) {
-  const argv = ['serve', '-m', env.model, '-md', draft, '--port', '0', '-c', '1024',
-                '-t', '2', ...args];
+  const ctx = args.includes('-c') ? [] : ['-c', '1024'];  // a test may set its own context
+  const argv = ['serve', '-m', env.model, '-md', draft, '--port', '0', ...ctx, '-t', '2', ...args];
   const proc = spawn(env.bin, argv, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
