@@ -109,7 +109,7 @@ TEST_F(TrainedPair, GreedyMtpIsIdenticalForEveryDraftLengthThreadsKvTypeAndHead)
 
 TEST_F(TrainedPair, AcceptanceByPositionIsReal) {
   ThreadPool pool(2);
-  SpecStats stats;
+  SpeculationStats stats;
   for (int i = 0; i < static_cast<int>(std::size(kPrompts)); ++i) {
     Generator gen(*target_, MakeDrafters(*target_, centroid_, nullptr, pool), pool,
                   {.type = TensorType::kF16, .n_ctx = 512});

@@ -62,7 +62,7 @@ std::string GenerationSummary(const GenerateResult& r, const LoadedModels& m, si
   s += "memory: weights mapped " + Mib(m.mapped_bytes) + ", KV " + Mib(kv_bytes) + ", resident " +
        Mib(ResidentBytes()) + "\n";
   if (m.spec.type != SpecType::kNone) {
-    const SpecStats& st = r.spec;
+    const SpeculationStats& st = r.spec;
     std::snprintf(buf, sizeof buf,
                   "speculative (%s): %lld rounds + %lld plain steps, drafted %lld, accepted %lld "
                   "(%.1f%%), mean accepted length %.2f, %.2f tokens per target forward\n"

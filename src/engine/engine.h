@@ -42,7 +42,7 @@ struct SlotMetrics {
   bool busy = false;
   bool speculating = false;  // the running request drafts (speculation on and its drafter loaded)
   int64_t requests = 0;      // requests this slot finished (any outcome)
-  SpecStats spec;
+  SpeculationStats spec;
 };
 
 // requests_started counts requests Submit accepted; each ends as exactly one of finished
@@ -57,7 +57,7 @@ struct EngineMetrics {
   int queue_depth = 0, busy_slots = 0, n_slots = 0;
   size_t kv_bytes = 0;
   int64_t kv_used_positions = 0, kv_capacity_positions = 0;
-  SpecStats spec;                  // cumulative over finished requests
+  SpeculationStats spec;           // cumulative over finished requests
   std::vector<SlotMetrics> slots;  // [n_slots]
   double generate_seconds = 0;     // engine-thread time spent in steps with generating slots
 };

@@ -241,7 +241,7 @@ void EngineSlot::OnPrefillRows(const ForwardOutput& out, int row0, int logit0) {
 void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, double forward_ms,
                                 bool record_verify_time) {
   const int k = static_cast<int>(drafts_.tokens.size());
-  SpecStats& stats = result_.spec;
+  SpeculationStats& stats = result_.spec;
   stats.verify_ms += forward_ms;
   if (record_verify_time) planner_.RecordVerifyTime(k + 1, forward_ms);
   if (k == 0) {
@@ -359,7 +359,7 @@ int EngineSlot::TakeNewTokens() {
 void EngineSlot::Conclude() {
   if (phase_ != SlotPhase::kDone) return;
   if (generating_started_) result_.generate_ms = MsSince(t_gen_);
-  SpecStats& stats = result_.spec;
+  SpeculationStats& stats = result_.spec;
   stats.other_ms = std::max(0.0, result_.generate_ms - stats.draft_ms - stats.verify_ms);
   // The cache holds every committed token but the last; a request
   // stopped mid-prefill holds the evaluated part of its prompt.

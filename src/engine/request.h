@@ -11,7 +11,7 @@
 #include "engine/stop_reason.h"
 #include "sampling/sampling_params.h"
 #include "speculative/spec_options.h"
-#include "speculative/spec_stats.h"
+#include "speculative/speculation_stats.h"
 
 namespace tandem {
 
@@ -46,7 +46,7 @@ struct GenerateResult {
   int cached_prompt_tokens = 0;  // reused from the previous call's cache
   double prompt_ms = 0;
   double generate_ms = 0;
-  SpecStats spec;
+  SpeculationStats spec;
 };
 
 // One event per emitted token, then a final one. Runs on the engine thread: keep it short
@@ -59,7 +59,7 @@ struct EngineEvent {
   int32_t token = -1;  // -1 on the final event
   bool final = false;
   const GenerateResult* result = nullptr;  // on the final event: tokens, timings, spec stats
-  const SpecStats* spec = nullptr;         // on token events: the request's statistics so far
+  const SpeculationStats* spec = nullptr;  // on token events: the request's statistics so far
   int cached_prompt_tokens = 0;            // on token events: prompt tokens the cache served
   std::string error;                       // on the final event if the request failed
 };

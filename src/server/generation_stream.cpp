@@ -48,8 +48,8 @@ struct GenerationStream::Channel {
 
   // Each round emits a token after the previous round is recorded, so one event sees at most
   // one new round.
-  void Observe(const SpecStats& s) {  // REQUIRES(mu)
-    SpecStats& seen = live.stats;
+  void Observe(const SpeculationStats& s) {  // REQUIRES(mu)
+    SpeculationStats& seen = live.stats;
     if (s.rounds == seen.rounds + 1) {
       live.new_rounds.push_back({static_cast<int>(s.drafted - seen.drafted),
                                  static_cast<int>(s.accepted - seen.accepted)});

@@ -49,8 +49,8 @@ struct GenerationTotals {
 
 // A running request's speculation as the engine reported it with its tokens.
 struct LiveSpec {
-  bool changed = false;  // rounds or plain steps happened since the previous TakeLiveSpec()
-  SpecStats stats;       // so far
+  bool changed = false;    // rounds or plain steps happened since the previous TakeLiveSpec()
+  SpeculationStats stats;  // so far
   std::vector<std::array<int, 2>> new_rounds;  // {drafted, accepted} of each round since then
 };
 

@@ -118,7 +118,7 @@ std::string PrometheusText(const std::map<int, int64_t>& responses, const Engine
   w.One("kv_cache_usage_ratio", "gauge", "Used / capacity KV positions.",
         m.kv_capacity_positions > 0 ? double(m.kv_used_positions) / double(m.kv_capacity_positions)
                                     : 0.0);
-  const SpecStats& s = m.spec;
+  const SpeculationStats& s = m.spec;
   w.One("spec_rounds_total", "counter", "Speculative verification rounds.", double(s.rounds));
   w.One("spec_plain_steps_total", "counter", "Target steps without drafts.", double(s.plain_steps));
   w.One("spec_drafted_tokens_total", "counter", "Draft tokens proposed.", double(s.drafted));

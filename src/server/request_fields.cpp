@@ -145,10 +145,15 @@ void ParseLlamaServerFields(const Json& body, GenerationRequest& request) {
       {"t_max_predict_ms", 0},
       {"lora", std::nullopt},
       {"post_sampling_probs", std::nullopt},
+      // Constraints: tandem run has them (--grammar-file, --json-schema); the server not yet.
+      {"grammar", std::nullopt},
+      {"json_schema", std::nullopt},
   };
   for (const NoOp& f : kUnimplemented) {
     const Json* v = FindField(body, f.name);
-    if (v == nullptr) continue;
+    if (v == nullptr || v->is_null() || (v->is_string() && v->get<std::string>().empty())) {
+      continue;  // absent, null or "" (llama-server's web page sends grammar: "")
+    }
     if (f.neutral && v->is_number() && v->get<double>() == *f.neutral) continue;
     Fail(ErrorKind::kInvalidArgument,
          std::string(f.name) +

@@ -92,14 +92,15 @@ describe('hostile input', { skip: skipReason() ?? false, timeout: 170000 }, () =
   test('fields tandem does not implement are refused by name; the ones it does work', async () => {
     for (const [field, value] of [['mirostat', 2], ['typical_p', 0.5], ['dry_multiplier', 0.8],
       ['xtc_probability', 0.5], ['n_keep', 10], ['id_slot', 1], ['n_probs', 3],
-      ['top_logprobs', 2], ['seed', 1.5]]) {
+      ['top_logprobs', 2], ['seed', 1.5], ['grammar', 'root ::= "a"'],
+      ['json_schema', { type: 'object' }]]) {
       const r = await request(server.base, '/v1/chat/completions', { body: chat({ [field]: value }) });
       assert.equal(r.status, 400, `${field}: ${r.text}`);
       assert.match(r.json.error.message, new RegExp(`^${field}`), field);
     }
     // Their no-op values pass.
     const neutral = await request(server.base, '/v1/chat/completions',
-      { body: chat({ mirostat: 0, typical_p: 1, id_slot: -1, cache_prompt: false }) });
+      { body: chat({ mirostat: 0, typical_p: 1, id_slot: -1, cache_prompt: false, grammar: '' }) });
     assert.equal(neutral.status, 200, neutral.text);
     // n_predict (llama-server's max_tokens) and ignore_eos: exactly n tokens.
     for (const path of ['/v1/chat/completions', '/v1/completions']) {

@@ -85,7 +85,7 @@ def mtp_greedy(target, assistant, prompt, n, draft_max, eog_ids):
 
 
 def acceptance_by_position(rounds):
-    """Share of the drafts at each position i that were accepted (tandem's SpecStats)."""
+    """Share of the drafts at each position i that were accepted (tandem's SpeculationStats)."""
     n = max((d for d, _ in rounds), default=0)
     drafted = [sum(1 for d, _ in rounds if d > i) for i in range(n)]
     accepted = [sum(1 for d, a in rounds if d > i and a > i) for i in range(n)]

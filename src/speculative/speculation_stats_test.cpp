@@ -1,12 +1,12 @@
-#include "speculative/spec_stats.h"
+#include "speculative/speculation_stats.h"
 
 #include <gtest/gtest.h>
 
 namespace tandem {
 namespace {
 
-TEST(SpecStats, RoundsCountByPosition) {
-  SpecStats s;
+TEST(SpeculationStats, RoundsCountByPosition) {
+  SpeculationStats s;
   s.RecordRound(3, 3);
   s.RecordRound(3, 1);
   s.RecordRound(1, 0);
@@ -17,8 +17,8 @@ TEST(SpecStats, RoundsCountByPosition) {
   EXPECT_DOUBLE_EQ(s.MeanAcceptedLength(), 4.0 / 3);
 }
 
-TEST(SpecStats, TokensPerForwardAndSpeedupEstimate) {
-  SpecStats s;
+TEST(SpeculationStats, TokensPerForwardAndSpeedupEstimate) {
+  SpeculationStats s;
   // 10 plain steps of 20 ms, then 10 rounds: 4 drafts at 1 ms each, verify 25 ms, 3 accepted.
   s.plain_steps = 10;
   s.plain_ms = 200;
@@ -31,12 +31,12 @@ TEST(SpecStats, TokensPerForwardAndSpeedupEstimate) {
   EXPECT_DOUBLE_EQ(s.EstimatedSpeedup(), 50 * 20.0 / 490);
   EXPECT_FALSE(s.SpeedupIsUpperBound());
 
-  SpecStats plain;
+  SpeculationStats plain;
   plain.plain_steps = 5;
   plain.plain_ms = plain.verify_ms = 100;
   EXPECT_DOUBLE_EQ(plain.EstimatedSpeedup(), 1.0);
 
-  SpecStats only_rounds;
+  SpeculationStats only_rounds;
   only_rounds.verify_ms = 100;
   only_rounds.RecordRound(2, 2);
   only_rounds.RecordRound(2, 0);
@@ -44,8 +44,8 @@ TEST(SpecStats, TokensPerForwardAndSpeedupEstimate) {
   EXPECT_DOUBLE_EQ(only_rounds.EstimatedSpeedup(), 4 * 50.0 / 100);
 }
 
-TEST(SpecStats, AddMergesEverything) {
-  SpecStats a, b;
+TEST(SpeculationStats, AddMergesEverything) {
+  SpeculationStats a, b;
   a.RecordRound(2, 1);
   b.RecordRound(4, 4);
   b.plain_ms = 3;
@@ -61,14 +61,14 @@ TEST(SpecStats, AddMergesEverything) {
   EXPECT_TRUE(a.ToJson().contains("speedup_estimate"));
 }
 
-TEST(SpecStats, RepetitionLoops) {
+TEST(SpeculationStats, RepetitionLoops) {
   EXPECT_TRUE(InRepetitionLoop({1, 2, 3, 1, 2, 3, 1, 2, 3}));
   EXPECT_TRUE(InRepetitionLoop({5, 7, 7, 7}));
   EXPECT_FALSE(InRepetitionLoop({1, 2, 3, 4, 5, 6, 7, 8, 9}));
   EXPECT_FALSE(InRepetitionLoop({1, 2, 1, 2}));  // two repeats are not a loop
 }
 
-TEST(SpecStats, LongPeriodLoopsCount) {
+TEST(SpeculationStats, LongPeriodLoopsCount) {
   // `make run`'s output: a unique opening, then one block of four lines (46 tokens) repeated.
   std::vector<int32_t> text;
   for (int i = 0; i < 30; ++i) text.push_back(1000 + i);
@@ -100,8 +100,8 @@ TEST(SpecStats, LongPeriodLoopsCount) {
   }
 }
 
-TEST(SpecStats, AcceptanceBySource) {
-  SpecStats s;
+TEST(SpeculationStats, AcceptanceBySource) {
+  SpeculationStats s;
   s.RecordRound(5, 4, 3);  // lookup 3/3, then the model 1 of 2
   s.RecordRound(4, 1, 2);  // lookup 1 of 2: the model's 2 never reached, not counted
   s.RecordRound(2, 2);     // the model alone
@@ -112,7 +112,7 @@ TEST(SpecStats, AcceptanceBySource) {
   EXPECT_EQ(s.model.drafted, 4);
   EXPECT_EQ(s.model.accepted, 3);
   EXPECT_EQ(s.model.AcceptanceByPosition(), (std::vector<double>{1.0, 0.5}));
-  SpecStats sum;
+  SpeculationStats sum;
   sum.Add(s);
   sum.Add(s);
   EXPECT_EQ(sum.ngram.accepted, 8);

@@ -1,4 +1,4 @@
-#include "speculative/spec_stats.h"
+#include "speculative/speculation_stats.h"
 
 #include <algorithm>
 
@@ -79,7 +79,7 @@ nlohmann::json SourceStats::ToJson() const {
   };
 }
 
-void SpecStats::RecordRound(int n_drafted, int n_accepted, int n_lookup) {
+void SpeculationStats::RecordRound(int n_drafted, int n_accepted, int n_lookup) {
   n_lookup = std::clamp(n_lookup, 0, n_drafted);
   ngram.Record(n_lookup, std::min(n_accepted, n_lookup));
   // A model part after lookup drafts is only tested when every lookup draft was accepted; an
@@ -98,12 +98,12 @@ void SpecStats::RecordRound(int n_drafted, int n_accepted, int n_lookup) {
   }
 }
 
-double SpecStats::TokensPerTargetForward() const {
+double SpeculationStats::TokensPerTargetForward() const {
   const int64_t forwards = rounds + plain_steps;
   return forwards ? double(generated) / double(forwards) : 0.0;
 }
 
-double SpecStats::EstimatedSpeedup() const {
+double SpeculationStats::EstimatedSpeedup() const {
   const int64_t forwards = rounds + plain_steps;
   const double spent = draft_ms + verify_ms;
   if (forwards == 0 || spent <= 0) return 0.0;
@@ -111,11 +111,11 @@ double SpecStats::EstimatedSpeedup() const {
   return double(rounds + accepted + forced_accepted + plain_steps) * plain_step_ms / spent;
 }
 
-std::vector<double> SpecStats::AcceptanceByPosition() const {
+std::vector<double> SpeculationStats::AcceptanceByPosition() const {
   return Ratios(accepted_at, drafted_at);
 }
 
-void SpecStats::Add(const SpecStats& o) {
+void SpeculationStats::Add(const SpeculationStats& o) {
   rounds += o.rounds;
   plain_steps += o.plain_steps;
   drafted += o.drafted;
@@ -136,7 +136,7 @@ void SpecStats::Add(const SpecStats& o) {
   other_ms += o.other_ms;
 }
 
-nlohmann::json SpecStats::ToJson() const {
+nlohmann::json SpeculationStats::ToJson() const {
   return {
       {"rounds", rounds},
       {"plain_steps", plain_steps},

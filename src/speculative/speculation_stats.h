@@ -12,7 +12,7 @@ namespace tandem {
 // Drafts of one source (prompt lookup, or the model drafter: MTP or a draft model), by position
 // inside that source's part of the draft (a model extension of a lookup proposal starts at 0).
 // A model part is counted only when verification reached it (every lookup draft before it was
-// accepted), so ngram.drafted + model.drafted can be less than SpecStats::drafted.
+// accepted), so ngram.drafted + model.drafted can be less than SpeculationStats::drafted.
 struct SourceStats {
   int64_t drafted = 0, accepted = 0;
   std::vector<int64_t> drafted_at, accepted_at;
@@ -23,7 +23,7 @@ struct SourceStats {
   nlohmann::json ToJson() const;
 };
 
-struct SpecStats {
+struct SpeculationStats {
   int64_t rounds = 0;                // verification rounds (target forwards with drafts)
   int64_t plain_steps = 0;           // target forwards without drafts
   int64_t drafted = 0;               // draft tokens proposed
@@ -57,7 +57,7 @@ struct SpecStats {
   // upper bound, as verifying T rows costs at least one plain step (SpeedupIsUpperBound()).
   double EstimatedSpeedup() const;
   bool SpeedupIsUpperBound() const { return plain_steps == 0; }
-  void Add(const SpecStats& other);
+  void Add(const SpeculationStats& other);
   nlohmann::json ToJson() const;
 };
 
