@@ -111,21 +111,21 @@ class LimitScanner {
 
 Json ParseBoundedJson(std::string_view text, std::string_view what, const JsonLimits& limits) {
   LimitScanner scanner(limits);
-  const bool ok = Json::sax_parse(text, &scanner, Json::input_format_t::json, /*strict=*/true);
+  // Limits first, before anything builds (or recursively copies) a DOM; a syntax error is
+  // reported by the parse below, with its byte offset.
+  (void)Json::sax_parse(text, &scanner, Json::input_format_t::json, /*strict=*/true);
   if (!scanner.problem().empty()) {
     Fail(ErrorKind::kInvalidArgument,
          std::string(what) + " is beyond the server's limits at " + scanner.problem());
   }
-  if (!ok) {
-    try {
-      return Json::parse(text);
-    } catch (const Json::parse_error& e) {
-      Fail(ErrorKind::kInvalidArgument, "malformed JSON in " + std::string(what) + " at byte " +
-                                            std::to_string(e.byte) + ": " + e.what());
-    }
-    Fail(ErrorKind::kInvalidArgument, "malformed JSON in " + std::string(what));
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    Fail(ErrorKind::kInvalidArgument, "malformed JSON in " + std::string(what) + " at byte " +
+                                          std::to_string(e.byte) + ": " + e.what());
+  } catch (const Json::exception& e) {  // e.g. a number too large for a double (out_of_range)
+    Fail(ErrorKind::kInvalidArgument, "malformed JSON in " + std::string(what) + ": " + e.what());
   }
-  return Json::parse(text);
 }
 
 }  // namespace tandem::server

@@ -161,6 +161,15 @@ TEST(OpenAiJson, MalformedJsonNamesTheOffset) {
     EXPECT_NE(std::string(e.what()).find("byte"), std::string::npos);
   }
   EXPECT_THROW(ParseJsonObject("[1, 2]"), Error);
+  // A number beyond a double is nlohmann's out_of_range, not a parse_error (found by
+  // fuzz_openai_request): still a 400-kind Error, never an escaping exception.
+  try {
+    ParseJsonObject(R"({"temperature": 2222E222222222222222222222})");
+    FAIL() << "parsed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("malformed JSON"), std::string::npos);
+  }
 }
 
 TEST(OpenAiJson, ParsesEveryCompletionPromptForm) {
