@@ -210,11 +210,9 @@ TEST(SpecGrammar, SampledConstrainedOutputKeepsTheMaskedDistribution) {
   const ChiSquareFit fit = FitChiSquare(expected, observed);
   EXPECT_EQ(fit.impossible_seen, -1) << "a token of zero masked probability was emitted";
   ASSERT_GE(fit.bins, 10);
-  const double chi2 = fit.chi2, z = fit.z;
-  const int bins = fit.bins;
-  std::printf("%d runs over %d bins: chi2 %.1f, z %.2f; draft acceptance %.3f\n", kRuns, bins, chi2,
-              z, double(accepted) / double(drafted));
-  EXPECT_LT(z, 4.0) << "constrained output does not follow the masked distribution";
+  std::printf("%d runs over %d bins: chi2 %.1f, z %.2f; draft acceptance %.3f\n", kRuns, fit.bins,
+              fit.chi2, fit.z, double(accepted) / double(drafted));
+  EXPECT_LT(fit.z, 4.0) << "constrained output does not follow the masked distribution";
 }
 
 }  // namespace

@@ -12,9 +12,7 @@ void ChainDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache& target_ca
   for (size_t j = 0; j < jobs.size(); ++j) {
     DraftJob& job = jobs[j];
     const DraftRequest& r = job.request;
-    job.result.Clear();
-    job.ms = 0;
-    job.error.clear();
+    job.ClearOutputs();
     const int k = std::min<int>(static_cast<int>(r.lookup.size()), r.n_max);
     job.result.tokens.assign(r.lookup.begin(), r.lookup.begin() + k);
     job.result.n_lookup = k;

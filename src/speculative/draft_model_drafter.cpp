@@ -92,9 +92,7 @@ void DraftModelDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache&) {
   for (size_t j = 0; j < jobs.size(); ++j) {
     DraftJob& job = jobs[j];
     const DraftRequest& r = job.request;
-    job.result.Clear();
-    job.ms = 0;
-    job.error.clear();
+    job.ClearOutputs();
     if (r.n_max <= 0) continue;
     if (cache_ == nullptr) {
       job.error = "draft model: Prepare() was not called";

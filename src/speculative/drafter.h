@@ -72,6 +72,13 @@ struct DraftJob {
   DraftResult result;
   double ms = 0;      // wall time of the drafter steps this job took part in
   std::string error;  // non-empty: drafting failed for this job (result is then empty)
+
+  // What a DraftBatch starts from for each job: no drafts, no time, no error.
+  void ClearOutputs() {
+    result.Clear();
+    ms = 0;
+    error.clear();
+  }
 };
 
 class Drafter {

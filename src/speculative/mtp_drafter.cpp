@@ -31,9 +31,7 @@ void MtpDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache& target_cach
   std::vector<LiveDraft> live(jobs.size());
   for (size_t j = 0; j < jobs.size(); ++j) {
     const DraftRequest& r = jobs[j].request;
-    jobs[j].result.Clear();
-    jobs[j].ms = 0;
-    jobs[j].error.clear();
+    jobs[j].ClearOutputs();
     live[j].token = r.last;
     live[j].hidden.assign(r.hidden, r.hidden + B);
     live[j].history.assign(r.history.begin(), r.history.end());
