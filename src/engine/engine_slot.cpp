@@ -50,8 +50,8 @@ void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx,
          "a thinking budget needs the thought channel's tokens, which this vocabulary lacks");
   }
   if (p.top_logprobs > kMaxTopLogprobs) {
-    Fail(ErrorKind::kInvalidArgument, "top_logprobs must be at most " +
-                                          std::to_string(kMaxTopLogprobs));
+    Fail(ErrorKind::kInvalidArgument,
+         "top_logprobs must be at most " + std::to_string(kMaxTopLogprobs));
   }
   const SpecOptions& so = p.spec;
   if (so.type == SpecType::kMtp && !has_drafter) {

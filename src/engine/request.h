@@ -66,11 +66,11 @@ struct GenerateResult {
 struct EngineEvent {
   int32_t token = -1;  // -1 on the final event
   bool final = false;
-  const GenerateResult* result = nullptr;  // on the final event: tokens, timings, spec stats
-  const SpeculationStats* spec = nullptr;  // on token events: the request's statistics so far
-  int cached_prompt_tokens = 0;            // on token events: prompt tokens the cache served
+  const GenerateResult* result = nullptr;   // on the final event: tokens, timings, spec stats
+  const SpeculationStats* spec = nullptr;   // on token events: the request's statistics so far
+  int cached_prompt_tokens = 0;             // on token events: prompt tokens the cache served
   const TokenLogprobs* logprobs = nullptr;  // on token events when params.top_logprobs >= 0
-  std::string error;                       // on the final event if the request failed
+  std::string error;                        // on the final event if the request failed
 };
 
 struct EngineRequest {

@@ -10,8 +10,7 @@ namespace tandem {
 SlotGrammar::SlotGrammar(const GrammarConstraint& constraint, int n_vocab)
     : constraint_(constraint),
       n_vocab_(n_vocab),
-      matcher_(constraint.grammar ? std::make_unique<GrammarMatcher>(constraint.grammar)
-                                  : nullptr),
+      matcher_(constraint.grammar ? std::make_unique<GrammarMatcher>(constraint.grammar) : nullptr),
       phase_(constraint.thought_open >= 0 ? Phase::kStart : Phase::kAnswer),
       mask_(constraint.grammar ? constraint.grammar->vocab().size() : 0),
       masked_(n_vocab) {}

@@ -39,9 +39,8 @@ void ComputeLogprobs(const float* logits, int n_vocab, int32_t token, int n_top,
   best.reserve(n + 1);
   for (int32_t i = 0; i < n_vocab; ++i) {
     if (static_cast<int>(best.size()) == n && logits[i] <= logits[best.back()]) continue;
-    const auto at = std::upper_bound(best.begin(), best.end(), i, [&](int32_t a, int32_t b) {
-      return logits[a] > logits[b];
-    });
+    const auto at = std::upper_bound(best.begin(), best.end(), i,
+                                     [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
     best.insert(at, i);
     if (static_cast<int>(best.size()) > n) best.pop_back();
   }

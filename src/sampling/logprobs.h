@@ -16,7 +16,7 @@ struct TokenLogprob {
 };
 
 struct TokenLogprobs {
-  TokenLogprob chosen;             // the emitted token
+  TokenLogprob chosen;            // the emitted token
   std::vector<TokenLogprob> top;  // the most likely tokens, most likely first (ties: lower id)
 };
 
