@@ -39,8 +39,6 @@ enum class SlotPhase {
 // stop tokens are not all end-of-generation tokens, a thinking budget without thought tokens,
 // top_logprobs above kMaxTopLogprobs, or speculation whose drafter is not loaded
 // (`has_drafter`: one is loaded for request.params.spec.type).
-inline constexpr int kMaxTopLogprobs = 20;
-
 void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx, bool has_drafter);
 
 class EngineSlot {

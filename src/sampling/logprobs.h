@@ -10,6 +10,9 @@
 
 namespace tandem {
 
+// The most top tokens a request may ask for (OpenAI's bound).
+inline constexpr int kMaxTopLogprobs = 20;
+
 struct TokenLogprob {
   int32_t token = -1;
   float logprob = 0;
