@@ -20,27 +20,15 @@ bool SlotGrammar::ThoughtExhausted() const {
          thought_tokens_ >= constraint_.thought_budget;
 }
 
-SlotGrammar::Phase SlotGrammar::Next(Phase phase, int32_t token) const {
-  switch (phase) {
-    case Phase::kStart:
-      return token == constraint_.thought_open ? Phase::kThinking : Phase::kAnswer;
-    case Phase::kThinking:
-      return token == constraint_.thought_close ? Phase::kAnswer : Phase::kThinking;
-    case Phase::kAnswer:
-      return !matcher_ && token == constraint_.thought_open ? Phase::kThinking : Phase::kAnswer;
-    default:
-      return phase;
-  }
-}
-
 bool SlotGrammar::Step(int32_t token) {
   if (phase_ == Phase::kDone) return false;
   if (phase_ == Phase::kThinking) {
     if (token != constraint_.thought_close) {
       if (ThoughtExhausted()) return false;
       ++thought_tokens_;
+    } else {
+      phase_ = Phase::kAnswer;
     }
-    phase_ = Next(phase_, token);
     return true;
   }
   if (token == constraint_.thought_open && (phase_ == Phase::kStart || !matcher_)) {

@@ -49,7 +49,6 @@ class SlotGrammar final : public DraftConstraint {
 
  private:
   enum class Phase { kStart, kThinking, kAnswer, kDone };
-  Phase Next(Phase phase, int32_t token) const;
   // Advances `phase_`/matcher over `token`; false if the grammar rejects it.
   bool Step(int32_t token);
   // The tokens the grammar forces from the current state: the only allowed token, or a forced
