@@ -166,10 +166,9 @@ void ParseThinking(const Json& body, GenerationRequest& request) {
     const auto* e = std::find_if(std::begin(kEfforts), std::end(kEfforts),
                                  [&](const auto& k) { return *effort == k.first; });
     if (e == std::end(kEfforts)) {
-      Fail(ErrorKind::kInvalidArgument,
-           "reasoning_effort: expected none, minimal, low, medium or "
-           "high, got \"" +
-               *effort + "\"");
+      Fail(
+          ErrorKind::kInvalidArgument,
+          "reasoning_effort: expected none, minimal, low, medium or high, got \"" + *effort + "\"");
     }
     request.thinking = e->second > 0;
     request.thinking_budget = e->second > 0 ? e->second : -1;
