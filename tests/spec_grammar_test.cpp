@@ -5,6 +5,7 @@
 // every output follows its grammar and, when complete, parses as JSON.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -213,6 +214,88 @@ TEST(SpecGrammar, SampledConstrainedOutputKeepsTheMaskedDistribution) {
   std::printf("%d runs over %d bins: chi2 %.1f, z %.2f; draft acceptance %.3f\n", kRuns, fit.bins,
               fit.chi2, fit.z, double(accepted) / double(drafted));
   EXPECT_LT(fit.z, 4.0) << "constrained output does not follow the masked distribution";
+}
+
+// The thought budget (GrammarConstraint::thought_budget): a random model thinks when its first
+// greedy token is taken as the channel's open token; with a budget of k the channel closes after
+// exactly k thought tokens (the free run's), alone or before a grammar, and MTP drafting of every
+// length gives the same bytes. Sampled runs close the channel by k + 1 too.
+TEST(SpecGrammar, ThoughtBudgetClosesTheChannelAfterExactlyKTokens) {
+  Pair pair = MakePair("sg_budget");
+  const int V = pair.target->config().n_vocab;
+  auto vocab = TestVocabulary(V);
+  auto compiled = std::make_shared<CompiledGrammar>(ParseGbnf(JsonObjectGbnf()), vocab);
+  ThreadPool pool(1);
+  Generator plain(*pair.target, {}, pool, {.type = TensorType::kF32, .n_ctx = 128});
+  Generator spec(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool),
+                 pool, {.type = TensorType::kF32, .n_ctx = 128});
+  // A prompt whose free run starts with a token no grammar piece uses: it opens the channel.
+  std::vector<int32_t> prompt, free_run;
+  for (int salt = 1; salt < 50 && prompt.empty(); ++salt) {
+    std::vector<int32_t> p;
+    for (int i = 0; i < 12; ++i) p.push_back(2 + (i * 37 + salt * 11) % 500);
+    std::vector<int32_t> run =
+        plain.Generate(p, Greedy(24, SpecType::kNone, 0, false), nullptr).tokens;
+    if (run[0] >= 118) {
+      prompt = p;
+      free_run = run;
+    }
+  }
+  ASSERT_FALSE(prompt.empty());
+  int32_t close = 118;
+  while (std::find(free_run.begin(), free_run.end(), close) != free_run.end()) ++close;
+  for (const bool with_grammar : {false, true}) {
+    for (const int k : {0, 3, 9}) {
+      SCOPED_TRACE((with_grammar ? "grammar, k " : "k ") + std::to_string(k));
+      GenerateParams p = Greedy(40, SpecType::kNone, 0, false);
+      p.eog_tokens = {kEog};
+      p.grammar = {with_grammar ? compiled : nullptr, free_run[0], close, k};
+      const GenerateResult want = plain.Generate(prompt, p, nullptr);
+      ASSERT_GE(want.tokens.size(), static_cast<size_t>(k + 2));
+      for (int i = 0; i <= k; ++i) EXPECT_EQ(want.tokens[i], free_run[i]) << i;
+      EXPECT_EQ(want.tokens[k + 1], close);
+      if (with_grammar) {
+        const std::vector<int32_t> answer(want.tokens.begin() + k + 2, want.tokens.end());
+        GrammarMatcher m(compiled);
+        EXPECT_TRUE(m.AcceptBytes(Text(*vocab, answer))) << Text(*vocab, answer);
+      }
+      int64_t forced = 0;
+      for (int draft_max = 1; draft_max <= 6; ++draft_max) {
+        GenerateParams s = p;
+        s.spec.type = SpecType::kMtp;
+        s.spec.draft_max = draft_max;
+        s.spec.adaptive = false;
+        const GenerateResult r = spec.Generate(prompt, s, nullptr);
+        EXPECT_EQ(r.tokens, want.tokens) << "draft_max " << draft_max;
+        EXPECT_GT(r.spec.rounds, 0);
+        forced += r.spec.forced;
+      }
+      EXPECT_GT(forced, 0) << "the close token is drafted for free";
+    }
+  }
+  for (uint32_t seed = 0; seed < 24; ++seed) {
+    GenerateParams p;
+    p.n_predict = 16;
+    p.sampling.temperature = 1.0f;
+    p.sampling.seed = seed;
+    p.spec.type = SpecType::kMtp;
+    p.spec.draft_max = 3;
+    p.spec.adaptive = false;
+    p.eog_tokens = {kEog};
+    p.grammar = {nullptr, free_run[0], close, 4};
+    const GenerateResult r = spec.Generate(prompt, p, nullptr);
+    // Opened at the start (or later: there is no grammar), closed within 4 tokens.
+    int inside = -1;
+    for (const int32_t t : r.tokens) {
+      if (inside >= 0 && t == close) {
+        inside = -1;
+      } else if (inside >= 0) {
+        ASSERT_LT(++inside, 5) << "seed " << seed;
+      } else if (t == free_run[0]) {
+        inside = 0;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -43,6 +43,16 @@ void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx,
       }
     }
   }
+  const GrammarConstraint& g = p.grammar;
+  if (g.thought_budget >= 0 && (g.thought_open < 0 || g.thought_open >= n_vocab ||
+                                g.thought_close < 0 || g.thought_close >= n_vocab)) {
+    Fail(ErrorKind::kInvalidArgument,
+         "a thinking budget needs the thought channel's tokens, which this vocabulary lacks");
+  }
+  if (p.top_logprobs > kMaxTopLogprobs) {
+    Fail(ErrorKind::kInvalidArgument,
+         "top_logprobs must be at most " + std::to_string(kMaxTopLogprobs));
+  }
   const SpecOptions& so = p.spec;
   if (so.type == SpecType::kMtp && !has_drafter) {
     Fail(ErrorKind::kInvalidArgument, "MTP speculation asked for, but no assistant is loaded");
@@ -134,7 +144,7 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
   drafts_.Clear();
   forced_drafts_ = 0;
   grammar_ =
-      params_.grammar.grammar ? std::make_unique<SlotGrammar>(params_.grammar, n_vocab_) : nullptr;
+      params_.grammar.active() ? std::make_unique<SlotGrammar>(params_.grammar, n_vocab_) : nullptr;
 }
 
 int EngineSlot::DraftCap() const {
@@ -235,7 +245,8 @@ void EngineSlot::OnPrefillRows(const ForwardOutput& out, int row0, int logit0) {
     Stop(StopReason::kLength);
     return;
   }
-  Emit(sampler_.Sample(Constrained(out.Logits(logit0)), n_vocab_, history_, rng_, probs_));
+  const float* logits = out.Logits(logit0);
+  Emit(sampler_.Sample(Constrained(logits), n_vocab_, history_, rng_, probs_), logits);
 }
 
 void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, double forward_ms,
@@ -248,7 +259,8 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
     ++stats.plain_steps;
     stats.plain_ms += forward_ms;
     hidden_.assign(out.Hidden(row0), out.Hidden(row0) + n_embd_);
-    Emit(sampler_.Sample(Constrained(out.Logits(logit0)), n_vocab_, history_, rng_, probs_));
+    const float* logits = out.Logits(logit0);
+    Emit(sampler_.Sample(Constrained(logits), n_vocab_, history_, rng_, probs_), logits);
     planner_.RecordPlainStep(history_);
     return;
   }
@@ -258,7 +270,8 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
   int accepted = 0;
   for (int i = 0; i <= k && phase_ == SlotPhase::kGenerate; ++i) {
     // The grammar state is the committed one: every token emitted so far this round was a draft.
-    const float* logits = Constrained(out.Logits(logit0 + i));
+    const float* raw = out.Logits(logit0 + i);
+    const float* logits = Constrained(raw);
     int32_t token;
     bool match = false;
     if (i < k && !params_.synthetic_acceptance.empty()) {
@@ -280,7 +293,7 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
       ++accepted;
       if (InRepetitionLoop(history_)) ++stats.repetition_accepted;
     }
-    Emit(token);
+    Emit(token, raw);
     if (!match) break;
   }
   // Grammar-forced drafts (the last forced_drafts_) are counted apart from the drafters'.
@@ -301,7 +314,11 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
   forced_drafts_ = 0;
 }
 
-void EngineSlot::Emit(int32_t token) {
+void EngineSlot::Emit(int32_t token, const float* raw_logits) {
+  // Before Commit: the logprobs are those of the raw row, whatever the constraint masked.
+  if (params_.top_logprobs >= 0) {
+    ComputeLogprobs(raw_logits, n_vocab_, token, params_.top_logprobs, logprobs_);
+  }
   if (grammar_) grammar_->Commit(token);
   history_.push_back(token);
   result_.tokens.push_back(token);
@@ -313,6 +330,7 @@ void EngineSlot::Emit(int32_t token) {
     event.token = token;
     event.spec = &result_.spec;
     event.cached_prompt_tokens = result_.cached_prompt_tokens;
+    if (params_.top_logprobs >= 0) event.logprobs = &logprobs_;
     keep = on_event_(event);
   }
   const std::vector<int32_t>& eog = params_.eog_tokens;

@@ -36,8 +36,9 @@ enum class SlotPhase {
 // Checks a request before it is queued: throws Error(kInvalidArgument) for an empty prompt, a
 // prompt that does not fit n_ctx (it needs room for at least one generated token), a token or
 // logit-bias id outside [0, n_vocab), bad sampling parameters, bad draft limits, a grammar whose
-// stop tokens are not all end-of-generation tokens, or speculation
-// whose drafter is not loaded (`has_drafter`: one is loaded for request.params.spec.type).
+// stop tokens are not all end-of-generation tokens, a thinking budget without thought tokens,
+// top_logprobs above kMaxTopLogprobs, or speculation whose drafter is not loaded
+// (`has_drafter`: one is loaded for request.params.spec.type).
 void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx, bool has_drafter);
 
 class EngineSlot {
@@ -121,8 +122,9 @@ class EngineSlot {
   void Release();
 
  private:
-  // Appends `token` to the output, sends its event and decides whether generation stops.
-  void Emit(int32_t token);
+  // Appends `token` to the output, sends its event (with its logprobs from `raw_logits`, the
+  // target's row of the emitted position, if asked) and decides whether generation stops.
+  void Emit(int32_t token, const float* raw_logits);
   void Stop(StopReason reason);
   void OnPrefillRows(const ForwardOutput& out, int row0, int logit0);
   void OnGenerateRows(const ForwardOutput& out, int row0, int logit0, double forward_ms,
@@ -164,6 +166,7 @@ class EngineSlot {
   int forced_drafts_ = 0;                 // ... of which the last ones are grammar-forced
   int draft_n_max_ = 0;                   // the drafter's n_max this round
   std::unique_ptr<SlotGrammar> grammar_;  // the request's constraint, or null
+  TokenLogprobs logprobs_;                // the last emitted token's (top_logprobs >= 0)
   int32_t step_pos_ = 0;                  // position of history_.back() this step
 };
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/stop_reason.h"
+#include "sampling/logprobs.h"
 #include "sampling/sampling_params.h"
 #include "speculative/spec_options.h"
 #include "speculative/speculation_stats.h"
@@ -20,9 +21,13 @@ class CompiledGrammar;
 // Constrained decoding (a grammar compiled against the target's vocabulary; its stop ids should
 // be among eog_tokens). With thought_open >= 0 the model may first think in a channel opened by
 // that token and closed by thought_close, unconstrained; the grammar starts with the answer.
+// thought_budget >= 0 (needs the channel's ids) closes the channel: once that many tokens were
+// generated inside it (all channels of the answer together), the next token is thought_close.
 struct GrammarConstraint {
-  std::shared_ptr<CompiledGrammar> grammar;  // null: unconstrained
+  std::shared_ptr<CompiledGrammar> grammar;  // null: unconstrained (but the thought budget)
   int32_t thought_open = -1, thought_close = -1;
+  int thought_budget = -1;  // -1: unlimited
+  bool active() const { return grammar != nullptr || thought_budget >= 0; }
 };
 
 struct GenerateParams {
@@ -31,6 +36,9 @@ struct GenerateParams {
   SpecOptions spec;                 // type kNone: plain decoding
   std::vector<int32_t> eog_tokens;  // generation stops after emitting one of these
   GrammarConstraint grammar;
+  // >= 0: every token event carries the token's log-probability and the `top_logprobs` most
+  // likely tokens (TokenLogprobs, sampling/logprobs.h); -1: none are computed.
+  int top_logprobs = -1;
   // Benchmarks only (`tandem bench --synthetic-acceptance`): draft position i is accepted with
   // probability rate[min(i, size - 1)] instead of by verification, so the mechanism's cost can
   // be measured at a chosen acceptance. The emitted text is then meaningless.
@@ -58,10 +66,11 @@ struct GenerateResult {
 struct EngineEvent {
   int32_t token = -1;  // -1 on the final event
   bool final = false;
-  const GenerateResult* result = nullptr;  // on the final event: tokens, timings, spec stats
-  const SpeculationStats* spec = nullptr;  // on token events: the request's statistics so far
-  int cached_prompt_tokens = 0;            // on token events: prompt tokens the cache served
-  std::string error;                       // on the final event if the request failed
+  const GenerateResult* result = nullptr;   // on the final event: tokens, timings, spec stats
+  const SpeculationStats* spec = nullptr;   // on token events: the request's statistics so far
+  int cached_prompt_tokens = 0;             // on token events: prompt tokens the cache served
+  const TokenLogprobs* logprobs = nullptr;  // on token events when params.top_logprobs >= 0
+  std::string error;                        // on the final event if the request failed
 };
 
 struct EngineRequest {

@@ -10,41 +10,50 @@ namespace tandem {
 SlotGrammar::SlotGrammar(const GrammarConstraint& constraint, int n_vocab)
     : constraint_(constraint),
       n_vocab_(n_vocab),
-      matcher_(constraint.grammar),
+      matcher_(constraint.grammar ? std::make_unique<GrammarMatcher>(constraint.grammar) : nullptr),
       phase_(constraint.thought_open >= 0 ? Phase::kStart : Phase::kAnswer),
-      mask_(constraint.grammar->vocab().size()),
+      mask_(constraint.grammar ? constraint.grammar->vocab().size() : 0),
       masked_(n_vocab) {}
 
-SlotGrammar::Phase SlotGrammar::Next(Phase phase, int32_t token) const {
-  switch (phase) {
-    case Phase::kStart:
-      return token == constraint_.thought_open ? Phase::kThinking : Phase::kAnswer;
-    case Phase::kThinking:
-      return token == constraint_.thought_close ? Phase::kAnswer : Phase::kThinking;
-    default:
-      return phase;
-  }
+bool SlotGrammar::ThoughtExhausted() const {
+  return phase_ == Phase::kThinking && constraint_.thought_budget >= 0 &&
+         thought_tokens_ >= constraint_.thought_budget;
 }
 
 bool SlotGrammar::Step(int32_t token) {
   if (phase_ == Phase::kDone) return false;
-  if (phase_ == Phase::kThinking ||
-      (phase_ == Phase::kStart && token == constraint_.thought_open)) {
-    phase_ = Next(phase_, token);
+  if (phase_ == Phase::kThinking) {
+    if (token != constraint_.thought_close) {
+      if (ThoughtExhausted()) return false;
+      ++thought_tokens_;
+    } else {
+      phase_ = Phase::kAnswer;
+    }
+    return true;
+  }
+  if (token == constraint_.thought_open && (phase_ == Phase::kStart || !matcher_)) {
+    phase_ = Phase::kThinking;
     return true;
   }
   phase_ = Phase::kAnswer;
-  if (!matcher_.AcceptToken(token)) return false;
-  if (matcher_.IsTerminated()) phase_ = Phase::kDone;
+  if (!matcher_) return true;
+  if (!matcher_->AcceptToken(token)) return false;
+  if (matcher_->IsTerminated()) phase_ = Phase::kDone;
   return true;
 }
 
 bool SlotGrammar::MaskLogits(float* logits, int n_vocab) {
-  if (phase_ == Phase::kThinking) return true;
-  if (phase_ == Phase::kDone) return false;
-  matcher_.FillNextTokenMask(mask_);
-  if (phase_ == Phase::kStart) mask_.Set(constraint_.thought_open);
   const float ninf = -std::numeric_limits<float>::infinity();
+  if (ThoughtExhausted()) {
+    for (int i = 0; i < n_vocab; ++i) {
+      if (i != constraint_.thought_close) logits[i] = ninf;
+    }
+    return constraint_.thought_close < n_vocab;
+  }
+  if (phase_ == Phase::kThinking || !matcher_) return true;
+  if (phase_ == Phase::kDone) return false;
+  matcher_->FillNextTokenMask(mask_);
+  if (phase_ == Phase::kStart) mask_.Set(constraint_.thought_open);
   const int n_mask = mask_.size();
   bool any = false;
   for (int i = 0; i < n_vocab; ++i) {
@@ -58,7 +67,7 @@ bool SlotGrammar::MaskLogits(float* logits, int n_vocab) {
 }
 
 const float* SlotGrammar::Mask(const float* logits) {
-  if (phase_ == Phase::kThinking) return logits;
+  if ((phase_ == Phase::kThinking || !matcher_) && !ThoughtExhausted()) return logits;
   masked_.assign(logits, logits + n_vocab_);
   if (!MaskLogits(masked_.data(), n_vocab_)) {
     Fail(ErrorKind::kInternal, "grammar: no token is allowed (the document is complete)");
@@ -75,12 +84,14 @@ void SlotGrammar::Commit(int32_t token) {
 
 void SlotGrammar::Save() {
   saved_phase_ = phase_;
-  saved_checkpoint_ = matcher_.Checkpoint();
+  saved_thought_tokens_ = thought_tokens_;
+  if (matcher_) saved_checkpoint_ = matcher_->Checkpoint();
 }
 
 void SlotGrammar::Restore() {
   phase_ = saved_phase_;
-  matcher_.Rollback(saved_checkpoint_);
+  thought_tokens_ = saved_thought_tokens_;
+  if (matcher_) matcher_->Rollback(saved_checkpoint_);
 }
 
 void SlotGrammar::BeginDraft() {
@@ -106,14 +117,15 @@ void SlotGrammar::CutDrafts(DraftResult& drafts) {
 }
 
 std::vector<int32_t> SlotGrammar::ForcedTokens() {
-  if (phase_ != Phase::kAnswer) return {};
-  matcher_.FillNextTokenMask(mask_);
+  if (ThoughtExhausted()) return {constraint_.thought_close};
+  if (phase_ != Phase::kAnswer || !matcher_) return {};
+  matcher_->FillNextTokenMask(mask_);
   if (mask_.Count() == 1) return mask_.Ids();
   // A forced string, as the tokenizer writes it; its last token is left out, since the text
   // after the forced bytes may merge with it.
-  const CompiledGrammar::Encoder& encode = matcher_.compiled().encoder();
+  const CompiledGrammar::Encoder& encode = matcher_->compiled().encoder();
   if (!encode) return {};
-  const std::string forced = matcher_.ForcedBytes(64);
+  const std::string forced = matcher_->ForcedBytes(64);
   if (forced.empty()) return {};
   std::vector<int32_t> ids = encode(forced);
   if (!ids.empty()) ids.pop_back();

@@ -5,6 +5,10 @@
 //
 // Thinking stays unconstrained: with a thought channel (`thought_open` >= 0), the first token may
 // also open it; inside it nothing is masked, and the grammar starts after `thought_close`.
+// The thought budget is one more rule of the same constraint: once `thought_budget` tokens were
+// generated inside the channel, only `thought_close` is allowed (a point mass at verification,
+// drafts beyond it cut, the close drafted for free as a forced token). Without a grammar the
+// answer is unconstrained and may open the channel again (the budget counts all channels).
 #pragma once
 
 #include <cstdint>
@@ -45,7 +49,6 @@ class SlotGrammar final : public DraftConstraint {
 
  private:
   enum class Phase { kStart, kThinking, kAnswer, kDone };
-  Phase Next(Phase phase, int32_t token) const;
   // Advances `phase_`/matcher over `token`; false if the grammar rejects it.
   bool Step(int32_t token);
   // The tokens the grammar forces from the current state: the only allowed token, or a forced
@@ -56,13 +59,16 @@ class SlotGrammar final : public DraftConstraint {
 
   GrammarConstraint constraint_;
   int n_vocab_;
-  GrammarMatcher matcher_;
+  bool ThoughtExhausted() const;
+  std::unique_ptr<GrammarMatcher> matcher_;  // null: no grammar (thought budget only)
   Phase phase_;
+  int thought_tokens_ = 0;  // generated inside the thought channel
   TokenBitmask mask_;
   std::vector<float> masked_;
   // Saved committed state while drafting.
   Phase saved_phase_ = Phase::kStart;
   size_t saved_checkpoint_ = 0;
+  int saved_thought_tokens_ = 0;
 };
 
 }  // namespace tandem

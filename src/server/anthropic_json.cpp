@@ -168,11 +168,10 @@ void ParseBody(const Json& body, GenerationRequest& request, bool need_max_token
       Fail(ErrorKind::kInvalidArgument,
            "thinking.type: expected enabled, disabled or adaptive, got \"" + type + "\"");
     }
-    if (OptionalInteger(*thinking, "budget_tokens", 0, std::numeric_limits<int32_t>::max(),
-                        "thinking")) {
-      request.warnings.push_back(
-          "thinking.budget_tokens is not enforced: the model thinks until it closes its thought "
-          "channel (bound the whole answer with max_tokens)");
+    // Enforced by closing the thought channel (Anthropic's minimum of 1024 is not required).
+    if (auto budget = OptionalInteger(*thinking, "budget_tokens", 0,
+                                      std::numeric_limits<int32_t>::max(), "thinking")) {
+      if (type == "enabled") request.thinking_budget = static_cast<int>(*budget);
     }
     request.thinking = type != "disabled";
   }
@@ -182,6 +181,13 @@ void ParseBody(const Json& body, GenerationRequest& request, bool need_max_token
   ParseStopField(body, "stop_sequences", request);
   ParseSamplingFields(body, request);
   ParseLlamaServerFields(body, request);
+  for (const char* name : {"logprobs", "top_logprobs", "n_probs"}) {
+    const Json* v = FindField(body, name);
+    if (v != nullptr && !v->is_null() && *v != false && *v != 0) {
+      Fail(ErrorKind::kInvalidArgument,
+           std::string(name) + ": not supported on /v1/messages (use /v1/chat/completions)");
+    }
+  }
   ParseSpeculativeField(body, request);
 }
 

@@ -57,6 +57,7 @@ TEST(AnthropicJson, MapsSystemToolUseAndToolResults) {
   ASSERT_EQ(r.tools.size(), 1u);
   EXPECT_EQ(r.tools[0].parameters["type"], "object");
   EXPECT_TRUE(r.thinking);
+  EXPECT_EQ(r.thinking_budget, 100);
   EXPECT_EQ(r.stop, std::vector<std::string>{"END"});
   EXPECT_EQ(r.max_tokens, 20);
   EXPECT_EQ(r.sampling.top_k, 5);

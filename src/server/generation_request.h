@@ -22,6 +22,7 @@ struct GenerationRequest {
   std::vector<ChatMessage> messages;
   std::vector<ToolSpec> tools;  // after tool_choice: none clears it, a named tool keeps only it
   bool thinking = false;
+  int thinking_budget = -1;  // >= 0 (with thinking): tokens inside the thought channel at most
   std::string prompt;
   std::vector<int32_t> prompt_tokens;  // raw requests given as token ids (prompt then unused)
 
@@ -32,6 +33,10 @@ struct GenerationRequest {
   int max_tool_calls = 0;      // 0: any; 1: parallel_tool_calls false / disable_parallel_tool_use
   std::vector<std::string> stop;
   SamplingParams sampling;  // starts as the server's defaults; request fields override
+  // Token logprobs (sampling/logprobs.h), -1: not asked. OpenAI chat `logprobs: true` with
+  // `top_logprobs`, or completions `logprobs: N`, gives `top_logprobs`; llama-server's `n_probs`.
+  int top_logprobs = -1;
+  int n_probs = -1;
 
   // Fields accepted but not fully honoured; reported in the response's `warnings`.
   std::vector<std::string> warnings;

@@ -38,12 +38,13 @@ FinishReason ToFinishReason(StopReason reason) {
 struct GenerationStream::Channel {
   std::mutex mu;
   std::condition_variable cv;
-  std::vector<int32_t> tokens;    // GUARDED_BY(mu): arrived, not yet taken
-  bool done = false;              // GUARDED_BY(mu): the final event arrived
-  GenerateResult result;          // GUARDED_BY(mu): set by the final event
-  std::string error;              // GUARDED_BY(mu)
-  LiveSpec live;                  // GUARDED_BY(mu)
-  int cached_prompt_tokens = -1;  // GUARDED_BY(mu): known with the first token (or the end)
+  std::vector<int32_t> tokens;          // GUARDED_BY(mu): arrived, not yet taken
+  std::vector<TokenLogprobs> logprobs;  // GUARDED_BY(mu): theirs, when asked for
+  bool done = false;                    // GUARDED_BY(mu): the final event arrived
+  GenerateResult result;                // GUARDED_BY(mu): set by the final event
+  std::string error;                    // GUARDED_BY(mu)
+  LiveSpec live;                        // GUARDED_BY(mu)
+  int cached_prompt_tokens = -1;        // GUARDED_BY(mu): known with the first token (or the end)
   std::atomic<bool> cancelled{false};
 
   // Each round emits a token after the previous round is recorded, so one event sees at most
@@ -116,6 +117,7 @@ GenerationStream::GenerationStream(Backend& backend, const Tokenizer& tokenizer,
         channel->error = event.error;
       } else {
         channel->tokens.push_back(event.token);
+        if (event.logprobs != nullptr) channel->logprobs.push_back(*event.logprobs);
         channel->cached_prompt_tokens = event.cached_prompt_tokens;
         if (event.spec != nullptr) channel->Observe(*event.spec);
       }
@@ -165,11 +167,12 @@ ParsedDelta GenerationStream::LimitToolCalls(ParsedDelta parsed) {
   return parsed;
 }
 
-void GenerationStream::Consume(int32_t token, ParsedDelta& delta) {
+void GenerationStream::Consume(int32_t token, const TokenLogprobs* logprobs, ParsedDelta& delta) {
   // Tokens the engine made before it saw a cancellation (stop string, tool-call limit).
   if (stop_matched_ || tool_limit_) return;
   ++consumed_tokens_;
   if (tokenizer_.IsEog(token)) return;
+  if (logprobs != nullptr) logprobs_.push_back(*logprobs);
   const std::string text = stops_.Feed(decoder_.Push(token));
   EmitText(text, delta);
   if (stops_.stopped()) {
@@ -197,12 +200,14 @@ ParsedDelta GenerationStream::Next(std::chrono::milliseconds timeout) {
   ParsedDelta delta;
   if (finished_) return delta;
   std::vector<int32_t> tokens;
+  std::vector<TokenLogprobs> logprobs;
   bool done = false;
   {
     std::unique_lock<std::mutex> lock(channel_->mu);
     channel_->cv.wait_for(lock, timeout,
                           [&] { return !channel_->tokens.empty() || channel_->done; });
     tokens.swap(channel_->tokens);
+    logprobs.swap(channel_->logprobs);
     done = channel_->done;
     cached_prompt_tokens_ = channel_->cached_prompt_tokens;
     if (done) {
@@ -210,7 +215,9 @@ ParsedDelta GenerationStream::Next(std::chrono::milliseconds timeout) {
       totals_.error = channel_->error;
     }
   }
-  for (int32_t t : tokens) Consume(t, delta);
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    Consume(tokens[i], i < logprobs.size() ? &logprobs[i] : nullptr, delta);
+  }
   if (!done) return delta;
 
   Finalize(delta);

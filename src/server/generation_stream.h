@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/request.h"
@@ -86,6 +87,9 @@ class GenerationStream {
   // Everything up to the end, for non-streaming responses; cancels the request (and still waits
   // for its end) once `client_gone` returns true, polled every 200 ms.
   ParsedDelta ReadAll(const std::function<bool()>& client_gone = {});
+  // The logprobs of the tokens consumed since the previous call (params.top_logprobs >= 0): every
+  // generated token but an end-of-generation one and those after a stop string.
+  std::vector<TokenLogprobs> TakeLogprobs() { return std::exchange(logprobs_, {}); }
   // The statistics so far and the rounds completed since the previous call (live panels).
   LiveSpec TakeLiveSpec();
   // Stops generation at the engine's next step (client disconnect). Idempotent.
@@ -102,7 +106,7 @@ class GenerationStream {
  private:
   struct Channel;
 
-  void Consume(int32_t token, ParsedDelta& delta);
+  void Consume(int32_t token, const TokenLogprobs* logprobs, ParsedDelta& delta);
   // Drops tool calls beyond max_tool_calls_ (and what follows the last allowed one), cancelling.
   ParsedDelta LimitToolCalls(ParsedDelta parsed);
   void EmitText(const std::string& text, ParsedDelta& delta);
@@ -126,6 +130,7 @@ class GenerationStream {
   bool cancelled_ = false;
   bool finished_ = false;
   GenerationTotals totals_;
+  std::vector<TokenLogprobs> logprobs_;  // consumed, not yet taken
 };
 
 }  // namespace tandem::server

@@ -1,9 +1,13 @@
 // OpenAI request parsing and response building.
 #include "server/openai_json.h"
 
+#include <algorithm>
+#include <iterator>
 #include <limits>
+#include <utility>
 
 #include "base/error.h"
+#include "sampling/logprobs.h"
 #include "server/json_limits.h"
 #include "server/request_fields.h"
 
@@ -155,8 +159,19 @@ void ApplyToolChoice(const Json& body, GenerationRequest& request) {
 }
 
 void ParseThinking(const Json& body, GenerationRequest& request) {
+  // reasoning_effort: none/minimal no thinking; low/medium/high thought budgets.
   if (auto effort = OptionalString(body, "reasoning_effort")) {
-    request.thinking = *effort != "none" && *effort != "minimal";
+    static const std::pair<const char*, int> kEfforts[] = {
+        {"none", 0}, {"minimal", 0}, {"low", 1024}, {"medium", 4096}, {"high", 16384}};
+    const auto* e = std::find_if(std::begin(kEfforts), std::end(kEfforts),
+                                 [&](const auto& k) { return *effort == k.first; });
+    if (e == std::end(kEfforts)) {
+      Fail(
+          ErrorKind::kInvalidArgument,
+          "reasoning_effort: expected none, minimal, low, medium or high, got \"" + *effort + "\"");
+    }
+    request.thinking = e->second > 0;
+    request.thinking_budget = e->second > 0 ? e->second : -1;
   }
   if (const Json* kwargs = FindField(body, "chat_template_kwargs")) {
     ExpectType(*kwargs, "object", "chat_template_kwargs");
@@ -183,9 +198,6 @@ void ParseCommonFields(const Json& body, GenerationRequest& request) {
   }
   if (auto n = OptionalInteger(body, "n", 1, kMaxTokensLimit); n && *n != 1) {
     Fail(ErrorKind::kInvalidArgument, "n: only n = 1 is supported");
-  }
-  if (OptionalBool(body, "logprobs").value_or(false)) {
-    Fail(ErrorKind::kInvalidArgument, "logprobs: not supported");
   }
   ParseStopField(body, "stop", request);
   ParseSamplingFields(body, request);
@@ -222,6 +234,13 @@ void ParseChatCompletionBody(const Json& body, GenerationRequest& request) {
     }
   }
   ParseThinking(body, request);
+  const bool logprobs = OptionalBool(body, "logprobs").value_or(false);
+  if (auto n = OptionalInteger(body, "top_logprobs", 0, kMaxTopLogprobs)) {
+    if (!logprobs) Fail(ErrorKind::kInvalidArgument, "top_logprobs needs logprobs: true");
+    request.top_logprobs = static_cast<int>(*n);
+  } else if (logprobs) {
+    request.top_logprobs = 0;
+  }
   ParseCommonFields(body, request);
 }
 
@@ -257,6 +276,10 @@ void ParseCompletionBody(const Json& body, GenerationRequest& request) {
   } else {
     Fail(ErrorKind::kInvalidArgument,
          "prompt: expected a string or an array, got " + std::string(JsonTypeName(prompt)));
+  }
+  // The legacy form: logprobs is the number of top tokens (0..20; OpenAI allows 5).
+  if (auto n = OptionalInteger(body, "logprobs", 0, kMaxTopLogprobs)) {
+    request.top_logprobs = static_cast<int>(*n);
   }
   if (OptionalBool(body, "echo").value_or(false)) {
     Fail(ErrorKind::kInvalidArgument, "echo: not supported");

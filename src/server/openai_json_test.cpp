@@ -152,6 +152,36 @@ TEST(OpenAiJson, RejectsBadInputNamingTheField) {
             std::string::npos);
 }
 
+TEST(OpenAiJson, LogprobsAndReasoningEffort) {
+  const std::string hi = R"({"messages": [{"role": "user", "content": "hi"}])";
+  EXPECT_EQ(ParseChat(hi + "}").top_logprobs, -1);
+  EXPECT_EQ(ParseChat(hi + R"(, "logprobs": true})").top_logprobs, 0);
+  EXPECT_EQ(ParseChat(hi + R"(, "logprobs": true, "top_logprobs": 7})").top_logprobs, 7);
+  EXPECT_EQ(ParseChat(hi + R"(, "n_probs": 3})").n_probs, 3);
+  EXPECT_NE(ChatError(hi + R"(, "top_logprobs": 2})").find("top_logprobs needs logprobs"),
+            std::string::npos);
+  EXPECT_NE(ChatError(hi + R"(, "logprobs": true, "top_logprobs": 21})").find("top_logprobs"),
+            std::string::npos);
+  GenerationRequest completion;
+  ParseCompletionBody(ParseJsonObject(R"({"prompt": "x", "logprobs": 4})"), completion);
+  EXPECT_EQ(completion.top_logprobs, 4);
+
+  const GenerationRequest none = ParseChat(hi + R"(, "reasoning_effort": "minimal"})");
+  EXPECT_FALSE(none.thinking);
+  const GenerationRequest medium = ParseChat(hi + R"(, "reasoning_effort": "medium"})");
+  EXPECT_TRUE(medium.thinking);
+  EXPECT_EQ(medium.thinking_budget, 4096);
+  EXPECT_EQ(ParseChat(hi + R"(, "reasoning_effort": "high"})").thinking_budget, 16384);
+  EXPECT_NE(ChatError(hi + R"(, "reasoning_effort": "max"})").find("reasoning_effort"),
+            std::string::npos);
+  const GenerationRequest off = ParseChat(hi + R"(, "reasoning_budget": 0})");
+  EXPECT_FALSE(off.thinking);
+  EXPECT_EQ(ParseChat(hi + R"(, "reasoning_budget": -1})").thinking_budget, -1);
+  const GenerationRequest budget = ParseChat(hi + R"(, "reasoning_budget": 50})");
+  EXPECT_TRUE(budget.thinking);
+  EXPECT_EQ(budget.thinking_budget, 50);
+}
+
 TEST(OpenAiJson, MalformedJsonNamesTheOffset) {
   try {
     ParseJsonObject(R"({"messages": [)");

@@ -5,6 +5,7 @@
 
 #include "server/api_error.h"
 #include "server/ids.h"
+#include "server/logprobs_json.h"
 #include "server/openai_json.h"
 #include "server/routes.h"
 #include "server/sse.h"
@@ -15,14 +16,40 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// What a response reports of token logprobs, and in which shapes (GenerationRequest).
+struct LogprobsAsked {
+  int top_logprobs = -1;  // OpenAI: choices[0].logprobs (-1: null)
+  int n_probs = -1;       // llama-server: completion_probabilities (-1: absent)
+  const Tokenizer* tokenizer = nullptr;
+
+  bool any() const { return top_logprobs >= 0 || n_probs > 0; }
+  // Sets the logprobs of `entries` on a response or chunk; `text_offset` (completions) advances.
+  void Attach(Json& j, bool chat, const std::vector<TokenLogprobs>& entries,
+              size_t& text_offset) const {
+    if (top_logprobs >= 0) {
+      j["choices"][0]["logprobs"] =
+          chat ? Json{{"content", ChatLogprobsContent(entries, top_logprobs, *tokenizer)}}
+               : CompletionLogprobs(entries, top_logprobs, *tokenizer, text_offset);
+    }
+    if (n_probs > 0)
+      j["completion_probabilities"] = CompletionProbabilities(entries, n_probs, *tokenizer);
+  }
+};
+
+LogprobsAsked AskedOf(const GenerationRequest& request, const RouteContext& context) {
+  return {request.top_logprobs, request.n_probs, context.tokenizer};
+}
+
 // Streams one chat completion (or text completion) as OpenAI chunks.
 class OpenAiStream {
  public:
-  OpenAiStream(StartedGeneration generation, ResponseMeta meta, bool chat, bool include_usage)
+  OpenAiStream(StartedGeneration generation, ResponseMeta meta, bool chat, bool include_usage,
+               LogprobsAsked logprobs)
       : generation_(std::move(generation)),
         meta_(std::move(meta)),
         chat_(chat),
-        include_usage_(include_usage) {}
+        include_usage_(include_usage),
+        logprobs_(logprobs) {}
 
   bool Step(const ChunkWriter& write) {
     GenerationStream& stream = *generation_.stream;
@@ -35,10 +62,14 @@ class OpenAiStream {
     }
     const ParsedDelta delta = stream.Next(kSsePoll);
     for (const std::string& w : delta.warnings) generation_.warnings.push_back(w);
+    // Each chunk carries the logprobs of the tokens consumed since the previous one (text held
+    // back, e.g. a possible stop string, sends its tokens' logprobs with the chunk that has it).
+    for (TokenLogprobs& e : stream.TakeLogprobs()) pending_logprobs_.push_back(std::move(e));
     Json live = delta.parts.empty() ? Json() : LiveTimingsJson(stream.TakeLiveSpec());
     for (const ChatPart& part : delta.parts) {
       Json chunk = ChunkFor(part);
       if (!live.is_null()) chunk["timings"] = std::exchange(live, Json());
+      AttachPending(chunk);
       if (!Send(write, SseData(chunk))) return false;
     }
     if (!stream.finished()) {
@@ -60,6 +91,7 @@ class OpenAiStream {
     Json last =
         chat_ ? ChatChunkJson(meta_, Json::object(), finish) : TextChunkJson(meta_, "", finish);
     last["timings"] = timings;
+    AttachPending(last);
     if (!generation_.warnings.empty()) last["warnings"] = generation_.warnings;
     LogWarnings(generation_, generation_.warnings);
     if (!Send(write, SseData(last))) return false;
@@ -98,6 +130,12 @@ class OpenAiStream {
     return {};
   }
 
+  void AttachPending(Json& chunk) {
+    if (!logprobs_.any() || pending_logprobs_.empty()) return;
+    logprobs_.Attach(chunk, chat_, pending_logprobs_, text_offset_);
+    pending_logprobs_.clear();
+  }
+
   // Writes one chunk; on failure the client is gone: stop generating.
   bool Send(const ChunkWriter& write, const std::string& chunk) {
     if (!write(chunk)) {
@@ -112,15 +150,18 @@ class OpenAiStream {
   ResponseMeta meta_;
   bool chat_;
   bool include_usage_;
+  LogprobsAsked logprobs_;
+  std::vector<TokenLogprobs> pending_logprobs_;  // consumed, not yet sent
+  size_t text_offset_ = 0;
   bool started_ = false;
   int tool_calls_ = 0;
   Clock::time_point last_write_;
 };
 
 HttpResponse StreamResponse(StartedGeneration generation, ResponseMeta meta, bool chat,
-                            bool include_usage) {
-  auto stream =
-      std::make_shared<OpenAiStream>(std::move(generation), std::move(meta), chat, include_usage);
+                            bool include_usage, LogprobsAsked logprobs) {
+  auto stream = std::make_shared<OpenAiStream>(std::move(generation), std::move(meta), chat,
+                                               include_usage, logprobs);
   HttpResponse response;
   response.content_type = "text/event-stream";
   response.headers = {{"Cache-Control", "no-cache"}};
@@ -139,13 +180,16 @@ HttpResponse HandleChatCompletions(const RouteContext& context, const HttpReques
   StartedGeneration generation = StartGeneration(context, http, request);
   ResponseMeta meta{RandomId("chatcmpl-"), UnixSeconds(), context.model_id};
   if (request.stream) {
-    return StreamResponse(std::move(generation), std::move(meta), true, request.include_usage);
+    return StreamResponse(std::move(generation), std::move(meta), true, request.include_usage,
+                          AskedOf(request, context));
   }
   const ChatOutput output = FinishGeneration(context, http, generation, "call_");
   const GenerationTotals& totals = generation.stream->totals();
-  return GenerationResponse(
-      ChatCompletionJson(meta, output, totals, TimingsJson(totals, generation.params.spec)),
-      totals);
+  Json response =
+      ChatCompletionJson(meta, output, totals, TimingsJson(totals, generation.params.spec));
+  size_t text_offset = 0;
+  AskedOf(request, context).Attach(response, true, generation.stream->TakeLogprobs(), text_offset);
+  return GenerationResponse(response, totals);
 }
 
 HttpResponse HandleCompletions(const RouteContext& context, const HttpRequest& http) {
@@ -156,13 +200,16 @@ HttpResponse HandleCompletions(const RouteContext& context, const HttpRequest& h
   StartedGeneration generation = StartGeneration(context, http, request);
   ResponseMeta meta{RandomId("cmpl-"), UnixSeconds(), context.model_id};
   if (request.stream) {
-    return StreamResponse(std::move(generation), std::move(meta), false, request.include_usage);
+    return StreamResponse(std::move(generation), std::move(meta), false, request.include_usage,
+                          AskedOf(request, context));
   }
   const ChatOutput output = FinishGeneration(context, http, generation, "call_");
   const GenerationTotals& totals = generation.stream->totals();
-  return GenerationResponse(
-      TextCompletionJson(meta, output.content, totals, TimingsJson(totals, generation.params.spec)),
-      totals);
+  Json response =
+      TextCompletionJson(meta, output.content, totals, TimingsJson(totals, generation.params.spec));
+  size_t text_offset = 0;
+  AskedOf(request, context).Attach(response, false, generation.stream->TakeLogprobs(), text_offset);
+  return GenerationResponse(response, totals);
 }
 
 HttpResponse HandleModels(const RouteContext& context, const HttpRequest&) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "sampling/logprobs.h"
 #include "sampling/sampling_params.h"
 
 namespace tandem::server {
@@ -112,6 +113,16 @@ void ParseLlamaServerFields(const Json& body, GenerationRequest& request) {
     if (*n > 0) request.max_tokens = static_cast<int>(*n);
   }
   request.ignore_eos = OptionalBool(body, "ignore_eos").value_or(false);
+  if (auto n = OptionalInteger(body, "n_probs", 0, kMaxTopLogprobs); n && *n > 0) {
+    request.n_probs = static_cast<int>(*n);
+  }
+  // llama-server's reasoning budget: 0 no thinking, -1 unlimited, N > 0 (tandem) thinking with
+  // a budget of N tokens.
+  if (auto n = OptionalInteger(body, "reasoning_budget", -1, std::numeric_limits<int32_t>::max())) {
+    if (*n == 0) request.thinking = false;
+    if (*n > 0) request.thinking = true;
+    request.thinking_budget = *n > 0 ? static_cast<int>(*n) : -1;
+  }
   (void)OptionalBool(body, "cache_prompt");
   // Each with the value that leaves sampling as it is (null: any value is refused).
   struct NoOp {
@@ -136,8 +147,6 @@ void ParseLlamaServerFields(const Json& body, GenerationRequest& request) {
       {"dynatemp_exponent", 1},
       {"n_keep", 0},
       {"id_slot", -1},
-      {"n_probs", 0},
-      {"top_logprobs", 0},
       {"penalize_nl", std::nullopt},
       {"samplers", std::nullopt},
       {"min_keep", 0},

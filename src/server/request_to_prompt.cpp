@@ -1,9 +1,11 @@
 // GenerationRequest → prompt ids and engine parameters.
 #include "server/request_to_prompt.h"
 
+#include <algorithm>
 #include <string>
 
 #include "base/error.h"
+#include "tokenizer/chat_format.h"
 
 namespace tandem::server {
 namespace {
@@ -56,6 +58,16 @@ GenerateParams BuildGenerateParams(const GenerationRequest& request, const Token
   for (const LogitBias& b : p.sampling.logit_bias) CheckTokenId(b.token, tokenizer, "logit_bias");
   ValidateSamplingParams(p.sampling);
   if (!request.ignore_eos) p.eog_tokens = tokenizer.eog_ids();
+  p.top_logprobs = std::max(request.top_logprobs, request.n_probs);
+  if (request.chat && request.thinking && request.thinking_budget >= 0) {
+    p.grammar.thought_open = tokenizer.FindToken(chat_marker::kChannelOpen);
+    p.grammar.thought_close = tokenizer.FindToken(chat_marker::kChannelClose);
+    if (p.grammar.thought_open < 0 || p.grammar.thought_close < 0) {
+      Fail(ErrorKind::kInvalidArgument,
+           "a thinking budget is set, but this model's vocabulary has no thought channel tokens");
+    }
+    p.grammar.thought_budget = request.thinking_budget;
+  }
 
   p.spec = limits.spec;
   const bool available = limits.spec.type != SpecType::kNone;

@@ -1,0 +1,50 @@
+// Log-softmax of one logits row, the chosen token's value and the top-n.
+#include "sampling/logprobs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "base/error.h"
+
+namespace tandem {
+
+void ComputeLogprobs(const float* logits, int n_vocab, int32_t token, int n_top,
+                     TokenLogprobs& out) {
+  if (n_vocab <= 0) Fail(ErrorKind::kInvalidArgument, "logprobs: empty vocabulary");
+  if (token < 0 || token >= n_vocab) {
+    Fail(ErrorKind::kInvalidArgument, "logprobs: token " + std::to_string(token) +
+                                          " is outside [0, " + std::to_string(n_vocab) + ")");
+  }
+  float max = logits[0];
+  for (int i = 0; i < n_vocab; ++i) {
+    if (!std::isfinite(logits[i])) {
+      Fail(ErrorKind::kInvalidArgument, "logprobs: logit " + std::to_string(i) + " is not finite");
+    }
+    max = std::max(max, logits[i]);
+  }
+  // log p_i = (x_i - max) - log(sum_j exp(x_j - max)), summed in id order in double.
+  double sum = 0;
+  for (int i = 0; i < n_vocab; ++i) sum += std::exp(static_cast<double>(logits[i] - max));
+  const double log_sum = std::log(sum);
+  const auto logprob = [&](int32_t i) {
+    return static_cast<float>(static_cast<double>(logits[i] - max) - log_sum);
+  };
+  out.chosen = {token, logprob(token)};
+  out.top.clear();
+  const int n = std::clamp(n_top, 0, n_vocab);
+  if (n == 0) return;
+  // The n largest logits, ties to the lower id (kept as a sorted list: n is small).
+  std::vector<int32_t> best;
+  best.reserve(n + 1);
+  for (int32_t i = 0; i < n_vocab; ++i) {
+    if (static_cast<int>(best.size()) == n && logits[i] <= logits[best.back()]) continue;
+    const auto at = std::upper_bound(best.begin(), best.end(), i,
+                                     [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+    best.insert(at, i);
+    if (static_cast<int>(best.size()) > n) best.pop_back();
+  }
+  for (const int32_t i : best) out.top.push_back({i, logprob(i)});
+}
+
+}  // namespace tandem
