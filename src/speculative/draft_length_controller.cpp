@@ -9,7 +9,6 @@ constexpr double kDecay = 0.97;       // per round: old evidence fades, so the e
 constexpr double kPrior = 0.5;        // acceptance assumed before any evidence ...
 constexpr double kPriorWeight = 1.0;  // ... worth this many rounds
 constexpr double kTimeEma = 0.2;
-constexpr double kMinGain = 0.02;       // drafting must promise this much over plain decoding
 constexpr int kExploreEvery = 2;        // drafting rounds between tries of one draft more ...
 constexpr double kExploreWithin = 0.9;  // ... rated at least this fraction of the best
 constexpr int kRemeasureEvery = 128;    // drafting rounds between plain steps that re-measure it

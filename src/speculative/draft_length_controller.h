@@ -20,6 +20,10 @@ namespace tandem {
 
 class DraftLengthController {
  public:
+  // Drafting must promise this much over not drafting: gains inside the timing noise are not
+  // gains (DraftPlanner holds a model extension of a lookup proposal to it too).
+  static constexpr double kMinGain = 0.02;
+
   // adaptive = false: always draft `draft_max` (capped per round).
   DraftLengthController(int draft_max, bool adaptive);
 

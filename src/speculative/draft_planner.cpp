@@ -3,11 +3,6 @@
 #include <algorithm>
 
 namespace tandem {
-namespace {
-
-constexpr double kMinGain = 0.02;  // an extension must promise this much over the lookup alone
-
-}  // namespace
 
 DraftPlanner::DraftPlanner(const SpecOptions& spec, int limit, bool model)
     : lookup_on_(UsesNgram(spec.type)), model_on_(model), adaptive_(spec.adaptive) {
@@ -51,7 +46,7 @@ int DraftPlanner::ChooseTail(int n, int room) {
   if (limit <= 0) return 0;
   const double alone = ChainRate(n, 0);
   int best = 0;
-  double best_rate = (1.0 + kMinGain) * alone;
+  double best_rate = (1.0 + DraftLengthController::kMinGain) * alone;
   for (int t = 1; t <= limit; ++t) {
     const double rate = ChainRate(n, t);
     if (rate > best_rate) {

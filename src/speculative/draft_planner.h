@@ -85,10 +85,10 @@ class DraftPlanner {
   int lookup_max_ = 0, model_max_ = 0;
   std::optional<NgramIndex> index_;
   std::vector<int32_t> proposal_;  // this round's lookup proposal
-  std::vector<int32_t> shadow_;    // an unused proposal followed as tokens arrive
-  size_t shadow_at_ = 0;           // ... from this history length
   int plan_lookup_ = 0;            // ... of which the plan takes this many
   size_t committed_ = 0;           // history length at Choose
+  std::vector<int32_t> shadow_;    // an unused proposal followed as tokens arrive
+  size_t shadow_at_ = 0;           // ... from this history length
   DraftLengthController lookup_{0, false}, model_{0, false}, tail_{0, false};
   ProbeBudget tail_probe_;  // model extensions tried while they do not pay
   int tail_longest_ = 0;    // the longest extension whose fate was seen
