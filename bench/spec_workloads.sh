@@ -25,6 +25,7 @@ COPY_PROMPT="$(cat "$SRC")
 $(head -n 1 "$SRC")"
 FREE_PROMPT=$'import os\n\n\ndef read_lines(path):\n    """Return the lines of the file at path."""\n'
 out=$(mktemp)
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 for rep in $(seq "$REPS"); do
   for workload in copy free; do
     prompt=$COPY_PROMPT
@@ -53,7 +54,15 @@ runs = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     w, t, _, tps = line.split()[:4]
     runs[(w, t)].append(float(tps))
+mean = {k: statistics.mean(v) for k, v in runs.items()}
 for (w, t), v in runs.items():
-    print(f"{w:5} {t:6} mean {statistics.mean(v):7.1f} tok/s  min {min(v):7.1f}  max {max(v):7.1f}  n {len(v)}")
+    print(f"{w:5} {t:6} mean {mean[(w, t)]:7.1f} tok/s  min {min(v):7.1f}  max {max(v):7.1f}  n {len(v)}")
+# The issue 18 targets, as same-run ratios of the means.
+for w in sorted({w for w, _ in runs}):
+    get = lambda t: mean.get((w, t), float("nan"))
+    best = max(("mtp", "ngram"), key=get)
+    print(f"{w:5} chain/mtp {get('chain') / get('mtp'):.2f}x  chain/none {get('chain') / get('none'):.2f}x  "
+          f"ngram/none {get('ngram') / get('none'):.2f}x  chain/best single ({best}) {get('chain') / get(best):.2f}x")
 PY
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $(grep -o -m1 -w avx512f /proc/cpuinfo || echo 'no avx512f'); load average $(cut -d' ' -f1-3 /proc/loadavg) (at the end)"
 rm -f "$out"

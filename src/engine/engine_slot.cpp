@@ -255,6 +255,8 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
   SpeculationStats& stats = result_.spec;
   stats.verify_ms += forward_ms;
   if (record_verify_time) planner_.RecordVerifyTime(k + 1, forward_ms);
+  stats.probes = planner_.probes();  // this round's plan included
+  stats.remeasures = planner_.remeasures();
   if (k == 0) {
     ++stats.plain_steps;
     stats.plain_ms += forward_ms;

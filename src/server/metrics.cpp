@@ -121,6 +121,8 @@ std::string PrometheusText(const std::map<int, int64_t>& responses, const Engine
   const SpeculationStats& s = m.spec;
   w.One("spec_rounds_total", "counter", "Speculative verification rounds.", double(s.rounds));
   w.One("spec_plain_steps_total", "counter", "Target steps without drafts.", double(s.plain_steps));
+  w.One("spec_probes_total", "counter",
+        "Rounds drafted only to look for acceptance (the controller's probes).", double(s.probes));
   w.One("spec_drafted_tokens_total", "counter", "Draft tokens proposed.", double(s.drafted));
   w.One("spec_accepted_tokens_total", "counter", "Draft tokens accepted.", double(s.accepted));
   w.One("spec_acceptance_rate", "gauge", "Accepted / drafted tokens.", s.AcceptanceRate());

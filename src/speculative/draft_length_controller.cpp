@@ -9,10 +9,6 @@ constexpr double kDecay = 0.97;       // per round: old evidence fades, so the e
 constexpr double kPrior = 0.5;        // acceptance assumed before any evidence ...
 constexpr double kPriorWeight = 1.0;  // ... worth this many rounds
 constexpr double kTimeEma = 0.2;
-constexpr int kMinProbeInterval = 8;    // plain rounds between probes: at least this, ...
-constexpr int kMaxProbeInterval = 64;   // ... doubled after each miss up to this
-constexpr double kProbeShare = 0.01;    // of each plain step's time, banked for probes
-constexpr double kMinGain = 0.02;       // drafting must promise this much over plain decoding
 constexpr int kExploreEvery = 2;        // drafting rounds between tries of one draft more ...
 constexpr double kExploreWithin = 0.9;  // ... rated at least this fraction of the best
 constexpr int kRemeasureEvery = 128;    // drafting rounds between plain steps that re-measure it
@@ -142,20 +138,11 @@ int DraftLengthController::Choose(int cap) {
   if (best == 0) {
     // Speculation does not pay by the current estimates. Probe with one draft now and then so
     // the estimates can recover when the text becomes predictable, but only out of the budget
-    // the plain steps have banked: at zero acceptance the probes cost at most kProbeShare.
+    // the plain steps have banked: at zero acceptance the probes cost at most ProbeBudget::kShare.
     since_plain_ = 0;
-    const double excess = ProbeExcessMs();
-    if (++plain_streak_ >= probe_interval_ && probe_budget_ms_ >= excess) {
-      plain_streak_ = 0;
-      probe_budget_ms_ -= excess;
-      ++probes_;
-      return 1;
-    }
-    // Banked up to a few probes' worth, so a long plain stretch does not pay for a burst.
-    probe_budget_ms_ = std::min(probe_budget_ms_ + kProbeShare * VerifyMs(1), 4.0 * excess);
-    return 0;
+    return probe_.Take(ProbeExcessMs(), VerifyMs(1)) ? 1 : 0;
   }
-  plain_streak_ = 0;
+  probe_.Reset();
   // Costs drift (other processes, thermal limits); the plain step is measured only by plain
   // steps, so take one now and then while drafting pays.
   if (!static_costs_ && ++since_plain_ >= kRemeasureEvery) {
@@ -190,10 +177,7 @@ void DraftLengthController::RecordRound(int n_drafted, int n_accepted) {
     tried_[i] += 1.0;
     if (i < n_accepted) accepted_[i] += 1.0;
   }
-  if (n_drafted > 0) {
-    probe_interval_ =
-        n_accepted > 0 ? kMinProbeInterval : std::min(kMaxProbeInterval, probe_interval_ * 2);
-  }
+  if (n_drafted > 0) probe_.Observe(n_accepted > 0);
 }
 
 void DraftLengthController::MarkDraftsFree() {
@@ -214,6 +198,9 @@ void DraftLengthController::RecordDraftTime(int n_steps, double ms) {
 void DraftLengthController::RecordVerifyTime(int rows, double ms) {
   if (static_costs_) return;
   if (rows < 1 || rows >= static_cast<int>(verify_ms_.size())) return;
+  // A stale time (maybe one stall of a busy machine that ruled the length out) is replaced,
+  // not averaged with.
+  if (!Known(rows)) verify_ms_[rows] = 0;
   Ema(verify_ms_[rows], ms);
   measured_at_[rows] = round_;
   if (rows == 1) since_plain_ = 0;

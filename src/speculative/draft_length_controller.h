@@ -4,20 +4,26 @@
 //
 // It never loses by more than a small, fixed share: when drafting does not pay by the current
 // estimates it decodes plainly and probes (drafts one token to look for acceptance) only out of
-// a budget that plain steps accrue (kProbeShare of each plain step's measured time), each probe
-// paying its estimated excess cost (draft step + verify(2) - verify(1)) from it. So at 0 %
-// acceptance the probes cost at most that share of plain decoding, whatever the machine's verify
-// cost. While drafting, the plain step is re-measured now and then (costs drift as the load
+// a budget that plain steps accrue (ProbeBudget: a share of each plain step's measured time),
+// each probe paying its estimated excess cost (draft step + verify(2) - verify(1)) from it. So at
+// 0 % acceptance the probes cost at most that share of plain decoding, whatever the machine's
+// verify cost. While drafting, the plain step is re-measured now and then (costs drift as the load
 // changes) and untried lengths one longer than the best are tried.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "speculative/probe_budget.h"
+
 namespace tandem {
 
 class DraftLengthController {
  public:
+  // Drafting must promise this much over not drafting: gains inside the timing noise are not
+  // gains (DraftPlanner holds a model extension of a lookup proposal to it too).
+  static constexpr double kMinGain = 0.02;
+
   // adaptive = false: always draft `draft_max` (capped per round).
   DraftLengthController(int draft_max, bool adaptive);
 
@@ -47,7 +53,7 @@ class DraftLengthController {
   int draft_max() const { return draft_max_; }
   // Rounds that drafted although the estimates said plain decoding pays more (probes), and
   // plain steps taken while drafting paid, to re-measure the plain step's cost.
-  int64_t probes() const { return probes_; }
+  int64_t probes() const { return probe_.probes(); }
   int64_t remeasures() const { return remeasures_; }
 
  private:
@@ -66,12 +72,10 @@ class DraftLengthController {
   double draft_step_ms_ = 0;              // EMA per draft step (0 = unmeasured)
   bool static_costs_ = false;             // times are not measured (UseStaticCosts)
   bool free_drafts_ = false;              // MarkDraftsFree
-  double probe_budget_ms_ = 0;            // accrued by plain steps, spent by probes
-  int plain_streak_ = 0;                  // plain rounds since the last probe
-  int probe_interval_ = 8;                // least plain rounds between probes, doubled on a miss
+  ProbeBudget probe_;                     // accrued by plain steps, spent by probes
   int explore_count_ = 0;                 // drafting rounds since trying one draft more
   int since_plain_ = 0;                   // rounds since verify(1) was last measured
-  int64_t probes_ = 0, remeasures_ = 0;
+  int64_t remeasures_ = 0;
 };
 
 }  // namespace tandem

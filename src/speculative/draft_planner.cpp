@@ -36,6 +36,35 @@ double DraftPlanner::ChainRate(int n, int t) const {
   return expected / (lookup_.EstimatedRoundMs(n + t) + t * tail_.DraftStepMs());
 }
 
+int DraftPlanner::ChooseTail(int n, int room) {
+  // The extension is rated by what it adds to the lookup proposal's round: each model token
+  // costs a draft step and a verify row, and counts only if every lookup token is accepted. A
+  // model step dearer than what its expected tokens buy (a tiny, compute-bound target; a
+  // poor assistant) leaves the lookup proposal alone. Lengths climb to at most twice the
+  // longest extension tried, so an extrapolated verify cost is checked before it is relied on.
+  const int limit = std::min(room, std::max(1, 2 * tail_longest_));
+  if (limit <= 0) return 0;
+  const double alone = ChainRate(n, 0);
+  int best = 0;
+  double best_rate = (1.0 + DraftLengthController::kMinGain) * alone;
+  for (int t = 1; t <= limit; ++t) {
+    const double rate = ChainRate(n, t);
+    if (rate > best_rate) {
+      best_rate = rate;
+      best = t;
+    }
+  }
+  if (best > 0) {
+    tail_probe_.Reset();
+    return best;
+  }
+  // Extending does not pay by the estimates: probe one model token now and then, out of a
+  // budget the lookup-only rounds bank, so the tail's acceptance and step cost stay measured.
+  const double round_ms = lookup_.EstimatedRoundMs(n);
+  const double excess = lookup_.EstimatedRoundMs(n + 1) + tail_.DraftStepMs() - round_ms;
+  return tail_probe_.Take(excess, round_ms) ? 1 : 0;
+}
+
 int DraftPlanner::Choose(std::span<const int32_t> history, int cap) {
   plan_lookup_ = 0;
   proposal_.clear();
@@ -53,7 +82,7 @@ int DraftPlanner::Choose(std::span<const int32_t> history, int cap) {
   }
   if (found == 0) return model_on_ ? model_.Choose(cap) : 0;
   const int n = lookup_.Choose(found);
-  const int t = model_on_ && n > 0 ? tail_.Choose(std::min(cap - n, model_max_)) : 0;
+  const int t = model_on_ && n > 0 ? ChooseTail(n, std::min(cap - n, model_max_)) : 0;
   if (model_on_) {
     const int alone = model_.Choose(std::min(cap, model_max_));
     if (alone > 0 && ModelRate(alone) > ChainRate(n, t)) return alone;
@@ -65,6 +94,14 @@ int DraftPlanner::Choose(std::span<const int32_t> history, int cap) {
 void DraftPlanner::Fill(int n, DraftRequest& request) const {
   request.n_max = n;
   request.lookup = std::span<const int32_t>(proposal_).first(std::min(plan_lookup_, n));
+}
+
+int64_t DraftPlanner::probes() const {
+  return lookup_.probes() + model_.probes() + tail_probe_.probes();
+}
+
+int64_t DraftPlanner::remeasures() const {
+  return lookup_.remeasures() + model_.remeasures();
 }
 
 void DraftPlanner::RecordDraftTime(int steps, double ms) {
@@ -79,16 +116,23 @@ void DraftPlanner::RecordVerifyTime(int rows, double ms) {
 }
 
 void DraftPlanner::CheckUnusedProposal(std::span<const int32_t> history) {
-  // The lookup proposal a round did not use is checked against what was emitted, so lookup
-  // keeps its evidence while the model drafts or the slot decodes plainly (else it could only
-  // win back by probes).
-  if (proposal_.empty() || history.size() <= committed_) return;
-  const std::span<const int32_t> emitted = history.subspan(committed_);
-  const int seen = static_cast<int>(std::min(emitted.size(), proposal_.size()));
-  int match = 0;
-  while (match < seen && proposal_[match] == emitted[match]) ++match;
-  lookup_.RecordRound(match < seen ? match + 1 : match, match);
+  // A lookup proposal no round used is followed as the tokens arrive (plain steps or the model's
+  // rounds) until it diverges or ends, and recorded as if it had been drafted: lookup keeps its
+  // evidence at every position while it does not draft (else it could win back only by
+  // probes, one token at a time), at no cost. One proposal is followed at a time.
+  if (shadow_.empty() && !proposal_.empty() && history.size() > committed_) {
+    shadow_ = std::move(proposal_);
+    shadow_at_ = committed_;
+  }
   proposal_.clear();
+  if (shadow_.empty() || history.size() <= shadow_at_) return;
+  const std::span<const int32_t> emitted = history.subspan(shadow_at_);
+  const int seen = static_cast<int>(std::min(emitted.size(), shadow_.size()));
+  int match = 0;
+  while (match < seen && shadow_[match] == emitted[match]) ++match;
+  if (match == seen && seen < static_cast<int>(shadow_.size())) return;  // not resolved yet
+  lookup_.RecordRound(match < seen ? match + 1 : match, match);
+  shadow_.clear();
 }
 
 void DraftPlanner::RecordRound(int n_lookup, int n_drafted, int accepted,
@@ -99,9 +143,14 @@ void DraftPlanner::RecordRound(int n_lookup, int n_drafted, int accepted,
     CheckUnusedProposal(history);
     return;
   }
+  shadow_.clear();  // the lookup drafted: its own evidence supersedes the followed proposal
   lookup_.RecordRound(n_lookup, std::min(accepted, n_lookup));
   // The extension's fate is seen only when every lookup token was accepted.
-  if (n_model > 0 && accepted >= n_lookup) tail_.RecordRound(n_model, accepted - n_lookup);
+  if (n_model > 0 && accepted >= n_lookup) {
+    tail_.RecordRound(n_model, accepted - n_lookup);
+    tail_probe_.Observe(accepted > n_lookup);
+    tail_longest_ = std::max(tail_longest_, n_model);
+  }
 }
 
 }  // namespace tandem

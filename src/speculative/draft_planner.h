@@ -7,9 +7,13 @@
 //   - model:  the model drafter alone, in rounds where lookup proposes nothing or loses;
 //   - tail:   the model extending a lookup proposal (a different acceptance: docs/mtp.md
 //             § Chained drafting), observed only when the whole proposal was accepted.
-// When the context recurs, the chained plan (lookup, then tail) runs if its expected tokens per
-// unit time beat the model's alone; otherwise the model drafts alone. Each controller still
-// compares against plain decoding (and probes), so zero acceptance falls back to plain steps.
+// When the context recurs, the lookup part's length is the lookup controller's choice and the
+// model extension's the one that maximises the round's expected tokens per unit time (ChainRate:
+// lookup acceptance, the tail's acceptance given a fully accepted lookup part, the measured
+// model step and verify-row costs), none when a model step costs more than it buys (then it is
+// probed now and then out of a ProbeBudget). The chained plan runs if its rate beats the model's
+// alone; otherwise the model drafts alone. Each controller still compares against plain
+// decoding (and probes), so zero acceptance falls back to plain steps.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +24,7 @@
 #include "speculative/draft_length_controller.h"
 #include "speculative/drafter.h"
 #include "speculative/ngram_index.h"
+#include "speculative/probe_budget.h"
 #include "speculative/spec_options.h"
 
 namespace tandem {
@@ -59,13 +64,21 @@ class DraftPlanner {
   // tokens) came from the drafter; later ones (grammar-forced) are not the planner's.
   void RecordRound(int n_lookup, int n_drafted, int accepted, std::span<const int32_t> history);
 
-  // After a plain step (no drafts): `history` as for RecordRound.
+  // After a plain step (no drafts): `history` as for RecordRound. An unused lookup proposal is
+  // followed until it resolves, and recorded as lookup evidence.
   void RecordPlainStep(std::span<const int32_t> history) { CheckUnusedProposal(history); }
+
+  // Rounds drafted only to look for acceptance (every controller's, and model extensions
+  // probed), and plain steps taken to re-time them (SpeculationStats::probes, remeasures).
+  int64_t probes() const;
+  int64_t remeasures() const;
 
  private:
   // Estimated tokens per ms of a chained round (lookup n, tail t) and of the model alone (n).
   double ChainRate(int n, int t) const;
   double ModelRate(int n) const;
+  // The model extension of a lookup part of n tokens: at most `room` tokens.
+  int ChooseTail(int n, int room);
   void CheckUnusedProposal(std::span<const int32_t> history);
 
   bool lookup_on_ = false, model_on_ = false, adaptive_ = true;
@@ -74,7 +87,11 @@ class DraftPlanner {
   std::vector<int32_t> proposal_;  // this round's lookup proposal
   int plan_lookup_ = 0;            // ... of which the plan takes this many
   size_t committed_ = 0;           // history length at Choose
+  std::vector<int32_t> shadow_;    // an unused proposal followed as tokens arrive
+  size_t shadow_at_ = 0;           // ... from this history length
   DraftLengthController lookup_{0, false}, model_{0, false}, tail_{0, false};
+  ProbeBudget tail_probe_;  // model extensions tried while they do not pay
+  int tail_longest_ = 0;    // the longest extension whose fate was seen
 };
 
 }  // namespace tandem

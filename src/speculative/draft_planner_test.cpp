@@ -79,6 +79,69 @@ TEST(DraftPlanner, AdaptiveLookupGrowsWithAcceptanceAndGivesWayToTheModel) {
   EXPECT_GT(model_alone, 90);
 }
 
+// Lookup drafts are accepted up to the 6th, a model extension of an accepted lookup part is,
+// the model alone is not; returns the rounds (of 200) that extended the lookup part with the
+// model, and the planner's probes.
+std::pair<int, int64_t> ExtensionsWhenEverythingIsAccepted(double model_step_cost) {
+  DraftPlanner planner(Options(SpecType::kChain, true), 511, true);
+  planner.UseStaticCosts(model_step_cost);
+  int extended = 0;
+  for (int round = 0; round < 200; ++round) {
+    DraftRequest r = Plan(planner, kLoop, 16);
+    DraftResult drafts;
+    drafts.tokens.assign(r.lookup.begin(), r.lookup.end());
+    drafts.n_lookup = static_cast<int>(r.lookup.size());
+    if (drafts.n_lookup > 0 && r.n_max > drafts.n_lookup) ++extended;
+    drafts.tokens.resize(r.n_max, 5);
+    const int k = drafts.n_lookup;
+    planner.RecordRound(drafts, k == 0 ? 0 : (k > 6 ? 6 : r.n_max), kLoop);
+  }
+  return {extended, planner.probes()};
+}
+
+TEST(DraftPlanner, TheModelExtendsTheLookupOnlyWhenItsStepsPay) {
+  // A model step at 2 % of a target forward: extending a fully accepted proposal pays.
+  EXPECT_GT(ExtensionsWhenEverythingIsAccepted(0.02).first, 150);
+  // A model step dearer than a target forward (a tiny target, a big assistant head): the
+  // lookup part alone, the extension only probed now and then (and counted as probes).
+  const auto [extended, probes] = ExtensionsWhenEverythingIsAccepted(1.5);
+  EXPECT_LT(extended, 20);
+  EXPECT_GT(probes, 0);
+  EXPECT_GE(probes, extended);  // the model alone is probed too
+}
+
+TEST(DraftPlanner, AnUnusedProposalIsFollowedToItsEnd) {
+  // The lookup is ruled out by its first round (all rejected), then the slot decodes plainly
+  // while the text repeats exactly what lookup proposed: the followed proposals bring lookup's
+  // estimated acceptance back, at every position, and lookup drafts again.
+  DraftPlanner planner(Options(SpecType::kNgram, true), 511, false);
+  planner.UseStaticCosts(0.0);
+  std::vector<int32_t> history = kLoop;
+  DraftRequest r = Plan(planner, history, 8);
+  ASSERT_GT(r.lookup.size(), 0u);
+  DraftResult drafts;
+  drafts.tokens.assign(r.lookup.begin(), r.lookup.end());
+  drafts.n_lookup = static_cast<int>(r.lookup.size());
+  planner.RecordRound(drafts, 0, history);
+  history.push_back(9);  // the round emitted a token lookup did not propose
+  int drafting = 0;
+  for (int step = 0; step < 120; ++step) {
+    r = Plan(planner, history, 8);
+    // The text continues the loop 1, 2, 3, 4 whatever was drafted; all drafts are accepted.
+    const int n = static_cast<int>(r.lookup.size());
+    for (int i = 0; i <= n; ++i) history.push_back(history[history.size() - 4]);
+    if (n == 0) {
+      planner.RecordPlainStep(history);
+    } else {
+      ++drafting;
+      drafts.tokens.assign(r.lookup.begin(), r.lookup.end());
+      drafts.n_lookup = n;
+      planner.RecordRound(drafts, n, history);
+    }
+  }
+  EXPECT_GT(drafting, 60);
+}
+
 TEST(DraftPlanner, BadNgramLengthsAreRejected) {
   SpecOptions spec = Options(SpecType::kNgram, true);
   spec.ngram_min = 9;

@@ -180,6 +180,12 @@ describe('the chat page in Chromium', { skip: reason ?? false }, () => {
     assert.equal(drafted, (await metric(server.base, 'spec_drafted_tokens_total')) - drafted0);
     assert.equal(accepted, (await metric(server.base, 'spec_accepted_tokens_total')) - accepted0);
     assert.match(await text(page, '#spec-status'), /MTP speculation on, draft max 4 · done/);
+    // Acceptance by source: each accepted draft came from one source.
+    const sources = [...(await text(page, '#m-sources')).matchAll(/(\w+) (\d+)\/(\d+) \(\d+%\)/g)];
+    assert.ok(sources.length > 0, 'the panel shows acceptance by source');
+    assert.equal(sources.reduce((n, m) => n + Number(m[2]), 0), accepted);
+    assert.ok(sources.every((m) => Number(m[2]) <= Number(m[3])), 'accepted <= drafted');
+    assert.match(await text(page, '#m-probes'), /^\d+$/);
     // One bar pair per round; each drafted at most 4 (--draft-max 4; fewer only near max_tokens)
     // and they add up to the server's count.
     const titles = await page.$$eval('#chart-rounds g title', (ts) => ts.map((t) => t.textContent));

@@ -118,6 +118,8 @@ export function renderPanel(record) {
   $('m-tpf').textContent = fmt.fixed(s.tokens_per_target_forward);
   $('m-rounds').textContent = record.stats ? `${fmt.int(s.rounds)} · ${fmt.int(s.plain_steps)}` : '–';
   $('m-rep').textContent = s.accepted ? fmt.pct(s.repetition_share) : '–';
+  $('m-sources').textContent = s.drafted ? sourcesLine(s.by_source || {}) : '–';
+  $('m-probes').textContent = fmt.int(s.probes);
   $('m-speedup').textContent = s.speedup_estimate
     ? `${s.speedup_estimate_is_upper_bound ? '≤ ' : ''}${fmt.fixed(s.speedup_estimate)}×`
     : '–';
@@ -126,6 +128,15 @@ export function renderPanel(record) {
     : 'Tokens emitted times the cost of a plain step, over the time spent drafting and verifying.';
   drawPositions($('chart-position'), s.acceptance_by_position || []);
   drawRounds($('chart-rounds'), record.rounds, s.draft_max || 0);
+}
+
+// Acceptance by draft source (prompt lookup "ngram", the assistant "model", ...): the sources
+// that drafted, as "ngram 148/149 (99%)".
+function sourcesLine(bySource) {
+  return Object.entries(bySource)
+    .filter(([, src]) => src.drafted > 0)
+    .map(([name, src]) => `${name} ${fmt.int(src.accepted)}/${fmt.int(src.drafted)} (${fmt.pct(src.acceptance_rate)})`)
+    .join(' · ') || '–';
 }
 
 function drawPositions(svg, rates) {
