@@ -1,7 +1,8 @@
 // AVX2 tiles over interleaved weights (matmul_repack.h) for Q4_0, Q8_0, Q4_K and Q6_K: lane r of
 // a group is weight row r, and one 32-byte load gives all 8 rows' next 4 quants, so a block needs
-// no transposition or gathers. Each block is decoded once per chunk of kActRows activation rows
-// and its integer dots stay in registers.
+// no transposition or gathers. Each block is decoded once per chunk of K::kActRows activation
+// rows (4 for the 32-value blocks, whose integer dots stay in registers; 8 for the 256-value
+// K-quant blocks, whose decode costs more).
 //
 // Per output element the sequence is the reference's (dot_ref.h): exact integer block sums (any
 // grouping of an exact integer sum gives the same integer), then the same f32 multiplies and
@@ -19,7 +20,6 @@
 namespace tandem::kernels::avx2 {
 namespace {
 
-constexpr int kActRows = 4;               // activation rows per pass over a group's blocks
 constexpr int64_t kPrefetchAhead = 1024;  // bytes ahead of the block being decoded
 
 inline __m256i Load(const uint8_t* p) {
@@ -88,6 +88,7 @@ struct PackedQ8_0 {
 // acc = fma(d_w * d_a, float(sum_i w_i a_i), acc) for the Q8_0-activation types.
 template <class W>
 struct Q8_0Family : W {
+  static constexpr int kActRows = 4;
   static void Accumulate(const typename W::Block& blk, const QuantizedActivations& acts, int64_t b,
                          int64_t t, __m256& acc) {
     const __m256i sum =
@@ -124,6 +125,7 @@ inline __m256i MaddubsSum(const __m256i* w, const int8_t* a, int n) {
 // Q4_K group block: 36 x 32 bytes, chunk k lane r = dword k of row r's block (d|dmin, scales,
 // quants). w[e] lane r holds row r's quants of elements 4e..4e+3.
 struct PackedQ4_K {
+  static constexpr int kActRows = 8;
   static constexpr int64_t kBlockValues = 256;
   static constexpr int64_t kBlockBytes = 8 * 144;
   struct Block {
@@ -181,6 +183,7 @@ struct PackedQ4_K {
 // Q6_K group block: 52 x 32 bytes (chunk k lane r = dword k of row r's ql, qh, scales), then the
 // 8 fp16 scales d. w[e] lane r holds row r's unsigned quants (q = w - 32 + 32) of 4e..4e+3.
 struct PackedQ6_K {
+  static constexpr int kActRows = 8;
   static constexpr int64_t kBlockValues = 256;
   static constexpr int64_t kBlockBytes = 8 * 210;
   struct Block {
@@ -273,29 +276,27 @@ void GroupsPass(const PackedTile& tile, int64_t nb, const QuantizedActivations& 
   }
 }
 
-// Activation rows in chunks of kActRows (the tail with a narrower pass), each chunk over all the
-// tile's groups: the groups stay in cache while the activations stream.
+// The tail pass of n < NT activation rows.
+template <class K, int NT>
+void TailPass(const PackedTile& tile, int64_t nb, const QuantizedActivations& acts, int64_t t0,
+              int64_t n, float* y, int64_t ldy) {
+  if constexpr (NT > 0) {
+    if (n == NT) return GroupsPass<K, NT>(tile, nb, acts, t0, y, ldy);
+    TailPass<K, NT - 1>(tile, nb, acts, t0, n, y, ldy);
+  }
+}
+
+// Activation rows in chunks of K::kActRows (the tail with a narrower pass), each chunk over all
+// the tile's groups: the groups stay in cache while the activations stream.
 template <class K>
 void RunPackedTile(const PackedTile& tile, const QuantizedActivations& acts, float* y,
                    int64_t ldy) {
   const int64_t nb = acts.cols / K::kBlockValues;
   int64_t t = 0;
-  for (; t + kActRows <= acts.n_rows; t += kActRows) {
-    GroupsPass<K, kActRows>(tile, nb, acts, t, y, ldy);
+  for (; t + K::kActRows <= acts.n_rows; t += K::kActRows) {
+    GroupsPass<K, K::kActRows>(tile, nb, acts, t, y, ldy);
   }
-  switch (acts.n_rows - t) {
-    case 1:
-      GroupsPass<K, 1>(tile, nb, acts, t, y, ldy);
-      break;
-    case 2:
-      GroupsPass<K, 2>(tile, nb, acts, t, y, ldy);
-      break;
-    case 3:
-      GroupsPass<K, 3>(tile, nb, acts, t, y, ldy);
-      break;
-    default:
-      break;
-  }
+  TailPass<K, K::kActRows - 1>(tile, nb, acts, t, acts.n_rows - t, y, ldy);
 }
 
 }  // namespace
