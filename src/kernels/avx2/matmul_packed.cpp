@@ -10,9 +10,7 @@
 // row-major tiles and the scalar path.
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
-#include <cstring>
 
 #include "kernels/avx2/dot_avx2.h"
 #include "kernels/avx2/dot_lanes.h"
@@ -110,11 +108,7 @@ inline __m256i BroadcastPair16(const int32_t* s) {
                                                 (static_cast<uint32_t>(s[1]) << 16)));
 }
 
-inline __m256i Bits(__m256i v, int shift, int mask) {
-  return _mm256_and_si256(_mm256_srli_epi32(v, shift), _mm256_set1_epi32(mask));
-}
-
-// Sum over 4 weight vectors w[k] (unsigned) of maddubs(w[k], a[4k..4k+3]) in 16-bit lanes.
+// Sum over n weight vectors w[k] (unsigned) of maddubs(w[k], a[4k..4k+3]) in 16-bit lanes.
 inline __m256i MaddubsSum(const __m256i* w, const int8_t* a, int n) {
   __m256i p = _mm256_maddubs_epi16(w[0], BroadcastDword(a));
   for (int k = 1; k < n; ++k)
@@ -140,14 +134,7 @@ struct PackedQ4_K {
     b->dmin = HalfToFloat<true>(dm);
     const __m256i h1 = Load(p + 32), h2 = Load(p + 64), h3 = Load(p + 96);
     __m256i sc[8], m[8];
-    for (int j = 0; j < 4; ++j) {
-      sc[j] = Bits(h1, 8 * j, 63);
-      m[j] = Bits(h2, 8 * j, 63);
-      sc[j + 4] =
-          _mm256_or_si256(Bits(h3, 8 * j, 0xF), _mm256_slli_epi32(Bits(h1, 8 * j + 6, 3), 4));
-      m[j + 4] =
-          _mm256_or_si256(Bits(h3, 8 * j + 4, 0xF), _mm256_slli_epi32(Bits(h2, 8 * j + 6, 3), 4));
-    }
+    UnpackScaleMinK4(h1, h2, h3, sc, m);
     for (int j = 0; j < 8; ++j) b->sc[j] = Pair16(sc[j], sc[j]);
     for (int i = 0; i < 4; ++i) b->m[i] = Pair16(m[2 * i], m[2 * i + 1]);
     const __m256i m4 = _mm256_set1_epi8(0x0F);
@@ -181,7 +168,7 @@ struct PackedQ4_K {
 };
 
 // Q6_K group block: 52 x 32 bytes (chunk k lane r = dword k of row r's ql, qh, scales), then the
-// 8 fp16 scales d. w[e] lane r holds row r's unsigned quants (q = w - 32 + 32) of 4e..4e+3.
+// 8 fp16 scales d. w[e] lane r holds row r's 6-bit quants q (value q - 32) of 4e..4e+3.
 struct PackedQ6_K {
   static constexpr int kActRows = 8;
   static constexpr int64_t kBlockValues = 256;
