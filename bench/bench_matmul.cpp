@@ -1,5 +1,7 @@
 // MatMul throughput per weight type on Gemma 4 shapes: matvec GB/s as a fraction of the machine's
-// read bandwidth (measured here), batch scaling time(T=k)/time(T=1), and prefill GFLOP/s.
+// read bandwidth (measured here), batch scaling time(T=k)/time(T=1), and prefill GFLOP/s; the
+// "packed/" variants read the load-time interleaved copy (kernels/matmul_repack.h) as tandem's
+// model loader sets it up, the others the row-major file layout (`--no-repack`).
 //
 // Weights are laid out in enough copies to exceed the last-level cache several times and the
 // copies are used in turn, so every call streams its weights from DRAM as decoding does.
@@ -17,6 +19,7 @@
 #include "base/thread_pool.h"
 #include "kernels/isa.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_repack.h"
 #include "membw.h"
 #include "tensor/float16.h"
 #include "tensor/quantize.h"
@@ -98,25 +101,34 @@ std::vector<uint8_t> MakeMatrix(TensorType type, int64_t rows, int64_t cols) {
 struct WeightSet {
   TensorType type;
   Shape shape;
+  bool packed = false;
   std::vector<std::vector<uint8_t>> copies;
+  std::vector<kernels::PackedMatrix> packs;  // one interleaved copy per copy when packed
   WeightMatrix Get(size_t i) const {
-    return kernels::DenseWeightMatrix(type, copies[i % copies.size()].data(), shape.rows,
-                                      shape.cols);
+    WeightMatrix m =
+        kernels::DenseWeightMatrix(type, copies[i % copies.size()].data(), shape.rows, shape.cols);
+    if (packed) m.packed = packs[i % packs.size()].data();
+    return m;
   }
   size_t matrix_bytes() const { return copies[0].size(); }
 };
 
-const WeightSet& Weights(TensorType type, const Shape& shape) {
+const WeightSet& Weights(TensorType type, const Shape& shape, bool packed) {
   static std::unique_ptr<WeightSet> cached;
   if (!cached || cached->type != type || cached->shape.rows != shape.rows ||
-      cached->shape.cols != shape.cols) {
+      cached->shape.cols != shape.cols || cached->packed != packed) {
     cached.reset();
     auto set = std::make_unique<WeightSet>();
     set->type = type;
     set->shape = shape;
+    set->packed = packed;
     set->copies.push_back(MakeMatrix(type, shape.rows, shape.cols));
     const size_t n = std::max<size_t>(1, kStreamBytes / set->copies[0].size());
     for (size_t i = 1; i < n; ++i) set->copies.push_back(set->copies[0]);
+    for (size_t i = 0; packed && i < n; ++i) {
+      set->packs.push_back(kernels::PackWeightMatrix(
+          kernels::DenseWeightMatrix(type, set->copies[i].data(), shape.rows, shape.cols)));
+    }
     cached = std::move(set);
   }
   return *cached;
@@ -138,9 +150,9 @@ double TimePerCall(const WeightSet& w, const std::vector<float>& x, int64_t T,
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / calls;
 }
 
-void BM_Matvec(benchmark::State& state, TensorType type, Shape shape) {
+void BM_Matvec(benchmark::State& state, TensorType type, Shape shape, bool packed) {
   ThreadPool& pool = GlobalThreadPool();
-  const WeightSet& w = Weights(type, shape);
+  const WeightSet& w = Weights(type, shape, packed);
   const auto x = Activations(shape.cols);
   std::vector<float> y(shape.rows);
   size_t i = 0;
@@ -155,10 +167,10 @@ void BM_Matvec(benchmark::State& state, TensorType type, Shape shape) {
       benchmark::Counter(bytes / g_membw, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void BM_BatchScaling(benchmark::State& state, TensorType type, Shape shape) {
+void BM_BatchScaling(benchmark::State& state, TensorType type, Shape shape, bool packed) {
   ThreadPool& pool = GlobalThreadPool();
   const int64_t T = state.range(0);
-  const WeightSet& w = Weights(type, shape);
+  const WeightSet& w = Weights(type, shape, packed);
   const auto x = Activations(T * shape.cols);
   std::vector<float> y(T * shape.rows);
   const int calls = static_cast<int>(std::max<size_t>(w.copies.size(), 8));
@@ -176,10 +188,10 @@ void BM_BatchScaling(benchmark::State& state, TensorType type, Shape shape) {
   state.counters["vs_T1"] = tk / t1;
 }
 
-void BM_Prefill(benchmark::State& state, TensorType type, Shape shape) {
+void BM_Prefill(benchmark::State& state, TensorType type, Shape shape, bool packed) {
   ThreadPool& pool = GlobalThreadPool();
   const int64_t T = 512;
-  const WeightSet& w = Weights(type, shape);
+  const WeightSet& w = Weights(type, shape, packed);
   const auto x = Activations(T * shape.cols);
   std::vector<float> y(T * shape.rows);
   size_t i = 0;
@@ -192,20 +204,29 @@ void BM_Prefill(benchmark::State& state, TensorType type, Shape shape) {
       benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// Registers `fn` for every type (row-major) and again for the types with a packed layout.
+template <class Fn>
+void ForEachLayout(Fn fn) {
+  for (bool packed : {false, true}) {
+    for (TensorType type : kTypes) {
+      if (packed && !kernels::HasPackedLayout(type)) continue;
+      fn(type, packed, std::string(packed ? "packed/" : "") + std::string(TensorTypeName(type)));
+    }
+  }
+}
+
 void RegisterAll() {
-  for (TensorType type : kTypes) {
-    const std::string name(TensorTypeName(type));
+  ForEachLayout([](TensorType type, bool packed, const std::string& name) {
     for (const Shape& shape : kMatvecShapes) {
       benchmark::RegisterBenchmark(("matvec/" + name + "/" + shape.name).c_str(), BM_Matvec, type,
-                                   shape)
+                                   shape, packed)
           ->UseRealTime()
           ->Unit(benchmark::kMicrosecond);
     }
-  }
-  for (TensorType type : kTypes) {
-    benchmark::RegisterBenchmark(
-        ("batch/" + std::string(TensorTypeName(type)) + "/" + kScalingShape.name).c_str(),
-        BM_BatchScaling, type, kScalingShape)
+  });
+  ForEachLayout([](TensorType type, bool packed, const std::string& name) {
+    benchmark::RegisterBenchmark(("batch/" + name + "/" + kScalingShape.name).c_str(),
+                                 BM_BatchScaling, type, kScalingShape, packed)
         ->ArgName("T")
         ->Arg(2)
         ->Arg(4)
@@ -213,14 +234,13 @@ void RegisterAll() {
         ->Arg(16)
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
-  }
-  for (TensorType type : kTypes) {
-    benchmark::RegisterBenchmark(
-        ("prefill512/" + std::string(TensorTypeName(type)) + "/" + kPrefillShape.name).c_str(),
-        BM_Prefill, type, kPrefillShape)
+  });
+  ForEachLayout([](TensorType type, bool packed, const std::string& name) {
+    benchmark::RegisterBenchmark(("prefill512/" + name + "/" + kPrefillShape.name).c_str(),
+                                 BM_Prefill, type, kPrefillShape, packed)
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
-  }
+  });
 }
 
 }  // namespace

@@ -154,7 +154,7 @@ struct MatMulKernelTable {
   }
 
 // The packed-layout kernels an ISA may define (X(Name): MatMulPacked<Name>).
-#define TANDEM_MATMUL_PACKED_TILES(X) X(Q4_0) X(Q8_0)
+#define TANDEM_MATMUL_PACKED_TILES(X) X(Q4_0) X(Q8_0) X(Q4_K) X(Q6_K)
 #define TANDEM_DECLARE_PACKED_TILE(Name)                                                      \
   void MatMulPacked##Name(const PackedTile& tile, const QuantizedActivations& acts, float* y, \
                           int64_t ldy);

@@ -1,4 +1,4 @@
-// Interleaving of Q4_0/Q8_0 rows in groups of kPackRows (layout in matmul_repack.h).
+// Interleaving of Q4_0/Q8_0/Q4_K/Q6_K rows in groups of kPackRows (layout in matmul_repack.h).
 #include "kernels/matmul_repack.h"
 
 #include <algorithm>
@@ -12,15 +12,29 @@
 namespace tandem::kernels {
 namespace {
 
-// Quant bytes after the fp16 scale of a block, for the types with a packed layout; 0 otherwise.
-size_t PackedQuantBytes(TensorType type) {
+// A byte range of one block, interleaved over the group's rows in units of `unit` bytes.
+struct Segment {
+  size_t offset, bytes, unit;
+};
+
+// How one block of a type with a packed layout is interleaved (matmul_repack.h).
+struct PackedFormat {
+  Segment segments[2];
+  int n_segments = 0;
+};
+
+PackedFormat FormatOf(TensorType type) {
   switch (type) {
     case TensorType::kQ4_0:
-      return 16;
+      return {{{0, 2, 2}, {2, 16, 4}}, 2};
     case TensorType::kQ8_0:
-      return 32;
+      return {{{0, 2, 2}, {2, 32, 4}}, 2};
+    case TensorType::kQ4_K:
+      return {{{0, 144, 4}, {}}, 1};
+    case TensorType::kQ6_K:
+      return {{{0, 208, 4}, {208, 2, 2}}, 2};
     default:
-      return 0;
+      return {};
   }
 }
 
@@ -31,7 +45,7 @@ void PackedMatrix::Free::operator()(uint8_t* p) const {
 }
 
 bool HasPackedLayout(TensorType type) {
-  return PackedQuantBytes(type) != 0;
+  return FormatOf(type).n_segments > 0;
 }
 
 size_t PackedGroupBytes(const WeightMatrix& w) {
@@ -40,12 +54,13 @@ size_t PackedGroupBytes(const WeightMatrix& w) {
 
 PackedMatrix PackWeightMatrix(const WeightMatrix& w) {
   ValidateWeightMatrix(w);
-  const size_t n = PackedQuantBytes(w.type);
-  if (n == 0) {
+  const PackedFormat format = FormatOf(w.type);
+  if (format.n_segments == 0) {
     Fail(ErrorKind::kUnsupported, "PackWeightMatrix: no packed layout for this weight type");
   }
-  const size_t block = 2 + n;
-  const int64_t nb = w.cols / 32;
+  const TensorTypeTraits& traits = GetTensorTypeTraits(w.type);
+  const size_t block = traits.block_bytes;
+  const int64_t nb = w.cols / traits.block_size;
   const int64_t n_groups = (w.rows + kPackRows - 1) / kPackRows;
   const size_t group_bytes = PackedGroupBytes(w);
   PackedMatrix m;
@@ -62,12 +77,14 @@ PackedMatrix PackWeightMatrix(const WeightMatrix& w) {
     }
     uint8_t* out = m.data_.get() + g * group_bytes;
     for (int64_t b = 0; b < nb; ++b) {
-      for (int r = 0; r < kPackRows; ++r) std::memcpy(out + 2 * r, rows[r] + b * block, 2);
-      out += 2 * kPackRows;
-      for (size_t k = 0; k < n; k += 4) {
-        for (int r = 0; r < kPackRows; ++r)
-          std::memcpy(out + 4 * r, rows[r] + b * block + 2 + k, 4);
-        out += 4 * kPackRows;
+      for (int i = 0; i < format.n_segments; ++i) {
+        const Segment& seg = format.segments[i];
+        for (size_t k = 0; k < seg.bytes; k += seg.unit) {
+          for (int r = 0; r < kPackRows; ++r) {
+            std::memcpy(out, rows[r] + b * block + seg.offset + k, seg.unit);
+            out += seg.unit;
+          }
+        }
       }
     }
   }

@@ -1,11 +1,17 @@
 // Load-time repacking of weight matrices into the interleaved layout the AVX2 kernels stream.
 //
-// Layout (Q4_0, Q8_0: blocks of an fp16 scale d then n quant bytes): rows are taken in groups of
-// kPackRows = 8 (the last group repeats the last row); a group holds its rows' blocks in order,
-// block b being the 8 scales (16 bytes) then, for each 4-byte chunk k of the quants, the 8 rows'
-// chunk k (32 bytes: row r at 4r). A group is 8 * RowBytes(type, cols) bytes, so the copy costs
-// the matrix's size again (rounded up to 8 rows); the row-major `data` stays valid for row
-// gathers (MatMulRows) and for paths without packed kernels.
+// Layout: rows are taken in groups of kPackRows = 8 (the last group repeats the last row); a
+// group holds its rows' blocks in order, and each block's bytes are interleaved over the 8 rows
+// in small units, so that one 32-byte load gives all 8 rows' next 4 bytes:
+//  - Q4_0, Q8_0 (fp16 scale d, then the quants): the 8 scales (16 bytes), then for each 4-byte
+//    chunk k of the quants the 8 rows' chunk k (32 bytes: row r at 4r);
+//  - Q4_K (144 bytes = 36 dwords: d|dmin, 3 dwords of scales, 32 of quants): for each dword k
+//    the 8 rows' dword k;
+//  - Q6_K (210 bytes: ql, qh, scales = 52 dwords, then the fp16 d): the 8 rows' dword k for each
+//    k < 52, then the 8 scales d (16 bytes).
+// A group is 8 * RowBytes(type, cols) bytes, so the copy costs the matrix's size again (rounded
+// up to 8 rows); the row-major `data` stays valid for row gathers (MatMulRows) and for paths
+// without packed kernels.
 #pragma once
 
 #include <cstddef>
@@ -31,7 +37,7 @@ class PackedMatrix {
   friend PackedMatrix PackWeightMatrix(const WeightMatrix& w);
 };
 
-// True if `type` has a packed layout (Q4_0, Q8_0).
+// True if `type` has a packed layout (Q4_0, Q8_0, Q4_K, Q6_K).
 bool HasPackedLayout(TensorType type);
 
 // True if the active ISA path has kernels for the packed layout of `type` (then packing pays).

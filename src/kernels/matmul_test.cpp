@@ -374,10 +374,10 @@ TEST(MatMulTest, PackedLayoutMatchesRowMajorOnEveryIsa) {
   };
   const Shape shapes[] = {{1, 1, 1},  {7, 2, 3},    {8, 3, 4},   {9, 1, 5},
                           {37, 2, 2}, {300, 40, 6}, {61, 8, 13}, {2100, 2, 7}};
-  for (TensorType type : {T::kQ4_0, T::kQ8_0}) {
+  for (TensorType type : {T::kQ4_0, T::kQ8_0, T::kQ4_K, T::kQ6_K}) {
     ASSERT_TRUE(HasPackedLayout(type));
     for (const Shape& s : shapes) {
-      const int64_t cols = 32 * s.blocks;
+      const int64_t cols = BlockSize(type) * s.blocks;
       SCOPED_TRACE(Name(type) + " rows " + std::to_string(s.rows) + " cols " +
                    std::to_string(cols) + " T " + std::to_string(s.n_t));
       const auto w = RandomWeights(type, s.rows, cols, 11);
@@ -393,9 +393,9 @@ TEST(MatMulTest, PackedLayoutMatchesRowMajorOnEveryIsa) {
       }
     }
   }
-  EXPECT_FALSE(HasPackedLayout(T::kQ4_K));
-  const auto w = RandomWeights(T::kQ4_K, 8, 256, 1);
-  EXPECT_THROW(PackWeightMatrix(DenseWeightMatrix(T::kQ4_K, w.data(), 8, 256)), Error);
+  EXPECT_FALSE(HasPackedLayout(T::kQ5_K));
+  const auto w = RandomWeights(T::kQ5_K, 8, 256, 1);
+  EXPECT_THROW(PackWeightMatrix(DenseWeightMatrix(T::kQ5_K, w.data(), 8, 256)), Error);
 }
 
 // Row gather gives bitwise the rows of the full product, in any order, with repeats.

@@ -86,7 +86,8 @@ TEST_P(ForwardInvariance, PrefillDecodeMixedAndThreadsAgreeBitwise) {
 // Weights repacked at load (kernels/matmul_repack.h) give the row-major weights' bits, on every
 // path, for prefill and decode.
 TEST(ForwardRepack, PackedAndRowMajorWeightsAgreeBitwiseOnEveryIsa) {
-  for (TensorType type : {TensorType::kQ4_0, TensorType::kQ8_0}) {
+  for (TensorType type :
+       {TensorType::kQ4_0, TensorType::kQ8_0, TensorType::kQ4_K, TensorType::kQ6_K}) {
     SCOPED_TRACE(std::string(TensorTypeName(type)));
     const std::string path = testing::TempDir() + "repack.gguf";
     RandomModelOptions options;

@@ -25,23 +25,12 @@ struct DecodedKSigned : DecodedK {
   __m256i w_abs[kGroups][64];
 };
 
-inline __m256i Bits(__m256i v, int shift, int mask) {
-  return _mm256_and_si256(_mm256_srli_epi32(v, shift), _mm256_set1_epi32(mask));
-}
-
 inline void DecodeHeaderK4(const TileRows& rows, int g, int64_t offset, DecodedK* out) {
   __m256i h[4];
   LoadTransposed(rows, g, offset, h);
   out->d[g] = HalfToFloat(h[0]);
   out->dmin[g] = HalfToFloat<true>(h[0]);
-  for (int j = 0; j < 4; ++j) {
-    out->sc[g][j] = Bits(h[1], 8 * j, 63);
-    out->m[g][j] = Bits(h[2], 8 * j, 63);
-    out->sc[g][j + 4] =
-        _mm256_or_si256(Bits(h[3], 8 * j, 0xF), _mm256_slli_epi32(Bits(h[1], 8 * j + 6, 3), 4));
-    out->m[g][j + 4] =
-        _mm256_or_si256(Bits(h[3], 8 * j + 4, 0xF), _mm256_slli_epi32(Bits(h[2], 8 * j + 6, 3), 4));
-  }
+  UnpackScaleMinK4(h[1], h[2], h[3], out->sc[g], out->m[g]);
 }
 
 inline void DecodeNibblesK4(const TileRows& rows, int g, int64_t offset, DecodedK* out) {

@@ -69,6 +69,23 @@ inline void LoadTransposed(const TileRows& rows, int g, int64_t offset, __m256i 
   out[3] = _mm256_unpackhi_epi64(t1, t3);
 }
 
+// Per lane: (v >> shift) & mask.
+inline __m256i Bits(__m256i v, int shift, int mask) {
+  return _mm256_and_si256(_mm256_srli_epi32(v, shift), _mm256_set1_epi32(mask));
+}
+
+// Q4_K/Q5_K's 8 6-bit scales and mins per lane from the 12 scale bytes loaded as 3 dwords
+// (h1 = bytes 0..3, h2 = 4..7, h3 = 8..11), as the reference's UnpackScaleMinK4.
+inline void UnpackScaleMinK4(__m256i h1, __m256i h2, __m256i h3, __m256i sc[8], __m256i m[8]) {
+  for (int j = 0; j < 4; ++j) {
+    sc[j] = Bits(h1, 8 * j, 63);
+    m[j] = Bits(h2, 8 * j, 63);
+    sc[j + 4] = _mm256_or_si256(Bits(h3, 8 * j, 0xF), _mm256_slli_epi32(Bits(h1, 8 * j + 6, 3), 4));
+    m[j + 4] =
+        _mm256_or_si256(Bits(h3, 8 * j + 4, 0xF), _mm256_slli_epi32(Bits(h2, 8 * j + 6, 3), 4));
+  }
+}
+
 inline __m256i BroadcastDword(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, sizeof v);

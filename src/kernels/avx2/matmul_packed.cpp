@@ -1,30 +1,24 @@
-// AVX2 tiles over interleaved weights (matmul_repack.h) for Q4_0 and Q8_0: lane r of a group is
-// weight row r, and one 32-byte load gives all 8 rows' next 4 quants, so a block needs no
-// transposition or gathers. Each block is decoded once per chunk of kActRows activation rows and
-// its integer dots stay in registers.
+// AVX2 tiles over interleaved weights (matmul_repack.h) for Q4_0, Q8_0, Q4_K and Q6_K: lane r of
+// a group is weight row r, and one 32-byte load gives all 8 rows' next 4 quants, so a block needs
+// no transposition or gathers. Each block is decoded once per chunk of K::kActRows activation
+// rows (4 for the 32-value blocks, whose integer dots stay in registers; 8 for the 256-value
+// K-quant blocks, whose decode costs more).
 //
-// Per output element the sequence is the reference's (dot_ref.h): an exact integer block sum,
-// then acc = fma(d_w * d_a, float(sum), acc) in block order, the same for every T, so results
-// are bitwise equal to the row-major tiles and the scalar path.
+// Per output element the sequence is the reference's (dot_ref.h): exact integer block sums (any
+// grouping of an exact integer sum gives the same integer), then the same f32 multiplies and
+// fused multiply-adds in block order, the same for every T, so results are bitwise equal to the
+// row-major tiles and the scalar path.
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
-#include <cstring>
 
 #include "kernels/avx2/dot_avx2.h"
+#include "kernels/avx2/dot_lanes.h"
 
 namespace tandem::kernels::avx2 {
 namespace {
 
-constexpr int kActRows = 4;               // activation rows per pass over a group's blocks
 constexpr int64_t kPrefetchAhead = 1024;  // bytes ahead of the block being decoded
-
-inline __m256i Broadcast(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, sizeof v);
-  return _mm256_set1_epi32(v);
-}
 
 inline __m256i Load(const uint8_t* p) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
@@ -33,6 +27,7 @@ inline __m256i Load(const uint8_t* p) {
 // Q4_0 group block: 8 fp16 scales, then 4 x 32 bytes (chunk k lane r = row r's qs[4k..4k+3]).
 // w[j] lane r holds row r's unsigned quants of elements 4j..4j+3 (q = w + 8).
 struct PackedQ4_0 {
+  static constexpr int64_t kBlockValues = 32;
   static constexpr int64_t kBlockBytes = 8 * 18;
   struct Block {
     __m256i w[8];
@@ -50,9 +45,9 @@ struct PackedQ4_0 {
   // Exact sum_i (q_i - 8) a_i per lane. The eight 16-bit pair sums stay below 2^15:
   // 16 products of q <= 15 and |a| <= 127 are at most 30480.
   static __m256i Dot(const Block& b, const int8_t* a, int32_t sum32) {
-    __m256i p = _mm256_maddubs_epi16(b.w[0], Broadcast(a));
+    __m256i p = _mm256_maddubs_epi16(b.w[0], BroadcastDword(a));
     for (int j = 1; j < 8; ++j) {
-      p = _mm256_add_epi16(p, _mm256_maddubs_epi16(b.w[j], Broadcast(a + 4 * j)));
+      p = _mm256_add_epi16(p, _mm256_maddubs_epi16(b.w[j], BroadcastDword(a + 4 * j)));
     }
     return _mm256_add_epi32(_mm256_madd_epi16(p, _mm256_set1_epi16(1)),
                             _mm256_set1_epi32(-8 * sum32));
@@ -61,6 +56,7 @@ struct PackedQ4_0 {
 
 // Q8_0 group block: 8 fp16 scales, then 8 x 32 bytes (chunk k lane r = row r's qs[4k..4k+3]).
 struct PackedQ8_0 {
+  static constexpr int64_t kBlockValues = 32;
   static constexpr int64_t kBlockBytes = 8 * 34;
   struct Block {
     __m256i w[8];
@@ -80,10 +76,157 @@ struct PackedQ8_0 {
     __m256i s = _mm256_setzero_si256();
     for (int k = 0; k < 8; ++k) {
       const __m256i p =
-          _mm256_maddubs_epi16(b.w_abs[k], _mm256_sign_epi8(Broadcast(a + 4 * k), b.w[k]));
+          _mm256_maddubs_epi16(b.w_abs[k], _mm256_sign_epi8(BroadcastDword(a + 4 * k), b.w[k]));
       s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
     }
     return s;
+  }
+};
+
+// acc = fma(d_w * d_a, float(sum_i w_i a_i), acc) for the Q8_0-activation types.
+template <class W>
+struct Q8_0Family : W {
+  static constexpr int kActRows = 4;
+  static void Accumulate(const typename W::Block& blk, const QuantizedActivations& acts, int64_t b,
+                         int64_t t, __m256& acc) {
+    const __m256i sum =
+        W::Dot(blk, acts.qs + t * acts.qs_stride + 32 * b, acts.sum32[t * acts.sum32_stride + b]);
+    const __m256 scale = _mm256_mul_ps(blk.d, _mm256_set1_ps(acts.d[t * acts.d_stride + b]));
+    acc = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(sum), acc);
+  }
+};
+
+// Lane r: (lo lane r & 0xFFFF) | (hi lane r << 16), the 16-bit pair madd_epi16 multiplies.
+inline __m256i Pair16(__m256i lo, __m256i hi) {
+  return _mm256_or_si256(_mm256_and_si256(lo, _mm256_set1_epi32(0xFFFF)),
+                         _mm256_slli_epi32(hi, 16));
+}
+
+// Broadcast of the int16 pair (s[0], s[1]) (both within int16).
+inline __m256i BroadcastPair16(const int32_t* s) {
+  return _mm256_set1_epi32(static_cast<int32_t>((static_cast<uint32_t>(s[0]) & 0xFFFF) |
+                                                (static_cast<uint32_t>(s[1]) << 16)));
+}
+
+// Sum over n weight vectors w[k] (unsigned) of maddubs(w[k], a[4k..4k+3]) in 16-bit lanes.
+inline __m256i MaddubsSum(const __m256i* w, const int8_t* a, int n) {
+  __m256i p = _mm256_maddubs_epi16(w[0], BroadcastDword(a));
+  for (int k = 1; k < n; ++k)
+    p = _mm256_add_epi16(p, _mm256_maddubs_epi16(w[k], BroadcastDword(a + 4 * k)));
+  return p;
+}
+
+// Q4_K group block: 36 x 32 bytes, chunk k lane r = dword k of row r's block (d|dmin, scales,
+// quants). w[e] lane r holds row r's quants of elements 4e..4e+3.
+struct PackedQ4_K {
+  static constexpr int kActRows = 8;
+  static constexpr int64_t kBlockValues = 256;
+  static constexpr int64_t kBlockBytes = 8 * 144;
+  struct Block {
+    __m256i w[64];
+    __m256i sc[8];  // sub-block scale j in both 16-bit halves
+    __m256i m[4];   // mins of sub-blocks 2i (low half) and 2i + 1 (high half)
+    __m256 d, dmin;
+  };
+  static void Decode(const uint8_t* p, Block* b) {
+    const __m256i dm = Load(p);
+    b->d = HalfToFloat(dm);
+    b->dmin = HalfToFloat<true>(dm);
+    const __m256i h1 = Load(p + 32), h2 = Load(p + 64), h3 = Load(p + 96);
+    __m256i sc[8], m[8];
+    UnpackScaleMinK4(h1, h2, h3, sc, m);
+    for (int j = 0; j < 8; ++j) b->sc[j] = Pair16(sc[j], sc[j]);
+    for (int i = 0; i < 4; ++i) b->m[i] = Pair16(m[2 * i], m[2 * i + 1]);
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    for (int q = 0; q < 32; ++q) {  // qs dword q: elements 64c + 4l (low), 64c + 32 + 4l (high)
+      const __m256i raw = Load(p + 128 + 32 * q);
+      const int c = q / 8, l = q % 8;
+      b->w[16 * c + l] = _mm256_and_si256(raw, m4);
+      b->w[16 * c + 8 + l] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+    }
+  }
+  // acc = fma(d * d_a, float(sum_j sc_j * sum_{i in j} w_i a_i), acc);
+  // acc = fma(-(dmin * d_a), float(sum_j m_j * bsum_j), acc). Eight 16-bit products of q <= 15
+  // and |a| <= 127 sum to at most 30480 per lane, and times sc <= 63 stays far inside int32.
+  static void Accumulate(const Block& blk, const QuantizedActivations& acts, int64_t b, int64_t t,
+                         __m256& acc) {
+    const int8_t* a = acts.qs + t * acts.qs_stride + 256 * b;
+    const int32_t* sums = acts.sum32 + t * acts.sum32_stride + 8 * b;
+    __m256i isum = _mm256_setzero_si256();
+    for (int j = 0; j < 8; ++j) {
+      isum = _mm256_add_epi32(
+          isum, _mm256_madd_epi16(MaddubsSum(blk.w + 8 * j, a + 32 * j, 8), blk.sc[j]));
+    }
+    __m256i imin = _mm256_madd_epi16(blk.m[0], BroadcastPair16(sums));
+    for (int i = 1; i < 4; ++i) {
+      imin = _mm256_add_epi32(imin, _mm256_madd_epi16(blk.m[i], BroadcastPair16(sums + 2 * i)));
+    }
+    const __m256 da = _mm256_set1_ps(acts.d[t * acts.d_stride + b]);
+    acc = _mm256_fmadd_ps(_mm256_mul_ps(blk.d, da), _mm256_cvtepi32_ps(isum), acc);
+    acc = _mm256_fnmadd_ps(_mm256_mul_ps(blk.dmin, da), _mm256_cvtepi32_ps(imin), acc);
+  }
+};
+
+// Q6_K group block: 52 x 32 bytes (chunk k lane r = dword k of row r's ql, qh, scales), then the
+// 8 fp16 scales d. w[e] lane r holds row r's 6-bit quants q (value q - 32) of 4e..4e+3.
+struct PackedQ6_K {
+  static constexpr int kActRows = 8;
+  static constexpr int64_t kBlockValues = 256;
+  static constexpr int64_t kBlockBytes = 8 * 210;
+  struct Block {
+    __m256i w[64];
+    __m256i sc[16];  // sub-block scale j (signed) in both 16-bit halves
+    __m256i scp[8];  // scales of sub-blocks 2i (low half) and 2i + 1 (high half)
+    __m256 d;
+  };
+  static void Decode(const uint8_t* p, Block* b) {
+    b->d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 52 * 32)));
+    __m256i sc[16];
+    for (int k = 0; k < 16; ++k) {
+      const __m256i s = Load(p + 32 * (48 + k / 4));
+      sc[k] = _mm256_srai_epi32(_mm256_slli_epi32(s, 24 - 8 * (k % 4)), 24);
+      b->sc[k] = Pair16(sc[k], sc[k]);
+    }
+    for (int i = 0; i < 8; ++i) b->scp[i] = Pair16(sc[2 * i], sc[2 * i + 1]);
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
+    // Element 128n + 32k + 4l: low bits in ql dword 16n + 8(k & 1) + l (high nibble for k >= 2),
+    // high bits (qh dword 32 + 8n + l) >> 2k.
+    for (int n = 0; n < 2; ++n) {
+      for (int l = 0; l < 8; ++l) {
+        const __m256i qh = Load(p + 32 * (32 + 8 * n + l));
+        const __m256i ql0 = Load(p + 32 * (16 * n + l)), ql1 = Load(p + 32 * (16 * n + 8 + l));
+        const __m256i lo[4] = {_mm256_and_si256(ql0, m4), _mm256_and_si256(ql1, m4),
+                               _mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
+                               _mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4)};
+        const __m256i hi[4] = {_mm256_slli_epi16(qh, 4), _mm256_slli_epi16(qh, 2), qh,
+                               _mm256_srli_epi16(qh, 2)};
+        for (int k = 0; k < 4; ++k) {
+          b->w[32 * n + 8 * k + l] = _mm256_or_si256(lo[k], _mm256_and_si256(hi[k], m30));
+        }
+      }
+    }
+  }
+  // acc = fma(d * d_a, float(sum_j sc_j * sum_{i in j} (q_i - 32) a_i), acc), the integer as
+  // sum_j sc_j * sum_{i in j} q_i a_i - 32 * sum_j sc_j * bsum_j. Two 16-bit products of q <= 63
+  // and |a| <= 127 sum to at most 32004 per lane; every partial sum stays inside int32.
+  static void Accumulate(const Block& blk, const QuantizedActivations& acts, int64_t b, int64_t t,
+                         __m256& acc) {
+    const int8_t* a = acts.qs + t * acts.qs_stride + 256 * b;
+    const int32_t* sums = acts.sum16 + t * acts.sum16_stride + 16 * b;
+    __m256i isum = _mm256_setzero_si256();
+    for (int j = 0; j < 16; ++j) {
+      const __m256i p0 = MaddubsSum(blk.w + 4 * j, a + 16 * j, 2);
+      const __m256i p1 = MaddubsSum(blk.w + 4 * j + 2, a + 16 * j + 8, 2);
+      isum = _mm256_add_epi32(isum, _mm256_add_epi32(_mm256_madd_epi16(p0, blk.sc[j]),
+                                                     _mm256_madd_epi16(p1, blk.sc[j])));
+    }
+    __m256i corr = _mm256_madd_epi16(blk.scp[0], BroadcastPair16(sums));
+    for (int i = 1; i < 8; ++i) {
+      corr = _mm256_add_epi32(corr, _mm256_madd_epi16(blk.scp[i], BroadcastPair16(sums + 2 * i)));
+    }
+    isum = _mm256_sub_epi32(isum, _mm256_slli_epi32(corr, 5));
+    const __m256 da = _mm256_set1_ps(acts.d[t * acts.d_stride + b]);
+    acc = _mm256_fmadd_ps(_mm256_mul_ps(blk.d, da), _mm256_cvtepi32_ps(isum), acc);
   }
 };
 
@@ -93,9 +236,6 @@ void GroupRows(const uint8_t* group, int64_t nb, const QuantizedActivations& act
                int n_rows, float* y, int64_t ldy) {
   __m256 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
-  const int8_t* qs = acts.qs + t0 * acts.qs_stride;
-  const float* d = acts.d + t0 * acts.d_stride;
-  const int32_t* sum32 = acts.sum32 + t0 * acts.sum32_stride;
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* p = group + b * K::kBlockBytes;
     for (int64_t l = 0; l < K::kBlockBytes; l += 64) {
@@ -103,12 +243,7 @@ void GroupRows(const uint8_t* group, int64_t nb, const QuantizedActivations& act
     }
     typename K::Block blk;
     K::Decode(p, &blk);
-    for (int t = 0; t < NT; ++t) {
-      const __m256i sum =
-          K::Dot(blk, qs + t * acts.qs_stride + 32 * b, sum32[t * acts.sum32_stride + b]);
-      const __m256 scale = _mm256_mul_ps(blk.d, _mm256_set1_ps(d[t * acts.d_stride + b]));
-      acc[t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(sum), acc[t]);
-    }
+    for (int t = 0; t < NT; ++t) K::Accumulate(blk, acts, b, t0 + t, acc[t]);
   }
   if (n_rows >= 8) {
     for (int t = 0; t < NT; ++t) _mm256_storeu_ps(y + t * ldy, acc[t]);
@@ -128,40 +263,46 @@ void GroupsPass(const PackedTile& tile, int64_t nb, const QuantizedActivations& 
   }
 }
 
-// Activation rows in chunks of kActRows (the tail with a narrower pass), each chunk over all the
-// tile's groups: the groups stay in cache while the activations stream.
+// The tail pass of n < NT activation rows.
+template <class K, int NT>
+void TailPass(const PackedTile& tile, int64_t nb, const QuantizedActivations& acts, int64_t t0,
+              int64_t n, float* y, int64_t ldy) {
+  if constexpr (NT > 0) {
+    if (n == NT) return GroupsPass<K, NT>(tile, nb, acts, t0, y, ldy);
+    TailPass<K, NT - 1>(tile, nb, acts, t0, n, y, ldy);
+  }
+}
+
+// Activation rows in chunks of K::kActRows (the tail with a narrower pass), each chunk over all
+// the tile's groups: the groups stay in cache while the activations stream.
 template <class K>
 void RunPackedTile(const PackedTile& tile, const QuantizedActivations& acts, float* y,
                    int64_t ldy) {
-  const int64_t nb = acts.cols / 32;
+  const int64_t nb = acts.cols / K::kBlockValues;
   int64_t t = 0;
-  for (; t + kActRows <= acts.n_rows; t += kActRows) {
-    GroupsPass<K, kActRows>(tile, nb, acts, t, y, ldy);
+  for (; t + K::kActRows <= acts.n_rows; t += K::kActRows) {
+    GroupsPass<K, K::kActRows>(tile, nb, acts, t, y, ldy);
   }
-  switch (acts.n_rows - t) {
-    case 1:
-      GroupsPass<K, 1>(tile, nb, acts, t, y, ldy);
-      break;
-    case 2:
-      GroupsPass<K, 2>(tile, nb, acts, t, y, ldy);
-      break;
-    case 3:
-      GroupsPass<K, 3>(tile, nb, acts, t, y, ldy);
-      break;
-    default:
-      break;
-  }
+  TailPass<K, K::kActRows - 1>(tile, nb, acts, t, acts.n_rows - t, y, ldy);
 }
 
 }  // namespace
 
 void MatMulPackedQ4_0(const PackedTile& tile, const QuantizedActivations& acts, float* y,
                       int64_t ldy) {
-  RunPackedTile<PackedQ4_0>(tile, acts, y, ldy);
+  RunPackedTile<Q8_0Family<PackedQ4_0>>(tile, acts, y, ldy);
 }
 void MatMulPackedQ8_0(const PackedTile& tile, const QuantizedActivations& acts, float* y,
                       int64_t ldy) {
-  RunPackedTile<PackedQ8_0>(tile, acts, y, ldy);
+  RunPackedTile<Q8_0Family<PackedQ8_0>>(tile, acts, y, ldy);
+}
+void MatMulPackedQ4_K(const PackedTile& tile, const QuantizedActivations& acts, float* y,
+                      int64_t ldy) {
+  RunPackedTile<PackedQ4_K>(tile, acts, y, ldy);
+}
+void MatMulPackedQ6_K(const PackedTile& tile, const QuantizedActivations& acts, float* y,
+                      int64_t ldy) {
+  RunPackedTile<PackedQ6_K>(tile, acts, y, ldy);
 }
 
 }  // namespace tandem::kernels::avx2
