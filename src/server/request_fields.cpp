@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "sampling/sampling_params.h"
+#include "server/constraint_fields.h"
 
 namespace tandem::server {
 namespace {
@@ -112,6 +113,7 @@ void ParseLlamaServerFields(const Json& body, GenerationRequest& request) {
     if (*n > 0) request.max_tokens = static_cast<int>(*n);
   }
   request.ignore_eos = OptionalBool(body, "ignore_eos").value_or(false);
+  ParseGrammarFields(body, request);
   (void)OptionalBool(body, "cache_prompt");
   // Each with the value that leaves sampling as it is (null: any value is refused).
   struct NoOp {
@@ -145,9 +147,6 @@ void ParseLlamaServerFields(const Json& body, GenerationRequest& request) {
       {"t_max_predict_ms", 0},
       {"lora", std::nullopt},
       {"post_sampling_probs", std::nullopt},
-      // Constraints: tandem run has them (--grammar-file, --json-schema); the server not yet.
-      {"grammar", std::nullopt},
-      {"json_schema", std::nullopt},
   };
   for (const NoOp& f : kUnimplemented) {
     const Json* v = FindField(body, f.name);
