@@ -49,7 +49,7 @@ bool SlotGrammar::MaskLogits(float* logits, int n_vocab) {
   bool any = false;
   for (int i = 0; i < n_vocab; ++i) {
     if (i < n_mask && mask_.Test(i)) {
-      any = true;
+      any = any || logits[i] != ninf;
     } else {
       logits[i] = ninf;
     }
@@ -61,7 +61,9 @@ const float* SlotGrammar::Mask(const float* logits) {
   if (phase_ == Phase::kThinking) return logits;
   masked_.assign(logits, logits + n_vocab_);
   if (!MaskLogits(masked_.data(), n_vocab_)) {
-    Fail(ErrorKind::kInternal, "grammar: no token is allowed (the document is complete)");
+    Fail(ErrorKind::kInternal,
+         "grammar: no allowed token has a finite logit (the document is complete, or logit_bias "
+         "bans every token it allows)");
   }
   return masked_.data();
 }
