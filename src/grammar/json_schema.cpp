@@ -10,6 +10,7 @@
 #include <set>
 #include <vector>
 
+#include "grammar/gbnf_parser.h"
 #include "grammar/integer_range.h"
 #include "grammar/regex_to_gbnf.h"
 
@@ -165,7 +166,14 @@ class SchemaCompiler {
   SchemaRules Compile() {
     SchemaRules out;
     out.value = Ref("#", "");
-    for (const auto& [name, body] : rules_) out.rules += name + " ::= " + body + "\n";
+    for (const auto& [name, body] : rules_) {
+      out.rules += name + " ::= " + body + "\n";
+      if (out.rules.size() > kMaxGrammarTextBytes) {
+        Throw("", "",
+              "the schema compiles to a grammar over " + std::to_string(kMaxGrammarTextBytes) +
+                  " bytes");
+      }
+    }
     out.uses_generic = uses_generic_;
     return out;
   }
@@ -174,6 +182,16 @@ class SchemaCompiler {
   [[noreturn]] static void Throw(const std::string& keyword, const std::string& path,
                                  const std::string& why) {
     throw JsonSchemaError(keyword, path, why);
+  }
+
+  // An expression that is written more than once (array items, optional members): a rule of its
+  // own when it is long, so that nesting grows the grammar linearly, not exponentially. (Short
+  // ones stay inline: each copy keeps a single return position, see compiled_grammar.h.)
+  std::string Hoist(std::string body) {
+    if (body.size() <= 256) return body;
+    std::string name = prefix_ + "part-" + std::to_string(rules_.size());
+    rules_[name] = std::move(body);
+    return name;
   }
 
   std::string Any() {
@@ -359,8 +377,9 @@ class SchemaCompiler {
       if (!extra.empty()) body += " (" + sep + extra + ")*";
     } else {
       // The first member present is unprefixed: chain(i) ::= m_i rest(i) | chain(i+1).
-      std::vector<std::string> members = optional;
-      if (!extra.empty()) members.push_back(extra);
+      std::vector<std::string> members;
+      for (const std::string& o : optional) members.push_back(Hoist(o));
+      if (!extra.empty()) members.push_back(Hoist(extra));
       std::string chain;
       for (size_t i = members.size(); i-- > 0;) {
         std::string rest;
@@ -380,7 +399,7 @@ class SchemaCompiler {
 
   std::string Array(const json& s, const std::string& path, int depth) {
     const std::string item =
-        s.contains("items") ? Visit(s["items"], path + "/items", depth + 1) : Any();
+        Hoist(s.contains("items") ? Visit(s["items"], path + "/items", depth + 1) : Any());
     int64_t min = 0, max = -1;
     if (s.contains("minItems")) {
       if (!s["minItems"].is_number_unsigned())
