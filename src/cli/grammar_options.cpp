@@ -2,14 +2,11 @@
 
 #include <fstream>
 #include <iterator>
-#include <memory>
 
 #include "base/error.h"
-#include "grammar/compiled_grammar.h"
-#include "grammar/gbnf_parser.h"
+#include "engine/grammar_constraint.h"
+#include "grammar/grammar_cache.h"
 #include "grammar/json_schema.h"
-#include "grammar/token_vocabulary.h"
-#include "tokenizer/chat_format.h"
 
 namespace tandem::cli {
 namespace {
@@ -24,8 +21,7 @@ std::string ReadFile(const std::string& path) {
 
 GrammarConstraint LoadGrammarConstraint(const GrammarOptions& options, const Tokenizer& tokenizer,
                                         bool thinking) {
-  GrammarConstraint c;
-  if (options.empty()) return c;
+  if (options.empty()) return {};
   if (!options.grammar_file.empty() && !options.json_schema_file.empty()) {
     Fail(ErrorKind::kInvalidArgument, "--grammar-file and --json-schema are exclusive");
   }
@@ -33,22 +29,12 @@ GrammarConstraint LoadGrammarConstraint(const GrammarOptions& options, const Tok
   const std::string& path = schema ? options.json_schema_file : options.grammar_file;
   const std::string text = ReadFile(path);
   try {
-    const std::string gbnf = schema ? JsonSchemaTextToGbnf(text) : text;
-    c.grammar = std::make_shared<CompiledGrammar>(ParseGbnf(gbnf),
-                                                  TokenVocabulary::FromTokenizer(tokenizer));
-    // `tokenizer` outlives the run that uses this grammar.
-    c.grammar->SetEncoder([&tokenizer](std::string_view text) {
-      return tokenizer.Encode(text, {.add_special = false, .parse_special = false});
-    });
+    GrammarCache cache(tokenizer, 1);
+    return MakeGrammarConstraint(cache.Get(schema ? JsonSchemaTextToGbnf(text) : text), tokenizer,
+                                 thinking);
   } catch (const Error& e) {
     Fail(e.kind(), path + ": " + e.what());
   }
-  if (thinking) {
-    c.thought_open = tokenizer.FindToken(chat_marker::kChannelOpen);
-    c.thought_close = tokenizer.FindToken(chat_marker::kChannelClose);
-    if (c.thought_open < 0 || c.thought_close < 0) c.thought_open = c.thought_close = -1;
-  }
-  return c;
 }
 
 }  // namespace tandem::cli

@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/model_options.h"
 #include "engine/engine.h"
+#include "grammar/grammar_cache.h"
 #include "server/backend.h"
 #include "server/http_server.h"
 #include "server/server_app.h"
@@ -134,6 +135,7 @@ int Serve(ServeArgs a, const CLI::App& app) {
   server::RouteContext context;
   context.backend = &backend;
   context.tokenizer = m.tokenizer.get();
+  context.grammars = std::make_shared<GrammarCache>(*m.tokenizer);
   context.limits.n_ctx = m.kv.n_ctx;
   context.limits.default_n_predict = a.n_predict;
   context.limits.spec = m.spec;

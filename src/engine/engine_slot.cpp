@@ -300,8 +300,7 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
   }
   // Grammar-forced drafts (the last forced_drafts_) are counted apart from the drafters'.
   const int k_drafter = k - forced_drafts_;
-  stats.forced += forced_drafts_;
-  stats.forced_accepted += std::max(0, accepted - k_drafter);
+  stats.RecordForced(forced_drafts_, k_drafter, accepted);
   if (k_drafter > 0) {
     stats.RecordRound(k_drafter, std::min(accepted, k_drafter), drafts_.n_lookup);
     planner_.RecordRound(drafts_.n_lookup, k_drafter, std::min(accepted, k_drafter), history_);

@@ -48,7 +48,7 @@ bool SlotGrammar::MaskLogits(float* logits, int n_vocab) {
     for (int i = 0; i < n_vocab; ++i) {
       if (i != constraint_.thought_close) logits[i] = ninf;
     }
-    return constraint_.thought_close < n_vocab;
+    return constraint_.thought_close < n_vocab && logits[constraint_.thought_close] != ninf;
   }
   if (phase_ == Phase::kThinking || !matcher_) return true;
   if (phase_ == Phase::kDone) return false;
@@ -58,7 +58,7 @@ bool SlotGrammar::MaskLogits(float* logits, int n_vocab) {
   bool any = false;
   for (int i = 0; i < n_vocab; ++i) {
     if (i < n_mask && mask_.Test(i)) {
-      any = true;
+      any = any || logits[i] != ninf;
     } else {
       logits[i] = ninf;
     }
@@ -70,7 +70,9 @@ const float* SlotGrammar::Mask(const float* logits) {
   if ((phase_ == Phase::kThinking || !matcher_) && !ThoughtExhausted()) return logits;
   masked_.assign(logits, logits + n_vocab_);
   if (!MaskLogits(masked_.data(), n_vocab_)) {
-    Fail(ErrorKind::kInternal, "grammar: no token is allowed (the document is complete)");
+    Fail(ErrorKind::kInternal,
+         "grammar: no allowed token has a finite logit (the document is complete, or logit_bias "
+         "bans every token it allows)");
   }
   return masked_.data();
 }

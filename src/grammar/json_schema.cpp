@@ -10,6 +10,7 @@
 #include <set>
 #include <vector>
 
+#include "grammar/gbnf_parser.h"
 #include "grammar/integer_range.h"
 #include "grammar/regex_to_gbnf.h"
 
@@ -38,7 +39,25 @@ constexpr const char* kJsonValueRules =
 json-object ::= "{" WS ( json-string WS ":" WS json-value ( WS "," WS json-string WS ":" WS json-value )* WS )? "}"
 json-array ::= "[" WS ( json-value ( WS "," WS json-value )* WS )? "]"
 json-string ::= "\"" JCHAR* "\""
-json-number ::= "-"? ( "0" | [1-9] [0-9]{0,15} ) ( "." [0-9]{1,16} )? ( [eE] [-+]? [0-9]{1,3} )?
+)";
+constexpr const char* kJsonNumberRule =
+    R"(json-number ::= "-"? ( "0" | [1-9] [0-9]{0,15} ) ( "." [0-9]{1,16} )? ( [eE] [-+]? [0-9]{1,3} )?
+)";
+
+// The same in Gemma 4's tool-call syntax. A key is bare (the chat parser reads a key up to ':'
+// and stops at brackets, ',' and spaces). String text is anything without `<|` or `|>`, as a
+// three-state automaton: after another character, after '<', after '|'.
+constexpr const char* kGemmaValueRules =
+    R"(gemma-value ::= gemma-object | gemma-array | gemma-string | json-number | "true" | "false" | "null"
+gemma-object ::= "{" ( gemma-key ":" gemma-value ( "," gemma-key ":" gemma-value )* )? "}"
+gemma-array ::= "[" ( gemma-value ( "," gemma-value )* )? "]"
+gemma-string ::= "<|\"|>" gemma-text "<|\"|>"
+gemma-key ::= [a-zA-Z0-9_.$@-]+
+)";
+constexpr const char* kGemmaTextRules =
+    R"(gemma-text ::= "" | [^<|] gemma-text | "<" gemma-text-lt | "|" gemma-text-bar
+gemma-text-lt ::= "" | [^<|] gemma-text | "<" gemma-text-lt
+gemma-text-bar ::= "" | [^<|>] gemma-text | "<" gemma-text-lt | "|" gemma-text-bar
 )";
 
 std::string Expand(std::string text) {
@@ -120,15 +139,42 @@ std::string Escape(const std::string& key) {
   return out;
 }
 
+// A JSON value as the Gemma 4 tool-call syntax writes it (see the header).
+std::string GemmaText(const json& v) {
+  if (v.is_string()) return "<|\"|>" + v.get<std::string>() + "<|\"|>";
+  std::string out;
+  if (v.is_object()) {
+    for (const auto& [key, value] : v.items())
+      out += (out.empty() ? "" : ",") + key + ":" + GemmaText(value);
+    return "{" + out + "}";
+  }
+  if (v.is_array()) {
+    for (const json& e : v) out += (out.empty() ? "" : ",") + GemmaText(e);
+    return "[" + out + "]";
+  }
+  return v.dump();
+}
+
 class SchemaCompiler {
  public:
-  explicit SchemaCompiler(const json& root) : root_(root) {}
+  SchemaCompiler(const json& root, JsonSyntax syntax, std::string prefix)
+      : root_(root),
+        gemma_(syntax == JsonSyntax::kGemmaToolCall),
+        ws_(gemma_ ? "\"\"" : kWs),
+        prefix_(std::move(prefix)) {}
 
-  std::string Compile() {
-    const std::string root_rule = Ref("#", "");
-    std::string out = "root ::= " + root_rule + "\n";
-    for (const auto& [name, body] : rules_) out += name + " ::= " + body + "\n";
-    if (uses_generic_) out += Expand(kJsonValueRules);
+  SchemaRules Compile() {
+    SchemaRules out;
+    out.value = Ref("#", "");
+    for (const auto& [name, body] : rules_) {
+      out.rules += name + " ::= " + body + "\n";
+      if (out.rules.size() > kMaxGrammarTextBytes) {
+        Throw("", "",
+              "the schema compiles to a grammar over " + std::to_string(kMaxGrammarTextBytes) +
+                  " bytes");
+      }
+    }
+    out.uses_generic = uses_generic_;
     return out;
   }
 
@@ -138,9 +184,26 @@ class SchemaCompiler {
     throw JsonSchemaError(keyword, path, why);
   }
 
+  // An expression that is written more than once (array items, optional members): a rule of its
+  // own when it is long, so that nesting grows the grammar linearly, not exponentially. (Short
+  // ones stay inline: each copy keeps a single return position, see compiled_grammar.h.)
+  std::string Hoist(std::string body) {
+    if (body.size() <= 256) return body;
+    std::string name = prefix_ + "part-" + std::to_string(rules_.size());
+    rules_[name] = std::move(body);
+    return name;
+  }
+
   std::string Any() {
     uses_generic_ = true;
-    return "json-value";
+    return gemma_ ? "gemma-value" : "json-value";
+  }
+  std::string Key() {
+    uses_generic_ = true;
+    return gemma_ ? "gemma-key" : "json-string";
+  }
+  std::string ValueLiteral(const json& value) const {
+    return Literal(gemma_ ? GemmaText(value) : value.dump());
   }
 
   // The rule for the schema at `ref` (compiled once; recursion through refs is allowed).
@@ -168,7 +231,7 @@ class SchemaCompiler {
       target = &(*target)[rest];
       target_path += "/" + Escape(rest);
     }
-    std::string name = "ref";
+    std::string name = prefix_ + "ref";
     for (const char c : ref) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
     name += "-" + std::to_string(ref_rules_.size());
     ref_rules_[ref] = name;
@@ -200,13 +263,13 @@ class SchemaCompiler {
       if (!s["$ref"].is_string()) Throw("$ref", path + "/$ref", "must be a string");
       return Ref(s["$ref"].get<std::string>(), path + "/$ref");
     }
-    if (s.contains("const")) return JsonLiteral(s["const"]);
+    if (s.contains("const")) return ValueLiteral(s["const"]);
     if (s.contains("enum")) {
       const json& values = s["enum"];
       if (!values.is_array() || values.empty())
         Throw("enum", path + "/enum", "must be a non-empty array");
       std::string out = "(";
-      for (size_t i = 0; i < values.size(); ++i) out += (i ? " | " : "") + JsonLiteral(values[i]);
+      for (size_t i = 0; i < values.size(); ++i) out += (i ? " | " : "") + ValueLiteral(values[i]);
       return out + ")";
     }
     for (const char* key : {"anyOf", "oneOf"}) {
@@ -279,7 +342,13 @@ class SchemaCompiler {
     const json& props = s.contains("properties") ? s["properties"] : empty;
     if (!props.is_object()) Throw("properties", path + "/properties", "must be an object");
     for (const auto& [key, sub] : props.items()) {
-      const std::string member = JsonLiteral(key) + " " + kWs + " \":\" " + kWs + " " +
+      if (gemma_ && (key.empty() || key.find_first_of(":{}[], \t\n\r<|\"") != std::string::npos)) {
+        Throw("properties", path + "/properties/" + Escape(key),
+              "a tool-call argument name must be a bare word (no spaces, quotes, brackets, "
+              "',', ':', '<' or '|')");
+      }
+      const std::string member = (gemma_ ? Literal(key) : JsonLiteral(key)) + " " + ws_ +
+                                 " \":\" " + ws_ + " " +
                                  Visit(sub, path + "/properties/" + Escape(key), depth + 1);
       const bool req =
           std::find(required_names.begin(), required_names.end(), key) != required_names.end();
@@ -294,15 +363,13 @@ class SchemaCompiler {
     if (s.contains("additionalProperties")) {
       const json& ap = s["additionalProperties"];
       if (!(ap.is_boolean() && !ap.get<bool>())) {
-        uses_generic_ = true;
-        extra = std::string("json-string ") + kWs + " \":\" " + kWs + " " +
+        extra = Key() + " " + ws_ + " \":\" " + ws_ + " " +
                 (ap.is_boolean() ? Any() : Visit(ap, path + "/additionalProperties", depth + 1));
       }
     } else if (!has_props) {
-      uses_generic_ = true;
-      extra = std::string("json-string ") + kWs + " \":\" " + kWs + " " + Any();
+      extra = Key() + " " + ws_ + " \":\" " + ws_ + " " + Any();
     }
-    const std::string sep = std::string(kWs) + " \",\" " + kWs + " ";
+    const std::string sep = ws_ + " \",\" " + ws_ + " ";
     std::string body;
     if (!required.empty()) {
       for (size_t i = 0; i < required.size(); ++i) body += (i ? " " + sep : "") + required[i];
@@ -310,8 +377,9 @@ class SchemaCompiler {
       if (!extra.empty()) body += " (" + sep + extra + ")*";
     } else {
       // The first member present is unprefixed: chain(i) ::= m_i rest(i) | chain(i+1).
-      std::vector<std::string> members = optional;
-      if (!extra.empty()) members.push_back(extra);
+      std::vector<std::string> members;
+      for (const std::string& o : optional) members.push_back(Hoist(o));
+      if (!extra.empty()) members.push_back(Hoist(extra));
       std::string chain;
       for (size_t i = members.size(); i-- > 0;) {
         std::string rest;
@@ -326,13 +394,12 @@ class SchemaCompiler {
       }
       body = chain.empty() ? "" : chain + "?";
     }
-    return "(\"{\" " + std::string(kWs) + " " +
-           (body.empty() ? "" : "(" + body + ") " + kWs + " ") + "\"}\")";
+    return "(\"{\" " + ws_ + " " + (body.empty() ? "" : "(" + body + ") " + ws_ + " ") + "\"}\")";
   }
 
   std::string Array(const json& s, const std::string& path, int depth) {
     const std::string item =
-        s.contains("items") ? Visit(s["items"], path + "/items", depth + 1) : Any();
+        Hoist(s.contains("items") ? Visit(s["items"], path + "/items", depth + 1) : Any());
     int64_t min = 0, max = -1;
     if (s.contains("minItems")) {
       if (!s["minItems"].is_number_unsigned())
@@ -347,16 +414,16 @@ class SchemaCompiler {
     if (min > 1000 || max > 1000)
       Throw(min > 1000 ? "minItems" : "maxItems", path, "above 1000 is not supported");
     if (max >= 0 && max < min) Throw("maxItems", path + "/maxItems", "is below minItems");
-    const std::string sep = std::string(kWs) + " \",\" " + kWs + " ";
+    const std::string sep = ws_ + " \",\" " + ws_ + " ";
     std::string body;
     if (max != 0) {
       const int64_t rest_min = std::max<int64_t>(0, min - 1);
       std::string reps =
           "{" + std::to_string(rest_min) + "," + (max < 0 ? "" : std::to_string(max - 1)) + "}";
-      body = "(" + item + " (" + sep + item + ")" + reps + " " + kWs + ")";
+      body = "(" + item + " (" + sep + item + ")" + reps + " " + ws_ + ")";
       if (min == 0) body += "?";
     }
-    return "(\"[\" " + std::string(kWs) + " " + body + " \"]\")";
+    return "(\"[\" " + ws_ + " " + body + " \"]\")";
   }
 
   std::string String(const json& s, const std::string& path) {
@@ -371,6 +438,10 @@ class SchemaCompiler {
       }
     } else if (s.contains("pattern")) {
       if (!s["pattern"].is_string()) Throw("pattern", path + "/pattern", "must be a string");
+      if (gemma_) {
+        Throw("pattern", path + "/pattern",
+              "not supported in tool-call arguments (a pattern's characters are JSON-escaped)");
+      }
       if (s.contains("minLength") || s.contains("maxLength")) {
         Throw("pattern", path + "/pattern", "pattern together with lengths is not supported");
       }
@@ -394,10 +465,15 @@ class SchemaCompiler {
       if (min > 1000 || max > 1000)
         Throw(min > 1000 ? "minLength" : "maxLength", path, "above 1000 is not supported");
       if (max >= 0 && max < min) Throw("maxLength", path + "/maxLength", "is below minLength");
-      content = std::string(kJsonCharGbnf) + "{" + std::to_string(min) + "," +
-                (max < 0 ? "" : std::to_string(max)) + "}";
+      const bool free = min == 0 && max < 0;
+      if (gemma_ && free) uses_generic_ = true;
+      content = gemma_ && free
+                    ? std::string("gemma-text")
+                    : std::string(gemma_ ? "[^<|]" : kJsonCharGbnf) + "{" + std::to_string(min) +
+                          "," + (max < 0 ? "" : std::to_string(max)) + "}";
     }
-    return "(\"\\\"\" " + content + " \"\\\"\")";
+    const std::string quote = gemma_ ? "\"<|\\\"|>\"" : "\"\\\"\"";
+    return "(" + quote + " " + content + " " + quote + ")";
   }
 
   static std::string Format(const std::string& f, const std::string& path) {
@@ -463,6 +539,9 @@ class SchemaCompiler {
   }
 
   const json& root_;
+  const bool gemma_;
+  const std::string ws_;
+  const std::string prefix_;
   std::map<std::string, std::string> rules_;
   std::map<std::string, std::string> ref_rules_;
   bool uses_generic_ = false;
@@ -470,8 +549,20 @@ class SchemaCompiler {
 
 }  // namespace
 
-std::string JsonSchemaToGbnf(const json& schema) {
-  return SchemaCompiler(schema).Compile();
+SchemaRules JsonSchemaRules(const json& schema, JsonSyntax syntax, const std::string& prefix) {
+  return SchemaCompiler(schema, syntax, prefix).Compile();
+}
+
+std::string GenericValueRules(JsonSyntax syntax) {
+  if (syntax == JsonSyntax::kGemmaToolCall) {
+    return std::string(kGemmaValueRules) + kGemmaTextRules + kJsonNumberRule;
+  }
+  return Expand(std::string(kJsonValueRules) + kJsonNumberRule);
+}
+
+std::string JsonSchemaToGbnf(const json& schema, JsonSyntax syntax) {
+  const SchemaRules r = JsonSchemaRules(schema, syntax, "");
+  return "root ::= " + r.value + "\n" + r.rules + (r.uses_generic ? GenericValueRules(syntax) : "");
 }
 
 std::string JsonSchemaTextToGbnf(std::string_view schema_text) {
@@ -490,7 +581,7 @@ std::string JsonSchemaTextToGbnf(std::string_view schema_text) {
 }
 
 std::string JsonObjectGbnf() {
-  return "root ::= json-object\n" + Expand(kJsonValueRules);
+  return "root ::= json-object\n" + GenericValueRules(JsonSyntax::kJson);
 }
 
 }  // namespace tandem

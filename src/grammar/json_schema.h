@@ -13,6 +13,12 @@
 // left out). When `properties` is given and additionalProperties is absent, no other properties
 // are allowed. Whitespace between tokens: nothing, one space, or a newline and up to 24 spaces or
 // tabs. Anything else throws JsonSchemaError naming the keyword and its JSON pointer.
+//
+// JsonSyntax::kGemmaToolCall writes the same values in Gemma 4's tool-call argument syntax
+// (docs/gemma4.md): no whitespace, bare object keys (`{key:value,...}`), strings as raw text
+// between
+// `<|"|>` tokens (no escapes). Its strings may not contain `<|` or `|>` (the chat markup), and
+// length-bounded ones neither `<` nor `|`; `pattern` is refused (its character set is JSON's).
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -36,11 +42,26 @@ class JsonSchemaError : public Error {
 inline constexpr size_t kMaxSchemaBytes = 1 << 20;
 inline constexpr int kMaxSchemaDepth = 32;
 
+enum class JsonSyntax { kJson, kGemmaToolCall };
+
 // The GBNF grammar (root rule `root`) of the documents `schema` accepts.
 // `schema` is ordered: its properties' order is the order the grammar requires.
-std::string JsonSchemaToGbnf(const nlohmann::ordered_json& schema);
+std::string JsonSchemaToGbnf(const nlohmann::ordered_json& schema,
+                             JsonSyntax syntax = JsonSyntax::kJson);
+// The rules (not `root`) of the values `schema` accepts, their names prefixed by `prefix`, and the
+// name of the rule for the whole value: for grammars that embed several schemas (tool calls).
+// The generic value rules (any JSON value, `json-*` or `gemma-*`) are left out and named by
+// `uses_generic`: add GenericValueRules(syntax) once to the grammar.
+struct SchemaRules {
+  std::string rules;  // GBNF lines
+  std::string value;  // the rule name of a value valid against the schema
+  bool uses_generic = false;
+};
+SchemaRules JsonSchemaRules(const nlohmann::ordered_json& schema, JsonSyntax syntax,
+                            const std::string& prefix);
 // Same from JSON text; throws JsonSchemaError (keyword "") if it is not JSON or too large.
 std::string JsonSchemaTextToGbnf(std::string_view schema_text);
+std::string GenericValueRules(JsonSyntax syntax);
 // `response_format: json_object`: any JSON object.
 std::string JsonObjectGbnf();
 

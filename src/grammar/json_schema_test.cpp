@@ -69,5 +69,20 @@ TEST(JsonSchema, ErrorsNameKeywordAndPath) {
   EXPECT_THROW(JsonSchemaTextToGbnf("{"), JsonSchemaError);
 }
 
+// Array items and optional members are written twice or more; nested deep they must not grow
+// the grammar exponentially (15 levels: 2^15 copies of the innermost schema).
+TEST(JsonSchema, NestingGrowsTheGrammarLinearly) {
+  std::string schema = R"({"type": "integer"})";
+  std::string doc = "1";
+  for (int i = 0; i < 15; ++i) {
+    schema = R"({"type": "object", "properties": {"a": {"type": "array", "items": )" + schema +
+             R"(, "maxItems": 2}, "b": {"type": "integer"}}})";
+    doc = R"({"a": [)" + doc + "]}";
+  }
+  const std::string gbnf = JsonSchemaTextToGbnf(schema);
+  EXPECT_LT(gbnf.size(), 200000u);
+  EXPECT_TRUE(SchemaAccepts(schema, doc));
+}
+
 }  // namespace
 }  // namespace tandem

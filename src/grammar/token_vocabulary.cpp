@@ -94,7 +94,8 @@ bool TokenVocabulary::IsStop(int32_t id) const {
   return std::binary_search(stop_ids_.begin(), stop_ids_.end(), id);
 }
 
-std::shared_ptr<const TokenVocabulary> TokenVocabulary::FromTokenizer(const Tokenizer& tokenizer) {
+std::shared_ptr<const TokenVocabulary> TokenVocabulary::FromTokenizer(
+    const Tokenizer& tokenizer, std::span<const std::string_view> markup) {
   const Vocab& vocab = tokenizer.vocab();
   std::vector<std::string> pieces(vocab.size());
   std::vector<uint8_t> matchable(vocab.size(), 0);
@@ -108,7 +109,8 @@ std::shared_ptr<const TokenVocabulary> TokenVocabulary::FromTokenizer(const Toke
         matchable[id] = 1;
         break;
       case TokenType::kUserDefined:
-        matchable[id] = !IsPlaceholder(text);
+        matchable[id] =
+            !IsPlaceholder(text) || std::find(markup.begin(), markup.end(), text) != markup.end();
         break;
       default:
         break;

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,8 +65,10 @@ class TokenVocabulary {
                   std::vector<int32_t> stop_ids);
   // Normal and byte tokens, and user-defined tokens other than markup and placeholders (`<|...|>`,
   // `<unusedN>`, `<mask>`, `[multimodal]`), are matchable; control, unknown and unused tokens are
-  // not. Stop ids: the tokenizer's EOG set.
-  static std::shared_ptr<const TokenVocabulary> FromTokenizer(const Tokenizer& tokenizer);
+  // not. `markup`: texts of markup tokens made matchable too, by their text (a tool-call grammar
+  // writes `<|tool_call>` and `<|"|>`). Stop ids: the tokenizer's EOG set.
+  static std::shared_ptr<const TokenVocabulary> FromTokenizer(
+      const Tokenizer& tokenizer, std::span<const std::string_view> markup = {});
 
   int32_t size() const { return static_cast<int32_t>(pieces_.size()); }
   const std::string& piece(int32_t id) const { return pieces_[id]; }

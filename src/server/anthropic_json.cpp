@@ -111,6 +111,7 @@ void ApplyToolChoice(const Json& body, GenerationRequest& request) {
   if (OptionalBool(*choice, "disable_parallel_tool_use", "tool_choice").value_or(false)) {
     request.max_tool_calls = 1;
   }
+  request.tool_call_required = type == "any" || type == "tool";
   if (type == "auto" || type == "any") return;
   if (type == "none") {
     request.tools.clear();

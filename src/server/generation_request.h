@@ -21,6 +21,9 @@ struct GenerationRequest {
   bool chat = true;
   std::vector<ChatMessage> messages;
   std::vector<ToolSpec> tools;  // after tool_choice: none clears it, a named tool keeps only it
+  // tool_choice "required" / a function (OpenAI), "any" / a tool (Anthropic): the answer is
+  // constrained to calls of `tools` (server/constraint_fields.h).
+  bool tool_call_required = false;
   bool thinking = false;
   int thinking_budget = -1;  // >= 0 (with thinking): tokens inside the thought channel at most
   std::string prompt;
@@ -32,6 +35,10 @@ struct GenerationRequest {
   bool ignore_eos = false;     // generate past end-of-generation tokens (until max_tokens)
   int max_tool_calls = 0;      // 0: any; 1: parallel_tool_calls false / disable_parallel_tool_use
   std::vector<std::string> stop;
+  // Constrained output (response_format, grammar, json_schema): GBNF text and the field that
+  // asked for it (empty: unconstrained).
+  std::string grammar;
+  std::string grammar_field;
   SamplingParams sampling;  // starts as the server's defaults; request fields override
   // Token logprobs (sampling/logprobs.h), -1: not asked. OpenAI chat `logprobs: true` with
   // `top_logprobs`, or completions `logprobs: N`, gives `top_logprobs`; llama-server's `n_probs`.

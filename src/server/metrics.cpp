@@ -142,8 +142,13 @@ std::string PrometheusText(const std::map<int, int64_t>& responses, const Engine
     w.Sample("spec_acceptance_by_position", by_position[i], Label("position", std::to_string(i)));
   }
   // By draft source: prompt lookup ("ngram") and the model drafter ("model": MTP or a draft model).
-  const std::pair<const char*, const SourceStats*> sources[] = {{"ngram", &s.ngram},
-                                                                {"model", &s.model}};
+  w.One("spec_forced_tokens_total", "counter",
+        "Draft tokens forced by a grammar (drafted without a drafter step).", double(s.forced));
+  w.One("spec_forced_accepted_tokens_total", "counter", "Grammar-forced draft tokens accepted.",
+        double(s.forced_accepted));
+  // ... and by source: prompt lookup, the model drafter, the grammar (forced drafts).
+  const std::pair<const char*, const SourceStats*> sources[] = {
+      {"ngram", &s.ngram}, {"model", &s.model}, {"grammar", &s.grammar}};
   w.Family("spec_source_drafted_tokens_total", "counter", "Draft tokens proposed, by source.");
   for (const auto& [name, src] : sources) {
     w.Sample("spec_source_drafted_tokens_total", double(src->drafted), Label("source", name));

@@ -31,7 +31,8 @@ class ResponseCounters {
 // spec_accepted_tokens_total, spec_acceptance_rate, spec_drafted_at_position_total{position},
 // spec_accepted_at_position_total{position}, spec_acceptance_by_position{position},
 // spec_source_drafted_tokens_total{source}, spec_source_accepted_tokens_total{source},
-// spec_source_acceptance_by_position{source,position} (source: ngram, model).
+// spec_forced_tokens_total, spec_forced_accepted_tokens_total,
+// spec_source_acceptance_by_position{source,position} (source: ngram, model, grammar).
 std::string PrometheusText(const std::map<int, int64_t>& responses, const EngineMetrics& engine);
 
 }  // namespace tandem::server

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "sampling/logprobs.h"
+#include "server/constraint_fields.h"
 #include "server/json_limits.h"
 #include "server/request_fields.h"
 
@@ -138,6 +139,7 @@ void ApplyToolChoice(const Json& body, GenerationRequest& request) {
   if (choice->is_string()) {
     const std::string mode = choice->get<std::string>();
     if (mode == "none") request.tools.clear();
+    request.tool_call_required = mode == "required";
     if (mode == "none" || mode == "auto" || mode == "required") return;
     Fail(ErrorKind::kInvalidArgument,
          "tool_choice: expected \"none\", \"auto\", \"required\" or a function, got \"" + mode +
@@ -147,6 +149,7 @@ void ApplyToolChoice(const Json& body, GenerationRequest& request) {
   const Json& function = RequiredField(*choice, "function", "tool_choice");
   ExpectType(function, "object", "tool_choice.function");
   name = RequiredString(function, "name", "tool_choice.function");
+  request.tool_call_required = true;
   std::vector<ToolSpec> kept;
   for (ToolSpec& t : request.tools) {
     if (t.name == name) kept.push_back(std::move(t));
@@ -225,14 +228,7 @@ void ParseChatCompletionBody(const Json& body, GenerationRequest& request) {
   }
   ApplyToolChoice(body, request);
   if (!OptionalBool(body, "parallel_tool_calls").value_or(true)) request.max_tool_calls = 1;
-  if (const Json* format = FindField(body, "response_format")) {
-    ExpectType(*format, "object", "response_format");
-    const std::string type = OptionalString(*format, "type", "response_format").value_or("text");
-    if (type != "text") {
-      Fail(ErrorKind::kInvalidArgument,
-           "response_format: type '" + type + "' is not supported (only \"text\")");
-    }
-  }
+  ParseResponseFormat(body, request);
   ParseThinking(body, request);
   const bool logprobs = OptionalBool(body, "logprobs").value_or(false);
   if (auto n = OptionalInteger(body, "top_logprobs", 0, kMaxTopLogprobs)) {
@@ -291,6 +287,7 @@ void ParseCompletionBody(const Json& body, GenerationRequest& request) {
       best_of && *best_of > 1) {
     Fail(ErrorKind::kInvalidArgument, "best_of: only 1 is supported");
   }
+  ParseResponseFormat(body, request);
   ParseCommonFields(body, request);
 }
 

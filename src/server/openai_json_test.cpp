@@ -76,6 +76,37 @@ TEST(OpenAiJson, ParsesToolsAndToolChoice) {
             std::string::npos);
 }
 
+TEST(OpenAiJson, ConstraintFields) {
+  const std::string msgs = R"("messages": [{"role": "user", "content": "hi"}])";
+  GenerationRequest r = ParseChat("{" + msgs + R"(, "response_format": {"type": "json_object"}})");
+  EXPECT_EQ(r.grammar_field, "response_format");
+  EXPECT_NE(r.grammar.find("json-object"), std::string::npos);
+  r = ParseChat("{" + msgs + R"(, "response_format": {"type": "json_schema", "json_schema":
+      {"name": "x", "strict": true, "schema": {"type": "object", "properties":
+      {"k": {"const": 1}}, "required": ["k"]}}}})");
+  EXPECT_NE(r.grammar.find("\"\\\"k\\\"\""), std::string::npos) << r.grammar;
+  r = ParseChat("{" + msgs + R"(, "response_format": {"type": "text"}, "grammar": ""})");
+  EXPECT_TRUE(r.grammar_field.empty());
+  r = ParseChat("{" + msgs + R"(, "grammar": "root ::= \"a\""})");
+  EXPECT_EQ(r.grammar, "root ::= \"a\"");
+  EXPECT_EQ(r.grammar_field, "grammar");
+  EXPECT_NE(
+      ChatError("{" + msgs + R"(, "json_schema": {"type": "object"}, "grammar": "root ::= \"a\""})")
+          .find("json_schema and grammar both constrain"),
+      std::string::npos);
+  EXPECT_NE(ChatError("{" + msgs + R"(, "json_schema": {"type": "object", "uniqueItems": true}})")
+                .find("json_schema: 'uniqueItems' at /uniqueItems: unsupported keyword"),
+            std::string::npos);
+  const std::string tools = R"("tools": [{"type": "function", "function": {"name": "a"}}])";
+  r = ParseChat("{" + msgs + "," + tools + R"(, "tool_choice": "required"})");
+  EXPECT_TRUE(r.tool_call_required);
+  r = ParseChat("{" + msgs + "," + tools + R"(, "tool_choice": "auto"})");
+  EXPECT_FALSE(r.tool_call_required);
+  r = ParseChat("{" + msgs + "," + tools +
+                R"(, "tool_choice": {"type": "function", "function": {"name": "a"}}})");
+  EXPECT_TRUE(r.tool_call_required);
+}
+
 TEST(OpenAiJson, SeedsAreSixtyFourBitsAndNegativeMeansRandom) {
   const auto seed = [](const std::string& v) {
     return ParseChat(R"({"messages": [{"role": "user", "content": "hi"}], "seed": )" + v + "}")

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "sampling/logprobs.h"
 #include "sampling/sampling_params.h"
+#include "server/constraint_fields.h"
 
 namespace tandem::server {
 namespace {
@@ -123,6 +124,7 @@ void ParseLlamaServerFields(const Json& body, GenerationRequest& request) {
     if (*n > 0) request.thinking = true;
     request.thinking_budget = *n > 0 ? static_cast<int>(*n) : -1;
   }
+  ParseGrammarFields(body, request);
   (void)OptionalBool(body, "cache_prompt");
   // Each with the value that leaves sampling as it is (null: any value is refused).
   struct NoOp {
@@ -154,9 +156,6 @@ void ParseLlamaServerFields(const Json& body, GenerationRequest& request) {
       {"t_max_predict_ms", 0},
       {"lora", std::nullopt},
       {"post_sampling_probs", std::nullopt},
-      // Constraints: tandem run has them (--grammar-file, --json-schema); the server not yet.
-      {"grammar", std::nullopt},
-      {"json_schema", std::nullopt},
   };
   for (const NoOp& f : kUnimplemented) {
     const Json* v = FindField(body, f.name);

@@ -26,10 +26,10 @@ void ParseSamplingFields(const Json& body, GenerationRequest& request);
 void ParseStopField(const Json& body, std::string_view name, GenerationRequest& request);
 
 // llama-server's fields: n_predict (as max_tokens), ignore_eos, cache_prompt (accepted: prefix
-// reuse is always on and never changes a result). Fields that would change the output and that
-// tandem does not implement (mirostat, typical_p, DRY, XTC, n_keep, id_slot, n_probs,
-// top_logprobs, grammar, json_schema, ...) are rejected with a 400 naming them unless they hold
-// their no-op value.
+// reuse is always on and never changes a result), grammar and json_schema (constraint_fields.h).
+// Fields that would change the output and that tandem does not implement (mirostat, typical_p,
+// DRY, XTC, n_keep, id_slot, n_probs, top_logprobs, ...) are rejected with a 400 naming them
+// unless they hold their no-op value.
 void ParseLlamaServerFields(const Json& body, GenerationRequest& request);
 
 // Reads "speculative": {"enabled": bool, "draft_max": int in [0, 64], "ngram": bool}.

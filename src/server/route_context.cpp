@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "server/api_error.h"
+#include "server/constraint_fields.h"
 
 namespace tandem::server {
 
@@ -35,6 +36,14 @@ StartedGeneration StartGeneration(const RouteContext& context, const HttpRequest
   started.request_id = http.Header("x-request-id");
   std::vector<int32_t> prompt = BuildPrompt(request, *context.tokenizer, context.limits);
   started.params = BuildGenerateParams(request, *context.tokenizer, context.limits);
+  if (!request.grammar_field.empty() || request.tool_call_required) {
+    if (!context.grammars) {
+      Fail(ErrorKind::kInvalidArgument,
+           (request.tool_call_required ? std::string("tool_choice") : request.grammar_field) +
+               ": this server compiles no grammars");
+    }
+    started.params.grammar = CompileConstraint(request, *context.grammars, *context.tokenizer);
+  }
   started.warnings = request.warnings;
   StreamOptions options;
   options.chat = request.chat;

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "grammar/grammar_cache.h"
 #include "sampling/sampling_params.h"
 #include "server/backend.h"
 #include "server/generation_request.h"
@@ -21,6 +22,7 @@ namespace tandem::server {
 struct RouteContext {
   Backend* backend = nullptr;
   const Tokenizer* tokenizer = nullptr;
+  std::shared_ptr<GrammarCache> grammars;  // compiles constraints; null: constraints are a 400
   ModelLimits limits;
   SamplingParams default_sampling;
   std::string model_id;                  // what /v1/models lists (the target's file name)

@@ -11,8 +11,8 @@ namespace tandem {
 class DraftConstraint {
  public:
   virtual ~DraftConstraint() = default;
-  // Sets logits[i] to -inf for every token not allowed next. False when nothing is allowed
-  // (drafting stops).
+  // Sets logits[i] to -inf for every token not allowed next. False when nothing allowed is left
+  // with a finite logit (drafting stops: a drafter's head may score only some tokens).
   virtual bool MaskLogits(float* logits, int n_vocab) = 0;
   // Advances over a drafted token (one MaskLogits allowed).
   virtual void Advance(int32_t token) = 0;

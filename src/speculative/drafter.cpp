@@ -40,12 +40,9 @@ bool ChooseDraftToken(const float* logits, int n_vocab, const DraftRequest& requ
   std::vector<float> masked;
   if (request.constraint != nullptr) {
     masked.assign(logits, logits + n_vocab);
+    // False also when a drafter that scores only some tokens (the centroid head) has none the
+    // constraint allows: the draft ends there (the tokens it forces are appended for free).
     if (!request.constraint->MaskLogits(masked.data(), n_vocab)) return false;
-    // A drafter that scores only some tokens (the centroid head) may have none the constraint
-    // allows: the draft ends there (the tokens the constraint forces are appended for free).
-    if (std::none_of(masked.begin(), masked.end(), [](float x) { return x > -INFINITY; })) {
-      return false;
-    }
     logits = masked.data();
   }
   if (request.p_min > 0 && TopKProbabilityOfBest(logits, n_vocab) < request.p_min) return false;

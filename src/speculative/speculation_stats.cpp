@@ -98,6 +98,13 @@ void SpeculationStats::RecordRound(int n_drafted, int n_accepted, int n_lookup) 
   }
 }
 
+void SpeculationStats::RecordForced(int n_forced, int n_drafter, int n_accepted) {
+  if (n_forced <= 0) return;
+  forced += n_forced;
+  forced_accepted += std::max(0, n_accepted - n_drafter);
+  if (n_accepted >= n_drafter) grammar.Record(n_forced, n_accepted - n_drafter);
+}
+
 double SpeculationStats::TokensPerTargetForward() const {
   const int64_t forwards = rounds + plain_steps;
   return forwards ? double(generated) / double(forwards) : 0.0;
@@ -129,6 +136,7 @@ void SpeculationStats::Add(const SpeculationStats& o) {
   AddCounts(drafted_at, o.drafted_at);
   AddCounts(accepted_at, o.accepted_at);
   ngram.Add(o.ngram);
+  grammar.Add(o.grammar);
   model.Add(o.model);
   draft_ms += o.draft_ms;
   verify_ms += o.verify_ms;
@@ -157,7 +165,8 @@ nlohmann::json SpeculationStats::ToJson() const {
       {"speedup_estimate_is_upper_bound", SpeedupIsUpperBound()},
       {"other_ms", other_ms},
       {"repetition_share", accepted ? double(repetition_accepted) / double(accepted) : 0.0},
-      {"by_source", {{"ngram", ngram.ToJson()}, {"model", model.ToJson()}}},
+      {"by_source",
+       {{"ngram", ngram.ToJson()}, {"model", model.ToJson()}, {"grammar", grammar.ToJson()}}},
   };
 }
 

@@ -43,9 +43,14 @@ struct SpeculationStats {
   double other_ms = 0;               // sampling, bookkeeping
   SourceStats ngram;                 // drafts proposed by prompt lookup (the first of a round)
   SourceStats model;                 // drafts of the model drafter (after any lookup drafts)
+  SourceStats grammar;  // grammar-forced drafts (after the drafters'), counted when verification
+                        // reached them, like `model`; `forced` counts them all
 
   // A round that drafted n_drafted tokens, the first n_lookup of them by prompt lookup.
   void RecordRound(int n_drafted, int n_accepted, int n_lookup = 0);
+  // A round's `n_forced` grammar-forced drafts after `n_drafter` drafter ones, `n_accepted` of
+  // all its drafts accepted (forced, forced_accepted and `grammar`; not drafted/accepted).
+  void RecordForced(int n_forced, int n_drafter, int n_accepted);
   double AcceptanceRate() const { return drafted ? double(accepted) / double(drafted) : 0.0; }
   double MeanAcceptedLength() const { return rounds ? double(accepted) / double(rounds) : 0.0; }
   // Emitted tokens per target forward (1.0 for plain decoding).

@@ -121,3 +121,29 @@ TEST(SpeculationStats, AcceptanceBySource) {
 
 }  // namespace
 }  // namespace tandem
+
+namespace tandem {
+namespace {
+
+// Forced drafts come after the drafters' part: counted in `forced` always, in `grammar` only
+// when verification reached them, and never in drafted/accepted.
+TEST(SpeculationStats, ForcedDraftsAreTheirOwnSource) {
+  SpeculationStats s;
+  s.RecordForced(3, 2, 4);  // both drafter drafts and 2 of 3 forced accepted
+  s.RecordForced(2, 2, 1);  // a drafter draft rejected: the forced part was never tested
+  s.RecordForced(0, 1, 1);  // nothing forced
+  EXPECT_EQ(s.forced, 5);
+  EXPECT_EQ(s.forced_accepted, 2);
+  EXPECT_EQ(s.grammar.drafted, 3);
+  EXPECT_EQ(s.grammar.accepted, 2);
+  EXPECT_EQ(s.grammar.AcceptanceByPosition(), (std::vector<double>{1.0, 1.0, 0.0}));
+  EXPECT_EQ(s.drafted, 0);
+  const nlohmann::json j = s.ToJson();
+  EXPECT_EQ(j["by_source"]["grammar"]["drafted"], 3);
+  SpeculationStats sum;
+  sum.Add(s);
+  EXPECT_EQ(sum.grammar.accepted, 2);
+}
+
+}  // namespace
+}  // namespace tandem

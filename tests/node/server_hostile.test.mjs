@@ -92,8 +92,8 @@ describe('hostile input', { skip: skipReason() ?? false, timeout: 170000 }, () =
   test('fields tandem does not implement are refused by name; the ones it does work', async () => {
     for (const [field, value] of [['mirostat', 2], ['typical_p', 0.5], ['dry_multiplier', 0.8],
       ['xtc_probability', 0.5], ['n_keep', 10], ['id_slot', 1],
-      ['top_logprobs', 2], ['seed', 1.5], ['grammar', 'root ::= "a"'],
-      ['json_schema', { type: 'object' }]]) {
+      ['top_logprobs', 2], ['seed', 1.5], ['grammar', 42], ['grammar', 'root ::= a'],
+      ['json_schema', 'x'], ['json_schema', { type: 'tuple' }]]) {
       const r = await request(server.base, '/v1/chat/completions', { body: chat({ [field]: value }) });
       assert.equal(r.status, 400, `${field}: ${r.text}`);
       assert.match(r.json.error.message, new RegExp(`^${field}`), field);
@@ -102,6 +102,11 @@ describe('hostile input', { skip: skipReason() ?? false, timeout: 170000 }, () =
     const neutral = await request(server.base, '/v1/chat/completions',
       { body: chat({ mirostat: 0, typical_p: 1, id_slot: -1, cache_prompt: false, grammar: '' }) });
     assert.equal(neutral.status, 200, neutral.text);
+    // grammar is implemented (tests/node/server_structured.test.mjs covers it).
+    const constrained = await request(server.base, '/v1/chat/completions',
+      { body: chat({ grammar: 'root ::= "yes" | "no"', max_tokens: 8 }) });
+    assert.equal(constrained.status, 200, constrained.text);
+    assert.match(constrained.json.choices[0].message.content, /^(yes|no)$/);
     // n_predict (llama-server's max_tokens) and ignore_eos: exactly n tokens.
     for (const path of ['/v1/chat/completions', '/v1/completions']) {
       const body = path === '/v1/completions'

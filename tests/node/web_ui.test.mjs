@@ -254,6 +254,12 @@ describe('the chat page in Chromium', { skip: reason ?? false }, () => {
     assert.equal(await page.$eval('#composer-input', (el) => el.value), 'x = 1', 'the text is kept');
     const tool = { type: 'function', function: { name: 'now', parameters: { type: 'object', properties: {} } } };
     await setField(page, '#tools-json', JSON.stringify([tool]));
+    await setField(page, '#schema-json', '[1]');
+    await page.click('#send-button');
+    await page.waitForFunction(() => document.getElementById('schema-error').textContent !== '', WAIT);
+    assert.match(await text(page, '#schema-error'), /expected a JSON Schema object/);
+    const schema = { type: 'object', properties: { n: { type: 'integer', minimum: 0, maximum: 9 } }, required: ['n'], additionalProperties: false };
+    await setField(page, '#schema-json', JSON.stringify(schema));
     await setField(page, '#system-prompt', 'You write Python.');
     await page.click('#thinking');
     await setField(page, '#s-top-k', 5);
@@ -267,6 +273,7 @@ describe('the chat page in Chromium', { skip: reason ?? false }, () => {
     page.off('request', onRequest);
     assert.equal(await text(page, '#chat-status'), 'Done.');
     assert.deepEqual(sent.tools, [tool]);
+    assert.deepEqual(sent.response_format, { type: 'json_schema', json_schema: { name: 'answer', schema } });
     assert.deepEqual(sent.messages[0], { role: 'system', content: 'You write Python.' });
     assert.deepEqual(sent.chat_template_kwargs, { enable_thinking: true });
     assert.deepEqual(sent.speculative, { enabled: true, draft_max: 2 });

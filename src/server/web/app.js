@@ -297,28 +297,38 @@ function buildRequest() {
     if (v !== undefined) body[name] = v;
   }
   body.chat_template_kwargs = { enable_thinking: $('thinking').checked };
-  $('tools-error').textContent = '';
-  const toolsText = $('tools-json').value.trim();
-  if (toolsText) {
-    let tools;
-    try {
-      tools = JSON.parse(toolsText);
-    } catch (e) {
-      $('tools-error').textContent = `Tools: not valid JSON (${e.message})`;
-      throw new Error('the tool definitions are not valid JSON');
-    }
-    if (!Array.isArray(tools)) {
-      $('tools-error').textContent = 'Tools: expected a JSON array of tool definitions';
-      throw new Error('the tool definitions must be a JSON array');
-    }
-    if (tools.length) body.tools = tools;
-  }
+  const tools = jsonSetting('tools-json', 'tools-error', 'Tools', 'the tool definitions',
+    Array.isArray, 'a JSON array of tool definitions');
+  if (tools && tools.length) body.tools = tools;
+  const schema = jsonSetting('schema-json', 'schema-error', 'Schema', 'the answer schema',
+    (v) => v !== null && typeof v === 'object' && !Array.isArray(v), 'a JSON Schema object');
+  if (schema) body.response_format = { type: 'json_schema', json_schema: { name: 'answer', schema } };
   const spec = { enabled: $('spec-enabled').checked, draft_max: numberField('spec-draft-max', true) };
   if (state.props && state.props.assistant) {
     body.speculative = spec.enabled ? { enabled: true } : { enabled: false };
     if (spec.enabled && spec.draft_max !== undefined) body.speculative.draft_max = spec.draft_max;
   }
   return { body, spec };
+}
+
+// The JSON value of settings textarea `id` (undefined when empty). Bad JSON, or a value `ok`
+// refuses, is shown in `errorId` and throws.
+function jsonSetting(id, errorId, label, what, ok, expected) {
+  $(errorId).textContent = '';
+  const text = $(id).value.trim();
+  if (!text) return undefined;
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    $(errorId).textContent = `${label}: not valid JSON (${e.message})`;
+    throw new Error(`${what} are not valid JSON`);
+  }
+  if (!ok(value)) {
+    $(errorId).textContent = `${label}: expected ${expected}`;
+    throw new Error(`${what} must be ${expected}`);
+  }
+  return value;
 }
 
 // Answers the conversation as it stands. Returns false, changing nothing, when the settings are

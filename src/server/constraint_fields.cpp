@@ -1,0 +1,105 @@
+#include "server/constraint_fields.h"
+
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "engine/grammar_constraint.h"
+#include "grammar/json_schema.h"
+#include "grammar/tool_call_grammar.h"
+
+namespace tandem::server {
+namespace {
+
+// `message` prefixed by `field` (unless it already starts with it).
+[[noreturn]] void FailIn(const std::string& field, const std::string& message) {
+  Fail(ErrorKind::kInvalidArgument,
+       message.starts_with(field + ": ") ? message : field + ": " + message);
+}
+
+void SetGrammar(GenerationRequest& request, const std::string& field, std::string gbnf) {
+  if (!request.grammar_field.empty()) {
+    Fail(ErrorKind::kInvalidArgument,
+         field + " and " + request.grammar_field + " both constrain the output; send one of them");
+  }
+  request.grammar = std::move(gbnf);
+  request.grammar_field = field;
+}
+
+// The GBNF of `schema`; a schema that does not compile fails naming `field`. The body's JSON
+// keeps no member order, so properties are required in name order.
+std::string SchemaGbnf(const Json& schema, const std::string& field) {
+  try {
+    return JsonSchemaToGbnf(nlohmann::ordered_json(schema));
+  } catch (const Error& e) {
+    FailIn(field, e.what());
+  }
+}
+
+}  // namespace
+
+void ParseResponseFormat(const Json& body, GenerationRequest& request) {
+  const Json* format = FindField(body, "response_format");
+  if (format == nullptr) return;
+  ExpectType(*format, "object", "response_format");
+  const std::string type = OptionalString(*format, "type", "response_format").value_or("text");
+  if (type == "text") return;
+  if (type == "json_object") {
+    SetGrammar(request, "response_format", JsonObjectGbnf());
+    return;
+  }
+  if (type != "json_schema") {
+    Fail(ErrorKind::kInvalidArgument,
+         "response_format.type: expected \"text\", \"json_object\" or \"json_schema\", got \"" +
+             type + "\"");
+  }
+  const Json& spec = RequiredField(*format, "json_schema", "response_format");
+  ExpectType(spec, "object", "response_format.json_schema");
+  (void)OptionalString(spec, "name", "response_format.json_schema");
+  (void)OptionalString(spec, "description", "response_format.json_schema");
+  (void)OptionalBool(spec, "strict", "response_format.json_schema");  // always enforced
+  const Json* schema = FindField(spec, "schema");
+  // OpenAI's own default when the schema is left out: any JSON object.
+  SetGrammar(request, "response_format",
+             schema == nullptr ? JsonObjectGbnf()
+                               : SchemaGbnf(*schema, "response_format.json_schema.schema"));
+}
+
+void ParseGrammarFields(const Json& body, GenerationRequest& request) {
+  if (const Json* grammar = FindField(body, "grammar")) {
+    ExpectType(*grammar, "string", "grammar");
+    if (!grammar->get_ref<const std::string&>().empty()) {
+      SetGrammar(request, "grammar", grammar->get<std::string>());
+    }
+  }
+  if (const Json* schema = FindField(body, "json_schema")) {
+    ExpectType(*schema, "object", "json_schema");
+    SetGrammar(request, "json_schema", SchemaGbnf(*schema, "json_schema"));
+  }
+}
+
+GrammarConstraint CompileConstraint(const GenerationRequest& request, GrammarCache& grammars,
+                                    const Tokenizer& tokenizer) {
+  std::string field = request.grammar_field;
+  std::string gbnf = request.grammar;
+  if (request.tool_call_required) {
+    if (!field.empty()) {
+      Fail(ErrorKind::kInvalidArgument, "tool_choice forces a tool call and " + field +
+                                            " constrains the output too; send one of them");
+    }
+    field = "tool_choice";
+    try {
+      gbnf = ToolCallGbnf(request.tools, request.max_tool_calls == 1);
+    } catch (const Error& e) {
+      FailIn(field, e.what());
+    }
+  }
+  if (field.empty()) return {};
+  try {
+    return MakeGrammarConstraint(grammars.Get(gbnf, request.tool_call_required), tokenizer,
+                                 request.thinking);
+  } catch (const Error& e) {
+    FailIn(field, e.what());
+  }
+}
+
+}  // namespace tandem::server

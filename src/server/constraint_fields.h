@@ -1,0 +1,33 @@
+// Structured output (issue 16): the request fields that constrain what the model writes, read
+// into GenerationRequest::grammar (GBNF text), and the compiled constraint the engine runs.
+//
+//   OpenAI     response_format {type: "text" | "json_object" |
+//                               "json_schema", json_schema: {name, schema, strict}}
+//   llama.cpp  grammar (GBNF text), json_schema (a schema object)
+//   both APIs  forced tool use (GenerationRequest::tool_call_required): a grammar over the Gemma
+//              4 tool-call syntax for the request's tools (grammar/tool_call_grammar.h)
+//
+// At most one constraint per request (a second one is a 400 naming both fields). A schema that
+// does not compile is a 400 naming the field, the keyword and its JSON path; a GBNF grammar that
+// does not parse a 400 naming the field, the line and the column. All of it before any work.
+#pragma once
+
+#include "engine/request.h"
+#include "grammar/grammar_cache.h"
+#include "server/generation_request.h"
+#include "server/json_fields.h"
+#include "tokenizer/tokenizer.h"
+
+namespace tandem::server {
+
+// response_format (OpenAI chat and completions).
+void ParseResponseFormat(const Json& body, GenerationRequest& request);
+// llama-server's grammar and json_schema (absent, null or "" leave the request unconstrained).
+void ParseGrammarFields(const Json& body, GenerationRequest& request);
+
+// The request's constraint compiled through `grammars` (none when the request has none). With
+// request.thinking, the thought channel stays unconstrained. Throws Error(kInvalidArgument).
+GrammarConstraint CompileConstraint(const GenerationRequest& request, GrammarCache& grammars,
+                                    const Tokenizer& tokenizer);
+
+}  // namespace tandem::server
