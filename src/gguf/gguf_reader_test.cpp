@@ -15,8 +15,7 @@ namespace {
 
 using testing_util::GgufBytes;
 
-constexpr uint32_t kU8 = 0, kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7, kString = 8, kArray = 9,
-                   kU64 = 10;
+constexpr uint32_t kU8 = 0, kU32 = 4, kBool = 7, kString = 8, kArray = 9, kU64 = 10;
 constexpr uint32_t kTypeF32 = 0, kTypeQ8_0 = 8;
 constexpr size_t kHeaderBytes = 24;
 
