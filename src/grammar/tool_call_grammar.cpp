@@ -18,9 +18,8 @@ std::string ToolCallGbnf(const std::vector<ToolSpec>& tools, bool single) {
       Fail(ErrorKind::kInvalidArgument, "tools[" + std::to_string(i) + "]: the name '" + tool.name +
                                             "' cannot be written in a Gemma 4 tool call");
     }
-    const nlohmann::ordered_json schema = tool.parameters.is_null()
-                                              ? nlohmann::ordered_json{{"type", "object"}}
-                                              : nlohmann::ordered_json(tool.parameters);
+    const nlohmann::ordered_json schema =
+        tool.parameters.is_null() ? nlohmann::ordered_json{{"type", "object"}} : tool.parameters;
     std::string prefix(1, 't');  // (GCC 12 -Wrestrict misfires on "t" + to_string(i))
     prefix += std::to_string(i);
     prefix += '-';

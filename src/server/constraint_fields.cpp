@@ -26,10 +26,10 @@ void SetGrammar(GenerationRequest& request, const std::string& field, std::strin
 }
 
 // The GBNF of `schema`; a schema that does not compile fails naming `field`. The body's JSON
-// keeps no member order, so properties are required in name order.
+// keeps its member order, so properties are required in the schema's order.
 std::string SchemaGbnf(const Json& schema, const std::string& field) {
   try {
-    return JsonSchemaToGbnf(nlohmann::ordered_json(schema));
+    return JsonSchemaToGbnf(schema);
   } catch (const Error& e) {
     FailIn(field, e.what());
   }

@@ -11,7 +11,7 @@
 
 namespace tandem::server {
 
-using Json = nlohmann::json;
+using Json = nlohmann::ordered_json;
 
 // Parses a request body within the server's JSON limits (json_limits.h). Throws
 // Error(kInvalidArgument) for malformed JSON (naming the byte offset), a value beyond a limit

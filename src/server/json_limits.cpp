@@ -9,7 +9,7 @@
 namespace tandem::server {
 namespace {
 
-using Json = nlohmann::json;
+using Json = nlohmann::ordered_json;
 
 class LimitScanner {
  public:

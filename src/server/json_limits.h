@@ -19,7 +19,7 @@ struct JsonLimits {
 // Parses `text` as JSON within `limits`. Throws Error(kInvalidArgument) naming the path of the
 // first value beyond a limit (e.g. "tools[0].function.parameters.properties.a: nesting deeper
 // than 64"), or the byte offset of malformed JSON; `what` names the text ("the request body").
-nlohmann::json ParseBoundedJson(std::string_view text, std::string_view what,
-                                const JsonLimits& limits = {});
+nlohmann::ordered_json ParseBoundedJson(std::string_view text, std::string_view what,
+                                        const JsonLimits& limits = {});
 
 }  // namespace tandem::server

@@ -37,7 +37,7 @@ struct ChatMessage {
 struct ToolSpec {
   std::string name;
   std::string description;
-  nlohmann::json parameters;  // JSON-schema object ({"type":"object","properties":...}) or null
+  nlohmann::ordered_json parameters;  // JSON-schema object, in the request's key order, or null
 };
 
 }  // namespace tandem
