@@ -1,4 +1,5 @@
-// A compiled grammar as a request's constraint: with thinking on, the thought channel's markers
+// A compiled grammar and a thinking budget as a request's constraint: with thinking on, the thought
+// channel's markers
 // (`<|channel>` / `<channel|>`) from the tokenizer, so that thinking stays unconstrained and the
 // grammar starts with the answer.
 #pragma once
@@ -11,8 +12,13 @@
 
 namespace tandem {
 
-// Without the two markers in the vocabulary, the whole output is constrained.
+// `grammar` may be null (a thought budget alone). With `thinking`, the channel's markers are set
+// when there is a grammar (without them in the vocabulary the whole output is constrained) or a
+// budget; `thought_budget` >= 0 closes the channel after that many tokens and needs the markers
+// (Error(kInvalidArgument) when the vocabulary lacks them). Without `thinking` the budget is
+// unused.
 GrammarConstraint MakeGrammarConstraint(std::shared_ptr<CompiledGrammar> grammar,
-                                        const Tokenizer& tokenizer, bool thinking);
+                                        const Tokenizer& tokenizer, bool thinking,
+                                        int thought_budget = -1);
 
 }  // namespace tandem

@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
-#include "engine/grammar_constraint.h"
 #include "grammar/json_schema.h"
 #include "grammar/tool_call_grammar.h"
 
@@ -77,8 +76,8 @@ void ParseGrammarFields(const Json& body, GenerationRequest& request) {
   }
 }
 
-GrammarConstraint CompileConstraint(const GenerationRequest& request, GrammarCache& grammars,
-                                    const Tokenizer& tokenizer) {
+std::shared_ptr<CompiledGrammar> CompileConstraint(const GenerationRequest& request,
+                                                   GrammarCache& grammars) {
   std::string field = request.grammar_field;
   std::string gbnf = request.grammar;
   if (request.tool_call_required) {
@@ -93,10 +92,9 @@ GrammarConstraint CompileConstraint(const GenerationRequest& request, GrammarCac
       FailIn(field, e.what());
     }
   }
-  if (field.empty()) return {};
+  if (field.empty()) return nullptr;
   try {
-    return MakeGrammarConstraint(grammars.Get(gbnf, request.tool_call_required), tokenizer,
-                                 request.thinking);
+    return grammars.Get(gbnf, request.tool_call_required);
   } catch (const Error& e) {
     FailIn(field, e.what());
   }

@@ -12,11 +12,12 @@
 // does not parse a 400 naming the field, the line and the column. All of it before any work.
 #pragma once
 
-#include "engine/request.h"
+#include <memory>
+
+#include "grammar/compiled_grammar.h"
 #include "grammar/grammar_cache.h"
 #include "server/generation_request.h"
 #include "server/json_fields.h"
-#include "tokenizer/tokenizer.h"
 
 namespace tandem::server {
 
@@ -25,9 +26,10 @@ void ParseResponseFormat(const Json& body, GenerationRequest& request);
 // llama-server's grammar and json_schema (absent, null or "" leave the request unconstrained).
 void ParseGrammarFields(const Json& body, GenerationRequest& request);
 
-// The request's constraint compiled through `grammars` (none when the request has none). With
-// request.thinking, the thought channel stays unconstrained. Throws Error(kInvalidArgument).
-GrammarConstraint CompileConstraint(const GenerationRequest& request, GrammarCache& grammars,
-                                    const Tokenizer& tokenizer);
+// The request's constraint compiled through `grammars` (null when the request has none; the
+// engine's GrammarConstraint is made from it with the thinking settings by BuildGenerateParams).
+// Throws Error(kInvalidArgument) naming the field.
+std::shared_ptr<CompiledGrammar> CompileConstraint(const GenerationRequest& request,
+                                                   GrammarCache& grammars);
 
 }  // namespace tandem::server

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "engine/grammar_constraint.h"
 #include "tokenizer/chat_format.h"
 
 namespace tandem::server {
@@ -51,7 +52,8 @@ std::vector<int32_t> BuildPrompt(const GenerationRequest& request, const Tokeniz
 }
 
 GenerateParams BuildGenerateParams(const GenerationRequest& request, const Tokenizer& tokenizer,
-                                   const ModelLimits& limits) {
+                                   const ModelLimits& limits,
+                                   std::shared_ptr<CompiledGrammar> grammar) {
   GenerateParams p;
   p.n_predict = request.max_tokens > 0 ? request.max_tokens : limits.default_n_predict;
   p.sampling = request.sampling;
@@ -59,15 +61,8 @@ GenerateParams BuildGenerateParams(const GenerationRequest& request, const Token
   ValidateSamplingParams(p.sampling);
   if (!request.ignore_eos) p.eog_tokens = tokenizer.eog_ids();
   p.top_logprobs = std::max(request.top_logprobs, request.n_probs);
-  if (request.chat && request.thinking && request.thinking_budget >= 0) {
-    p.grammar.thought_open = tokenizer.FindToken(chat_marker::kChannelOpen);
-    p.grammar.thought_close = tokenizer.FindToken(chat_marker::kChannelClose);
-    if (p.grammar.thought_open < 0 || p.grammar.thought_close < 0) {
-      Fail(ErrorKind::kInvalidArgument,
-           "a thinking budget is set, but this model's vocabulary has no thought channel tokens");
-    }
-    p.grammar.thought_budget = request.thinking_budget;
-  }
+  p.grammar = MakeGrammarConstraint(std::move(grammar), tokenizer, request.thinking,
+                                    request.chat ? request.thinking_budget : -1);
 
   p.spec = limits.spec;
   const bool available = limits.spec.type != SpecType::kNone;

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "engine/request.h"
+#include "grammar/compiled_grammar.h"
 #include "server/generation_request.h"
 #include "speculative/spec_options.h"
 #include "tokenizer/chat_format.h"
@@ -35,9 +37,11 @@ std::vector<int32_t> EncodePrompt(const GenerationRequest& request, const Tokeni
                                   const ModelLimits& limits);
 
 // Engine parameters: n_predict (max_tokens or the default), sampling (validated, logit-bias ids
-// checked against the vocabulary), speculation with the request's overrides, EOG ids. Throws
-// Error(kInvalidArgument), e.g. when speculation is requested and no assistant is loaded.
+// checked against the vocabulary), speculation with the request's overrides, EOG ids, and the
+// constraint: `grammar` (the request's compiled one, or null) with the thinking budget (chat).
+// Throws Error(kInvalidArgument), e.g. when speculation is requested and no assistant is loaded.
 GenerateParams BuildGenerateParams(const GenerationRequest& request, const Tokenizer& tokenizer,
-                                   const ModelLimits& limits);
+                                   const ModelLimits& limits,
+                                   std::shared_ptr<CompiledGrammar> grammar = nullptr);
 
 }  // namespace tandem::server

@@ -3,8 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include "grammar/grammar_cache.h"
 #include "server/server_test_util.h"
 #include "server/sse.h"
+#include "tokenizer/chat_format.h"
 
 namespace tandem::server {
 namespace {
@@ -438,6 +440,34 @@ TEST_F(ServerAppTest, ParamsReachTheEngine) {
   EXPECT_EQ(backend_.last_prompt()[0], tokenizer_->vocab().bos_id);
   Post("/v1/completions", R"({"prompt": "ab", "speculative": {"enabled": false}})");
   EXPECT_EQ(backend_.last_params().spec.type, SpecType::kNone);
+}
+
+// A thinking budget and an output constraint in one request: the engine gets both (the grammar
+// starts after the thought channel, which closes within the budget).
+TEST_F(ServerAppTest, ThinkingBudgetAndResponseFormatReachTheEngineTogether) {
+  context_.grammars = std::make_shared<GrammarCache>(*tokenizer_);
+  Ready();
+  Script("{}");
+  const HttpResponse r = Post("/v1/chat/completions", R"({"model": "tiny.gguf",
+      "messages": [{"role": "user", "content": "hi"}], "reasoning_effort": "low",
+      "response_format": {"type": "json_object"}})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const GrammarConstraint& g = backend_.last_params().grammar;
+  EXPECT_NE(g.grammar, nullptr);
+  EXPECT_EQ(g.thought_budget, 1024);
+  EXPECT_EQ(g.thought_open, tokenizer_->FindToken(chat_marker::kChannelOpen));
+  EXPECT_EQ(g.thought_close, tokenizer_->FindToken(chat_marker::kChannelClose));
+  // The budget alone, and the constraint alone with thinking on.
+  Post("/v1/chat/completions", R"({"model": "tiny.gguf",
+      "messages": [{"role": "user", "content": "hi"}], "reasoning_effort": "low"})");
+  EXPECT_EQ(backend_.last_params().grammar.grammar, nullptr);
+  EXPECT_EQ(backend_.last_params().grammar.thought_budget, 1024);
+  Post("/v1/chat/completions", R"({"model": "tiny.gguf",
+      "messages": [{"role": "user", "content": "hi"}],
+      "chat_template_kwargs": {"enable_thinking": true}, "response_format": {"type": "json_object"}})");
+  EXPECT_NE(backend_.last_params().grammar.grammar, nullptr);
+  EXPECT_EQ(backend_.last_params().grammar.thought_budget, -1);
+  EXPECT_GE(backend_.last_params().grammar.thought_open, 0);
 }
 
 TEST_F(ServerAppTest, PerRequestNgramSwitch) {
