@@ -49,6 +49,8 @@ class SlotGrammar final : public DraftConstraint {
 
  private:
   enum class Phase { kStart, kThinking, kAnswer, kDone };
+  // Inside the thought channel with its budget spent: only thought_close is allowed.
+  bool ThoughtExhausted() const;
   // Advances `phase_`/matcher over `token`; false if the grammar rejects it.
   bool Step(int32_t token);
   // The tokens the grammar forces from the current state: the only allowed token, or a forced
@@ -59,7 +61,6 @@ class SlotGrammar final : public DraftConstraint {
 
   GrammarConstraint constraint_;
   int n_vocab_;
-  bool ThoughtExhausted() const;
   std::unique_ptr<GrammarMatcher> matcher_;  // null: no grammar (thought budget only)
   Phase phase_;
   int thought_tokens_ = 0;  // generated inside the thought channel
