@@ -108,8 +108,13 @@ backend tandem
             max_tokens: maxTokens, temperature: 0 },
     headers: { 'x-session-id': session, 'x-request-id': id }, agent: false, timeoutMs: 60000 });
 
-  // Which replica answered request `id` (from the replicas' access logs).
-  const servedBy = (id) => Object.keys(replicas).find((k) => replicas[k].stderr().includes(`access id=${id} `));
+  // Which replica answered request `id` (from the replicas' access logs; a line may reach this
+  // process after the response it logs, so wait for it up to 5 s). undefined: no replica logged it.
+  const loggedBy = (id) => Object.keys(replicas).find((k) => replicas[k].stderr().includes(`access id=${id} `));
+  const servedBy = async (id) => {
+    await waitFor(() => loggedBy(id) !== undefined, 5000);
+    return loggedBy(id);
+  };
 
   test('a session stays on one replica; SIGKILL of a replica fails only its in-flight requests', async () => {
     const sessions = Array.from({ length: 12 }, (_, i) => `session-${i}`);
@@ -119,9 +124,10 @@ backend tandem
         const id = `${s}-warm-${k}`;
         const r = await ask(s, id);
         assert.equal(r.status, 200, r.text);
-        assert.ok(await waitFor(() => servedBy(id) !== undefined, 5000));
-        home[s] ??= servedBy(id);
-        assert.equal(servedBy(id), home[s], `${s} moved between replicas`);
+        const by = await servedBy(id);
+        assert.ok(by !== undefined, `no replica logged ${id}`);
+        home[s] ??= by;
+        assert.equal(by, home[s], `${s} moved between replicas`);
       }
     }
     const onA = sessions.filter((s) => home[s] === 'a');
@@ -164,7 +170,7 @@ backend tandem
     assert.ok(later.length >= 24);
     assert.ok(later.every((r) => r.status === 200));
     // Sessions of the dead replica now live on b.
-    for (const r of later.filter((x) => home[x.s] === 'a')) assert.equal(servedBy(r.id), 'b');
+    for (const r of later.filter((x) => home[x.s] === 'a')) assert.equal(await servedBy(r.id), 'b');
     console.log(`requests ${results.length}, failed in flight ${failed.length}, after the kill ${later.length}`);
   });
 });

@@ -2,6 +2,22 @@
 // per simulated connection, mid-stream disconnects). Every call is bounded by a timeout.
 import http from 'node:http';
 
+// Reads a response to its end; resolves {status, headers, text, json} (json undefined when the
+// body is not JSON).
+export function readResponse(res) {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    res.setEncoding('utf8');
+    res.on('data', (c) => { text += c; });
+    res.on('end', () => {
+      let json;
+      try { json = JSON.parse(text); } catch { json = undefined; }
+      resolve({ status: res.statusCode, headers: res.headers, text, json });
+    });
+    res.on('error', reject);
+  });
+}
+
 // POST/GET `path` with `body` (string or object); resolves {status, headers, text, json}.
 export function request(base, path, { method = 'POST', body, headers = {}, agent, timeoutMs = 30000 } = {}) {
   const url = new URL(path, base);
@@ -12,17 +28,7 @@ export function request(base, path, { method = 'POST', body, headers = {}, agent
       headers: { 'content-type': 'application/json',
                  ...(payload !== undefined ? { 'content-length': Buffer.byteLength(payload) } : {}),
                  ...headers },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => { text += c; });
-      res.on('end', () => {
-        let json;
-        try { json = JSON.parse(text); } catch { json = undefined; }
-        resolve({ status: res.statusCode, headers: res.headers, text, json });
-      });
-      res.on('error', reject);
-    });
+    }, (res) => readResponse(res).then(resolve, reject));
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`timeout after ${timeoutMs} ms: ${path}`)));
     req.on('error', reject);
     req.end(payload);

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { Worker } from 'node:worker_threads';
 import { MODEL_ID, metric, residentBytes, skipReason, startServer, waitFor } from './server_harness.mjs';
-import { disconnectAfterFirstChunk, openAiStreamContent, request } from './server_http.mjs';
+import { disconnectAfterFirstChunk, openAiStreamContent, readResponse, request } from './server_http.mjs';
 
 const KINDS = 11;
 const REQUESTS = 264;
@@ -112,16 +112,7 @@ describe('load', { skip: skipReason() ?? false, timeout: 170000 }, () => {
       const req = http.request(new URL(path, base), {
         method: 'POST', agent: false,
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-      }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c) => { text += c; });
-        res.on('end', () => {
-          let json;
-          try { json = JSON.parse(text); } catch { json = undefined; }
-          resolve({ status: res.statusCode, text, json });
-        });
-      });
+      }, (res) => readResponse(res).then(resolve, reject));
       req.on('error', reject);
       req.setTimeout(30000, () => req.destroy(new Error('slow client timed out')));
       (async () => {
@@ -134,29 +125,11 @@ describe('load', { skip: skipReason() ?? false, timeout: 170000 }, () => {
     });
   }
 
-  // Probes /health on a fresh connection every 50 ms from a worker thread (its own event loop, so
-  // the load this process generates does not delay the probe's timers and callbacks) until the
-  // returned stop() is called; stop() resolves the latencies. A status other than 200 rejects.
+  // Probes /health from a worker thread (health_probe_worker.mjs) until the returned stop() is
+  // called; stop() resolves the latencies. A status other than 200 rejects.
   function probeHealth() {
-    const worker = new Worker(`
-      const { parentPort, workerData } = require('node:worker_threads');
-      const http = require('node:http');
-      const latencies = [];
-      let stopping = false;
-      parentPort.on('message', () => { stopping = true; });
-      const probe = () => {
-        if (stopping) { parentPort.postMessage({ latencies }); return; }
-        const t0 = performance.now();
-        http.get(workerData.base + '/health', { agent: false }, (res) => {
-          res.resume();
-          res.on('end', () => {
-            latencies.push(performance.now() - t0);
-            if (res.statusCode !== 200) { parentPort.postMessage({ error: 'status ' + res.statusCode }); return; }
-            setTimeout(probe, 50);
-          });
-        }).on('error', (e) => parentPort.postMessage({ error: e.message }));
-      };
-      probe();`, { eval: true, workerData: { base: server.base } });
+    const worker = new Worker(new URL('./health_probe_worker.mjs', import.meta.url),
+      { workerData: { base: server.base } });
     const result = new Promise((resolve, reject) => {
       worker.once('message', (m) => {
         worker.terminate();
