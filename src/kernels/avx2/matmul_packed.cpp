@@ -2,7 +2,9 @@
 // a group is weight row r, and one 32-byte load gives all 8 rows' next 4 quants, so a block needs
 // no transposition or gathers. Each block is decoded once per chunk of K::kActRows activation
 // rows (4 for the 32-value blocks, whose integer dots stay in registers; 8 for the 256-value
-// K-quant blocks, whose decode costs more).
+// K-quant blocks, whose decode costs more). A K-quant block is unpacked one sub-block at a time
+// into registers (8 vectors) that serve every row of the chunk: a whole decoded block (64+
+// vectors) would spill to the stack, and that store/reload made T = 1 compute-bound.
 //
 // Per output element the sequence is the reference's (dot_ref.h): exact integer block sums (any
 // grouping of an exact integer sum gives the same integer), then the same f32 multiplies and
