@@ -2,7 +2,9 @@
 // a group is weight row r, and one 32-byte load gives all 8 rows' next 4 quants, so a block needs
 // no transposition or gathers. Each block is decoded once per chunk of K::kActRows activation
 // rows (4 for the 32-value blocks, whose integer dots stay in registers; 8 for the 256-value
-// K-quant blocks, whose decode costs more).
+// K-quant blocks, whose decode costs more). A K-quant block is unpacked one sub-block at a time
+// into registers (8 vectors) that serve every row of the chunk: a whole decoded block (64+
+// vectors) would spill to the stack, and that store/reload made T = 1 compute-bound.
 //
 // Per output element the sequence is the reference's (dot_ref.h): exact integer block sums (any
 // grouping of an exact integer sum gives the same integer), then the same f32 multiplies and
@@ -94,6 +96,14 @@ struct Q8_0Family : W {
     const __m256 scale = _mm256_mul_ps(blk.d, _mm256_set1_ps(acts.d[t * acts.d_stride + b]));
     acc = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(sum), acc);
   }
+  // The block decoded once and used for every activation row.
+  template <int NT>
+  static void Block(const uint8_t* p, const QuantizedActivations& acts, int64_t b, int64_t t0,
+                    __m256 acc[NT]) {
+    typename W::Block blk;
+    W::Decode(p, &blk);
+    for (int t = 0; t < NT; ++t) Accumulate(blk, acts, b, t0 + t, acc[t]);
+  }
 };
 
 // Lane r: (lo lane r & 0xFFFF) | (hi lane r << 16), the 16-bit pair madd_epi16 multiplies.
@@ -111,122 +121,162 @@ inline __m256i BroadcastPair16(const int32_t* s) {
 // Sum over n weight vectors w[k] (unsigned) of maddubs(w[k], a[4k..4k+3]) in 16-bit lanes.
 inline __m256i MaddubsSum(const __m256i* w, const int8_t* a, int n) {
   __m256i p = _mm256_maddubs_epi16(w[0], BroadcastDword(a));
+#pragma GCC unroll 8
   for (int k = 1; k < n; ++k)
     p = _mm256_add_epi16(p, _mm256_maddubs_epi16(w[k], BroadcastDword(a + 4 * k)));
   return p;
 }
 
-// Q4_K group block: 36 x 32 bytes, chunk k lane r = dword k of row r's block (d|dmin, scales,
-// quants). w[e] lane r holds row r's quants of elements 4e..4e+3.
+// Sign-extended bytes of `v` placed as int16 pairs by a pshufb pattern that puts each wanted
+// byte in the high half of a 16-bit word (the low half zero): the word shifted right by 8.
+inline __m256i SignedBytePairs(__m256i v, __m256i pattern) {
+  return _mm256_srai_epi16(_mm256_shuffle_epi8(v, pattern), 8);
+}
+
+// pshufb pattern (per 128-bit lane, each dword i of it): words (byte 4i + lo, byte 4i + hi).
+inline __m256i PairPattern(int lo, int hi) {
+  const __m256i dword0 =
+      _mm256_set1_epi32(static_cast<int32_t>(0x00800080u | (lo << 8) | (hi << 24)));
+  return _mm256_add_epi8(
+      dword0, _mm256_setr_epi8(0, 0, 0, 0, 0, 4, 0, 4, 0, 8, 0, 8, 0, 12, 0, 12, 0, 0, 0, 0, 0, 4,
+                               0, 4, 0, 8, 0, 8, 0, 12, 0, 12));
+}
+
+// Q4_K group block: 36 x 32 bytes, chunk k lane r = dword k of row r's block (d|dmin, 3 dwords
+// of scales, 32 of quants). Quants dword 8c + l holds elements 64c + 4l..+3 (low nibbles) and
+// 64c + 32 + 4l..+3 (high nibbles): sub-block j is nibble half j % 2 of dwords 8(j / 2)..+7.
 struct PackedQ4_K {
   static constexpr int kActRows = 8;
   static constexpr int64_t kBlockValues = 256;
   static constexpr int64_t kBlockBytes = 8 * 144;
-  struct Block {
-    __m256i w[64];
-    __m256i sc[8];  // sub-block scale j in both 16-bit halves
-    __m256i m[4];   // mins of sub-blocks 2i (low half) and 2i + 1 (high half)
-    __m256 d, dmin;
-  };
-  static void Decode(const uint8_t* p, Block* b) {
-    const __m256i dm = Load(p);
-    b->d = HalfToFloat(dm);
-    b->dmin = HalfToFloat<true>(dm);
-    const __m256i h1 = Load(p + 32), h2 = Load(p + 64), h3 = Load(p + 96);
-    __m256i sc[8], m[8];
-    UnpackScaleMinK4(h1, h2, h3, sc, m);
-    for (int j = 0; j < 8; ++j) b->sc[j] = Pair16(sc[j], sc[j]);
-    for (int i = 0; i < 4; ++i) b->m[i] = Pair16(m[2 * i], m[2 * i + 1]);
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    for (int q = 0; q < 32; ++q) {  // qs dword q: elements 64c + 4l (low), 64c + 32 + 4l (high)
-      const __m256i raw = Load(p + 128 + 32 * q);
-      const int c = q / 8, l = q % 8;
-      b->w[16 * c + l] = _mm256_and_si256(raw, m4);
-      b->w[16 * c + 8 + l] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
-    }
-  }
   // acc = fma(d * d_a, float(sum_j sc_j * sum_{i in j} w_i a_i), acc);
   // acc = fma(-(dmin * d_a), float(sum_j m_j * bsum_j), acc). Eight 16-bit products of q <= 15
   // and |a| <= 127 sum to at most 30480 per lane, and times sc <= 63 stays far inside int32.
-  static void Accumulate(const Block& blk, const QuantizedActivations& acts, int64_t b, int64_t t,
-                         __m256& acc) {
-    const int8_t* a = acts.qs + t * acts.qs_stride + 256 * b;
-    const int32_t* sums = acts.sum32 + t * acts.sum32_stride + 8 * b;
-    __m256i isum = _mm256_setzero_si256();
+  // Each sub-block's quants are unpacked once (8 registers) and used for every activation row.
+  template <int NT>
+  static void Block(const uint8_t* p, const QuantizedActivations& acts, int64_t b, int64_t t0,
+                    __m256 acc[NT]) {
+    const __m256i h1 = Load(p + 32), h2 = Load(p + 64), h3 = Load(p + 96);
+    __m256i sc[8], m[8];
+    UnpackScaleMinK4(h1, h2, h3, sc, m);
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const int8_t* a[NT];
+    __m256i isum[NT];
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) {
+      a[t] = acts.qs + (t0 + t) * acts.qs_stride + 256 * b;
+      isum[t] = _mm256_setzero_si256();
+    }
+#pragma GCC unroll 16
     for (int j = 0; j < 8; ++j) {
-      isum = _mm256_add_epi32(
-          isum, _mm256_madd_epi16(MaddubsSum(blk.w + 8 * j, a + 32 * j, 8), blk.sc[j]));
+      const __m256i scale = Pair16(sc[j], sc[j]);
+      __m256i w[8];
+#pragma GCC unroll 16
+      for (int l = 0; l < 8; ++l) {
+        const __m256i raw = Load(p + 128 + 32 * (8 * (j / 2) + l));
+        w[l] = _mm256_and_si256(j % 2 == 0 ? raw : _mm256_srli_epi16(raw, 4), m4);
+      }
+#pragma GCC unroll 16
+      for (int t = 0; t < NT; ++t) {
+        isum[t] =
+            _mm256_add_epi32(isum[t], _mm256_madd_epi16(MaddubsSum(w, a[t] + 32 * j, 8), scale));
+      }
     }
-    __m256i imin = _mm256_madd_epi16(blk.m[0], BroadcastPair16(sums));
-    for (int i = 1; i < 4; ++i) {
-      imin = _mm256_add_epi32(imin, _mm256_madd_epi16(blk.m[i], BroadcastPair16(sums + 2 * i)));
+    __m256i mins[4];
+#pragma GCC unroll 16
+    for (int i = 0; i < 4; ++i) mins[i] = Pair16(m[2 * i], m[2 * i + 1]);
+    const __m256i dm = Load(p);
+    const __m256 d = HalfToFloat(dm), dmin = HalfToFloat<true>(dm);
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) {
+      const int32_t* sums = acts.sum32 + (t0 + t) * acts.sum32_stride + 8 * b;
+      __m256i imin = _mm256_madd_epi16(mins[0], BroadcastPair16(sums));
+#pragma GCC unroll 16
+      for (int i = 1; i < 4; ++i) {
+        imin = _mm256_add_epi32(imin, _mm256_madd_epi16(mins[i], BroadcastPair16(sums + 2 * i)));
+      }
+      const __m256 da = _mm256_set1_ps(acts.d[(t0 + t) * acts.d_stride + b]);
+      acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(d, da), _mm256_cvtepi32_ps(isum[t]), acc[t]);
+      acc[t] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, da), _mm256_cvtepi32_ps(imin), acc[t]);
     }
-    const __m256 da = _mm256_set1_ps(acts.d[t * acts.d_stride + b]);
-    acc = _mm256_fmadd_ps(_mm256_mul_ps(blk.d, da), _mm256_cvtepi32_ps(isum), acc);
-    acc = _mm256_fnmadd_ps(_mm256_mul_ps(blk.dmin, da), _mm256_cvtepi32_ps(imin), acc);
   }
 };
 
 // Q6_K group block: 52 x 32 bytes (chunk k lane r = dword k of row r's ql, qh, scales), then the
-// 8 fp16 scales d. w[e] lane r holds row r's 6-bit quants q (value q - 32) of 4e..4e+3.
+// 8 fp16 scales d. Element 128n + 32k + 4l (l < 8): low bits in ql dword 16n + 8(k & 1) + l
+// (high nibble for k >= 2), high bits (qh dword 32 + 8n + l) >> 2k; its 6-bit q has value
+// q - 32. Those 32 elements are sub-blocks 8n + 2k (l < 4) and 8n + 2k + 1.
 struct PackedQ6_K {
   static constexpr int kActRows = 8;
   static constexpr int64_t kBlockValues = 256;
   static constexpr int64_t kBlockBytes = 8 * 210;
-  struct Block {
-    __m256i w[64];
-    __m256i sc[16];  // sub-block scale j (signed) in both 16-bit halves
-    __m256i scp[8];  // scales of sub-blocks 2i (low half) and 2i + 1 (high half)
-    __m256 d;
-  };
-  static void Decode(const uint8_t* p, Block* b) {
-    b->d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 52 * 32)));
-    __m256i sc[16];
-    for (int k = 0; k < 16; ++k) {
-      const __m256i s = Load(p + 32 * (48 + k / 4));
-      sc[k] = _mm256_srai_epi32(_mm256_slli_epi32(s, 24 - 8 * (k % 4)), 24);
-      b->sc[k] = Pair16(sc[k], sc[k]);
-    }
-    for (int i = 0; i < 8; ++i) b->scp[i] = Pair16(sc[2 * i], sc[2 * i + 1]);
-    const __m256i m4 = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
-    // Element 128n + 32k + 4l: low bits in ql dword 16n + 8(k & 1) + l (high nibble for k >= 2),
-    // high bits (qh dword 32 + 8n + l) >> 2k.
-    for (int n = 0; n < 2; ++n) {
-      for (int l = 0; l < 8; ++l) {
-        const __m256i qh = Load(p + 32 * (32 + 8 * n + l));
-        const __m256i ql0 = Load(p + 32 * (16 * n + l)), ql1 = Load(p + 32 * (16 * n + 8 + l));
-        const __m256i lo[4] = {_mm256_and_si256(ql0, m4), _mm256_and_si256(ql1, m4),
-                               _mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
-                               _mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4)};
-        const __m256i hi[4] = {_mm256_slli_epi16(qh, 4), _mm256_slli_epi16(qh, 2), qh,
-                               _mm256_srli_epi16(qh, 2)};
-        for (int k = 0; k < 4; ++k) {
-          b->w[32 * n + 8 * k + l] = _mm256_or_si256(lo[k], _mm256_and_si256(hi[k], m30));
-        }
-      }
-    }
-  }
   // acc = fma(d * d_a, float(sum_j sc_j * sum_{i in j} (q_i - 32) a_i), acc), the integer as
   // sum_j sc_j * sum_{i in j} q_i a_i - 32 * sum_j sc_j * bsum_j. Two 16-bit products of q <= 63
   // and |a| <= 127 sum to at most 32004 per lane; every partial sum stays inside int32.
-  static void Accumulate(const Block& blk, const QuantizedActivations& acts, int64_t b, int64_t t,
-                         __m256& acc) {
-    const int8_t* a = acts.qs + t * acts.qs_stride + 256 * b;
-    const int32_t* sums = acts.sum16 + t * acts.sum16_stride + 16 * b;
-    __m256i isum = _mm256_setzero_si256();
-    for (int j = 0; j < 16; ++j) {
-      const __m256i p0 = MaddubsSum(blk.w + 4 * j, a + 16 * j, 2);
-      const __m256i p1 = MaddubsSum(blk.w + 4 * j + 2, a + 16 * j + 8, 2);
-      isum = _mm256_add_epi32(isum, _mm256_add_epi32(_mm256_madd_epi16(p0, blk.sc[j]),
-                                                     _mm256_madd_epi16(p1, blk.sc[j])));
+  template <int NT>
+  static void Block(const uint8_t* p, const QuantizedActivations& acts, int64_t b, int64_t t0,
+                    __m256 acc[NT]) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
+    const int8_t* a[NT];
+    __m256i isum[NT];
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) {
+      a[t] = acts.qs + (t0 + t) * acts.qs_stride + 256 * b;
+      isum[t] = _mm256_setzero_si256();
     }
-    __m256i corr = _mm256_madd_epi16(blk.scp[0], BroadcastPair16(sums));
-    for (int i = 1; i < 8; ++i) {
-      corr = _mm256_add_epi32(corr, _mm256_madd_epi16(blk.scp[i], BroadcastPair16(sums + 2 * i)));
+#pragma GCC unroll 16
+    for (int n = 0; n < 2; ++n) {
+#pragma GCC unroll 16
+      for (int k = 0; k < 4; ++k) {
+        __m256i w[8];
+#pragma GCC unroll 16
+        for (int l = 0; l < 8; ++l) {
+          const __m256i ql = Load(p + 32 * (16 * n + 8 * (k & 1) + l));
+          const __m256i qh = Load(p + 32 * (32 + 8 * n + l));
+          const __m256i lo = _mm256_and_si256(k < 2 ? ql : _mm256_srli_epi16(ql, 4), m4);
+          const __m256i hi = k == 0   ? _mm256_slli_epi16(qh, 4)
+                             : k == 1 ? _mm256_slli_epi16(qh, 2)
+                             : k == 2 ? qh
+                                      : _mm256_srli_epi16(qh, 2);
+          w[l] = _mm256_or_si256(lo, _mm256_and_si256(hi, m30));
+        }
+        // Sub-blocks j and j + 1: scales are bytes (j % 4, j % 4 + 1) of scale dword j / 4.
+        const int j = 8 * n + 2 * k;
+        const __m256i s = Load(p + 32 * (48 + j / 4));
+        const __m256i sc0 = SignedBytePairs(s, PairPattern(j % 4, j % 4));
+        const __m256i sc1 = SignedBytePairs(s, PairPattern(j % 4 + 1, j % 4 + 1));
+#pragma GCC unroll 16
+        for (int t = 0; t < NT; ++t) {
+          const int8_t* at = a[t] + 16 * j;
+          const __m256i s0 = _mm256_add_epi32(_mm256_madd_epi16(MaddubsSum(w, at, 2), sc0),
+                                              _mm256_madd_epi16(MaddubsSum(w + 2, at + 8, 2), sc0));
+          const __m256i s1 =
+              _mm256_add_epi32(_mm256_madd_epi16(MaddubsSum(w + 4, at + 16, 2), sc1),
+                               _mm256_madd_epi16(MaddubsSum(w + 6, at + 24, 2), sc1));
+          isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(s0, s1));
+        }
+      }
     }
-    isum = _mm256_sub_epi32(isum, _mm256_slli_epi32(corr, 5));
-    const __m256 da = _mm256_set1_ps(acts.d[t * acts.d_stride + b]);
-    acc = _mm256_fmadd_ps(_mm256_mul_ps(blk.d, da), _mm256_cvtepi32_ps(isum), acc);
+    __m256i scp[8];  // scales of sub-blocks 2i (low half) and 2i + 1 (high half)
+#pragma GCC unroll 16
+    for (int i = 0; i < 8; ++i) {
+      scp[i] =
+          SignedBytePairs(Load(p + 32 * (48 + i / 2)), PairPattern(2 * (i % 2), 2 * (i % 2) + 1));
+    }
+    const __m256 d =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 52 * 32)));
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) {
+      const int32_t* sums = acts.sum16 + (t0 + t) * acts.sum16_stride + 16 * b;
+      __m256i corr = _mm256_madd_epi16(scp[0], BroadcastPair16(sums));
+#pragma GCC unroll 16
+      for (int i = 1; i < 8; ++i) {
+        corr = _mm256_add_epi32(corr, _mm256_madd_epi16(scp[i], BroadcastPair16(sums + 2 * i)));
+      }
+      const __m256i q = _mm256_sub_epi32(isum[t], _mm256_slli_epi32(corr, 5));
+      const __m256 da = _mm256_set1_ps(acts.d[(t0 + t) * acts.d_stride + b]);
+      acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(d, da), _mm256_cvtepi32_ps(q), acc[t]);
+    }
   }
 };
 
@@ -241,9 +291,7 @@ void GroupRows(const uint8_t* group, int64_t nb, const QuantizedActivations& act
     for (int64_t l = 0; l < K::kBlockBytes; l += 64) {
       _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchAhead + l), _MM_HINT_T0);
     }
-    typename K::Block blk;
-    K::Decode(p, &blk);
-    for (int t = 0; t < NT; ++t) K::Accumulate(blk, acts, b, t0 + t, acc[t]);
+    K::template Block<NT>(p, acts, b, t0, acc);
   }
   if (n_rows >= 8) {
     for (int t = 0; t < NT; ++t) _mm256_storeu_ps(y + t * ldy, acc[t]);
