@@ -67,14 +67,15 @@ std::string GenerationSummary(const GenerateResult& r, const LoadedModels& m, si
                   "speculative (%s): %lld rounds (%lld probes) + %lld plain steps, drafted %lld, "
                   "accepted %lld "
                   "(%.1f%%), mean accepted length %.2f, %.2f tokens per target forward\n"
-                  "  time: draft %.1f ms, verify %.1f ms, other %.1f ms; repetition share %.1f%%; "
+                  "  time: plan %.1f ms, draft %.1f ms, verify %.1f ms, other %.1f ms; repetition "
+                  "share %.1f%%; "
                   "estimated speedup %s%.2fx\n"
                   "  acceptance by draft position:",
                   SpecTypeName(m.spec.type), static_cast<long long>(st.rounds),
                   static_cast<long long>(st.probes), static_cast<long long>(st.plain_steps),
                   static_cast<long long>(st.drafted), static_cast<long long>(st.accepted),
                   100.0 * st.AcceptanceRate(), st.MeanAcceptedLength(), st.TokensPerTargetForward(),
-                  st.draft_ms, st.verify_ms, st.other_ms,
+                  st.plan_ms, st.draft_ms, st.verify_ms, st.other_ms,
                   st.accepted ? 100.0 * st.repetition_accepted / double(st.accepted) : 0.0,
                   st.SpeedupIsUpperBound() ? "<= " : "", st.EstimatedSpeedup());
     s += buf;

@@ -156,6 +156,13 @@ int EngineSlot::DraftCap() const {
   return static_cast<int>(std::max<int64_t>(0, cap));
 }
 
+int EngineSlot::ChooseDraftLength(int cap) {
+  const auto t0 = EngineClock::now();
+  const int n = planner_.Choose(history_, cap);
+  result_.spec.plan_ms += MsSince(t0);
+  return n;
+}
+
 DraftRequest EngineSlot::MakeDraftRequest(int n) {
   DraftRequest request;
   request.last = history_.back();
@@ -263,7 +270,11 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
     hidden_.assign(out.Hidden(row0), out.Hidden(row0) + n_embd_);
     const float* logits = out.Logits(logit0);
     Emit(sampler_.Sample(Constrained(logits), n_vocab_, history_, rng_, probs_), logits);
-    planner_.RecordPlainStep(history_);
+    if (drafter_ != nullptr) {
+      const auto t0 = EngineClock::now();
+      planner_.RecordPlainStep(history_);
+      stats.plan_ms += MsSince(t0);
+    }
     return;
   }
   // Verify: greedy accepts while the draft equals the target's choice;
@@ -303,7 +314,9 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
   stats.RecordForced(forced_drafts_, k_drafter, accepted);
   if (k_drafter > 0) {
     stats.RecordRound(k_drafter, std::min(accepted, k_drafter), drafts_.n_lookup);
+    const auto t0 = EngineClock::now();
     planner_.RecordRound(drafts_.n_lookup, k_drafter, std::min(accepted, k_drafter), history_);
+    stats.plan_ms += MsSince(t0);
   } else {
     ++stats.rounds;
   }
@@ -379,7 +392,8 @@ void EngineSlot::Conclude() {
   if (phase_ != SlotPhase::kDone) return;
   if (generating_started_) result_.generate_ms = MsSince(t_gen_);
   SpeculationStats& stats = result_.spec;
-  stats.other_ms = std::max(0.0, result_.generate_ms - stats.draft_ms - stats.verify_ms);
+  stats.other_ms =
+      std::max(0.0, result_.generate_ms - stats.plan_ms - stats.draft_ms - stats.verify_ms);
   // The cache holds every committed token but the last; a request
   // stopped mid-prefill holds the evaluated part of its prompt.
   if (!history_.empty()) cached_.assign(history_.begin(), history_.end() - 1);

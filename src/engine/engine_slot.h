@@ -74,8 +74,9 @@ class EngineSlot {
   // Most drafts this round may have (Generator's cap: remaining tokens - 1, the context, the
   // per-call batch limit, draft_max); 0 when not speculating.
   int DraftCap() const;
-  // The planner's choice for this round (lookup and model drafts), in [0, cap].
-  int ChooseDraftLength(int cap) { return planner_.Choose(history_, cap); }
+  // The planner's choice for this round (lookup and model drafts), in [0, cap]; its time is
+  // counted in SpeculationStats::plan_ms.
+  int ChooseDraftLength(int cap);
   // True if a shorter draft than chosen cannot change the output: greedy (verification keeps the
   // target's argmax) or adaptive (lengths already depend on timing). Sampled (or synthetic-
   // acceptance) requests with a fixed draft length must get exactly that length, or wait.

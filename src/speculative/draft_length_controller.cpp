@@ -56,8 +56,12 @@ bool DraftLengthController::Known(int rows) const {
 
 double DraftLengthController::VerifyMs(int rows) const {
   double ms = EstimatedVerifyMs(rows);
-  // T rows never cost more than T single-row forwards (the weights are read once either way).
-  if (Known(1)) ms = std::min(ms, rows * verify_ms_[1]);
+  // T rows never cost more than T single-row forwards (the weights are read once either way),
+  // nor less than one plus kMinRowCost per extra row.
+  if (Known(1)) {
+    ms = std::min(ms, rows * verify_ms_[1]);
+    ms = std::max(ms, (1.0 + kMinRowCost * (rows - 1)) * verify_ms_[1]);
+  }
   return ms;
 }
 

@@ -23,6 +23,11 @@ class DraftLengthController {
   // Drafting must promise this much over not drafting: gains inside the timing noise are not
   // gains (DraftPlanner holds a model extension of a lookup proposal to it too).
   static constexpr double kMinGain = 0.02;
+  // Each verified row beyond the first is assumed to cost at least this share of a plain step
+  // (its activations, attention and logits row), however fast the measured times say: timing
+  // noise on a loaded machine must not make verifying look free. Below the 5 % at T = 2 measured
+  // on Zen 4 AVX-512 (the controller test's "zen4" curve), above an ideal memory-bound 2 %.
+  static constexpr double kMinRowCost = 0.03;
 
   // adaptive = false: always draft `draft_max` (capped per round).
   DraftLengthController(int draft_max, bool adaptive);

@@ -212,6 +212,27 @@ TEST(DraftLengthController, AStaleSlowPlainStepDoesNotMakeFailingDraftsLookFree)
   EXPECT_EQ(drafting, c.probes() - probes);  // only budgeted probes
 }
 
+TEST(DraftLengthController, NoiseThatHidesAVerifyRowsCostDoesNotKeepFailingDraftsGoing) {
+  // On a loaded machine verify(2) can read no slower than verify(1) (the plain steps' times
+  // include the neighbours' stalls); free drafts (prompt lookup) then looked free to verify too,
+  // so at zero acceptance drafting went on until the estimated acceptance fell under kMinGain
+  // (chain on the zero-acceptance pair: 14 of 63 steps drafted, estimate 0.92x). A verified row
+  // is assumed to cost at least DraftLengthController::kMinRowCost of a plain step.
+  DraftLengthController c(4, true);
+  c.MarkDraftsFree();
+  c.RecordVerifyTime(1, 100.0);
+  int drafting = 0;
+  for (int r = 0; r < 64; ++r) {
+    const int n = c.Choose(4);
+    c.RecordVerifyTime(n + 1, 100.0);
+    if (n > 0) {
+      ++drafting;
+      c.RecordRound(n, 0);
+    }
+  }
+  EXPECT_LE(drafting, 12);
+}
+
 TEST(DraftLengthController, ExpensiveDraftsAreNotWorthIt) {
   // A draft step as dear as a target step and half the drafts accepted: plain decoding wins.
   Machine m{"dear_drafts", {{1, 1.0}, {2, 1.05}}, 20.0, 20.0};

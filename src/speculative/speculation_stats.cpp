@@ -112,7 +112,7 @@ double SpeculationStats::TokensPerTargetForward() const {
 
 double SpeculationStats::EstimatedSpeedup() const {
   const int64_t forwards = rounds + plain_steps;
-  const double spent = draft_ms + verify_ms;
+  const double spent = plan_ms + draft_ms + verify_ms;
   if (forwards == 0 || spent <= 0) return 0.0;
   const double plain_step_ms = plain_steps ? plain_ms / plain_steps : verify_ms / rounds;
   return double(rounds + accepted + forced_accepted + plain_steps) * plain_step_ms / spent;
@@ -141,6 +141,7 @@ void SpeculationStats::Add(const SpeculationStats& o) {
   draft_ms += o.draft_ms;
   verify_ms += o.verify_ms;
   plain_ms += o.plain_ms;
+  plan_ms += o.plan_ms;
   other_ms += o.other_ms;
 }
 
@@ -161,6 +162,7 @@ nlohmann::json SpeculationStats::ToJson() const {
       {"draft_ms", draft_ms},
       {"verify_ms", verify_ms},
       {"plain_ms", plain_ms},
+      {"plan_ms", plan_ms},
       {"speedup_estimate", EstimatedSpeedup()},
       {"speedup_estimate_is_upper_bound", SpeedupIsUpperBound()},
       {"other_ms", other_ms},

@@ -40,6 +40,8 @@ struct SpeculationStats {
   double draft_ms = 0;               // time in the drafter
   double verify_ms = 0;              // time in target forwards (verification and plain steps)
   double plain_ms = 0;               // ... of which plain (single-row) steps
+  double plan_ms = 0;                // in the draft planner (lookup index, controllers): paid
+                                     // every step a drafter serves the request, drafting or not
   double other_ms = 0;               // sampling, bookkeeping
   SourceStats ngram;                 // drafts proposed by prompt lookup (the first of a round)
   SourceStats model;                 // drafts of the model drafter (after any lookup drafts)
@@ -57,7 +59,9 @@ struct SpeculationStats {
   double TokensPerTargetForward() const;
   std::vector<double> AcceptanceByPosition() const;
   // Speedup over plain decoding estimated from this run: the tokens its target forwards emitted,
-  // times what a plain step costs, over the time spent drafting and verifying. A plain step
+  // times what a plain step costs, over the time spent planning, drafting and verifying (all
+  // that plain decoding would not have paid: a run that drafts nothing and plans at a cost
+  // estimates below 1). A plain step
   // costs the mean of this run's plain steps; with none, the mean verification forward — an
   // upper bound, as verifying T rows costs at least one plain step (SpeedupIsUpperBound()).
   double EstimatedSpeedup() const;

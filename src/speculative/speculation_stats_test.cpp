@@ -35,6 +35,12 @@ TEST(SpeculationStats, TokensPerForwardAndSpeedupEstimate) {
   plain.plain_steps = 5;
   plain.plain_ms = plain.verify_ms = 100;
   EXPECT_DOUBLE_EQ(plain.EstimatedSpeedup(), 1.0);
+  // The same steps with a drafter that never drafted but planned every step: plain decoding
+  // would not have paid the planning, so the estimate is below 1.
+  SpeculationStats planned = plain;
+  planned.plan_ms = 5;
+  EXPECT_DOUBLE_EQ(planned.EstimatedSpeedup(), 100.0 / 105);
+  EXPECT_DOUBLE_EQ(planned.ToJson()["plan_ms"], 5.0);
 
   SpeculationStats only_rounds;
   only_rounds.verify_ms = 100;
@@ -49,11 +55,13 @@ TEST(SpeculationStats, AddMergesEverything) {
   a.RecordRound(2, 1);
   b.RecordRound(4, 4);
   b.plain_ms = 3;
+  b.plan_ms = 2;
   b.probes = 2;
   a.probes = 1;
   a.Add(b);
   EXPECT_EQ(a.probes, 3);
   EXPECT_EQ(a.ToJson()["probes"], 3);
+  EXPECT_DOUBLE_EQ(a.plan_ms, 2.0);
   EXPECT_EQ(a.rounds, 2);
   EXPECT_EQ(a.drafted_at.size(), 4u);
   EXPECT_EQ(a.accepted_at[0], 2);
