@@ -138,6 +138,70 @@ TEST(SpecGrammar, GreedyOutputIsIdenticalUnderConstraintsForEveryDraftLength) {
   }
 }
 
+// The test vocabulary's "tokenizer": longest match first, the canonical encoding of a forced
+// string (CompiledGrammar::SetEncoder).
+std::vector<int32_t> LongestMatch(const TokenVocabulary& vocab, std::string_view text) {
+  std::vector<int32_t> ids;
+  while (!text.empty()) {
+    int32_t best = -1;
+    for (int32_t id = 0; id < vocab.size(); ++id) {
+      const std::string& piece = vocab.piece(id);
+      if (vocab.matchable(id) && !piece.empty() && text.starts_with(piece) &&
+          (best < 0 || piece.size() > vocab.piece(best).size())) {
+        best = id;
+      }
+    }
+    if (best < 0) return {};
+    ids.push_back(best);
+    text.remove_prefix(vocab.piece(best).size());
+  }
+  return ids;
+}
+
+// A forced string is written as the tokenizer writes it: with an encoder, the mask allows only the
+// first token of the forced string's encoding (not its last one), so a document the grammar
+// alone determines is its canonical encoding (up to the last piece) in plain decoding, and under
+// speculation every grammar-forced draft is accepted. Without the restriction the random target's
+// argmax picks other splits of the forced bytes ("{" then "\"" for "{\""): drafts rejected.
+TEST(SpecGrammar, ForcedStringsFollowTheCanonicalTokenizationAndAreAllAccepted) {
+  Pair pair = MakePair("sg_canonical");
+  auto vocab = TestVocabulary(pair.target->config().n_vocab);
+  const std::string doc = R"({"name": "abc", "ok": true, "n": 12, "tags": ["ab", "b"]})";
+  std::string gbnf = "root ::= \"";
+  for (const char c : doc) gbnf += c == '"' ? std::string("\\\"") : std::string(1, c);
+  auto compiled = std::make_shared<CompiledGrammar>(ParseGbnf(gbnf + "\""), vocab);
+  compiled->SetEncoder([vocab](std::string_view text) { return LongestMatch(*vocab, text); });
+  const std::vector<int32_t> canonical = LongestMatch(*vocab, doc);
+  ASSERT_GT(canonical.size(), 10u);
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 12; ++i) prompt.push_back(2 + (i * 41) % 500);
+  ThreadPool pool(1);
+  GenerateParams plain = Greedy(64, SpecType::kNone, 0, false);
+  plain.eog_tokens = {kEog};
+  plain.grammar.grammar = compiled;
+  Generator g0(*pair.target, {}, pool, {.type = TensorType::kF32, .n_ctx = 128});
+  const GenerateResult want = g0.Generate(prompt, plain, nullptr);
+  EXPECT_EQ(Text(*vocab, want.tokens), doc);
+  ASSERT_GE(want.tokens.size(), canonical.size() - 1);
+  EXPECT_EQ(std::vector<int32_t>(want.tokens.begin(), want.tokens.begin() + canonical.size() - 1),
+            std::vector<int32_t>(canonical.begin(), canonical.end() - 1));
+  int64_t forced = 0;
+  for (int draft_max = 1; draft_max <= 8; ++draft_max) {
+    Generator gen(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool),
+                  pool, {.type = TensorType::kF32, .n_ctx = 128});
+    GenerateParams p = Greedy(64, SpecType::kMtp, draft_max, false);
+    p.eog_tokens = {kEog};
+    p.grammar.grammar = compiled;
+    const GenerateResult r = gen.Generate(prompt, p, nullptr);
+    EXPECT_EQ(r.tokens, want.tokens) << "draft_max " << draft_max;
+    EXPECT_GT(r.spec.forced, 0) << "draft_max " << draft_max;
+    EXPECT_EQ(r.spec.forced_accepted, r.spec.forced) << "draft_max " << draft_max;
+    forced += r.spec.forced;
+  }
+  std::printf("canonical: %lld forced draft tokens over 8 runs, all accepted\n",
+              static_cast<long long>(forced));
+}
+
 TEST(SpecGrammar, SampledConstrainedOutputKeepsTheMaskedDistribution) {
   Pair pair = MakePair("sg_sampled");
   const int V = pair.target->config().n_vocab;

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "base/error.h"
+#include "tokenizer/utf8.h"
 
 namespace tandem {
 
@@ -53,7 +54,12 @@ bool SlotGrammar::MaskLogits(float* logits, int n_vocab) {
   if (phase_ == Phase::kThinking || !matcher_) return true;
   if (phase_ == Phase::kDone) return false;
   matcher_->FillNextTokenMask(mask_);
-  if (phase_ == Phase::kStart) mask_.Set(constraint_.thought_open);
+  if (phase_ == Phase::kStart) {
+    mask_.Set(constraint_.thought_open);
+  } else if (const int32_t canonical = CanonicalForced(); canonical >= 0) {
+    mask_.Clear();  // a forced string is written as the tokenizer writes it
+    mask_.Set(canonical);
+  }
   const int n_mask = mask_.size();
   bool any = false;
   for (int i = 0; i < n_vocab; ++i) {
@@ -118,20 +124,35 @@ void SlotGrammar::CutDrafts(DraftResult& drafts) {
   if (drafts.q.size() > keep) drafts.q.resize(keep);
 }
 
+int32_t SlotGrammar::CanonicalForced() {
+  const CompiledGrammar::Encoder& encode = matcher_->compiled().encoder();
+  if (!encode) return -1;
+  const int32_t state = matcher_->state();
+  if (const auto it = canonical_.find(state); it != canonical_.end()) return it->second;
+  // The forced bytes up to the last complete UTF-8 character (the tokenizer encodes characters).
+  std::string forced = matcher_->ForcedBytes(kForcedBytes);
+  forced.resize(Utf8CompletePrefixLength(forced));
+  int32_t canonical = -1;
+  if (!forced.empty()) {
+    const std::vector<int32_t> ids = encode(forced);
+    // Its last token may merge with the free text after the forced bytes: not required.
+    if (ids.size() >= 2 && ids[0] >= 0 && ids[0] < mask_.size() && mask_.Test(ids[0])) {
+      canonical = ids[0];
+    }
+  }
+  if (canonical_.size() >= kCanonicalCache) canonical_.clear();
+  canonical_.emplace(state, canonical);
+  return canonical;
+}
+
 std::vector<int32_t> SlotGrammar::ForcedTokens() {
   if (ThoughtExhausted()) return {constraint_.thought_close};
   if (phase_ != Phase::kAnswer || !matcher_) return {};
   matcher_->FillNextTokenMask(mask_);
   if (mask_.Count() == 1) return mask_.Ids();
-  // A forced string, as the tokenizer writes it; its last token is left out, since the text
-  // after the forced bytes may merge with it.
-  const CompiledGrammar::Encoder& encode = matcher_->compiled().encoder();
-  if (!encode) return {};
-  const std::string forced = matcher_->ForcedBytes(64);
-  if (forced.empty()) return {};
-  std::vector<int32_t> ids = encode(forced);
-  if (!ids.empty()) ids.pop_back();
-  return ids;
+  // The next token of a forced string, as the tokenizer writes it (the mask allows only it).
+  if (const int32_t canonical = CanonicalForced(); canonical >= 0) return {canonical};
+  return {};
 }
 
 int SlotGrammar::AppendForced(DraftResult& drafts, int n_max, bool sampled) {

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/request.h"
@@ -53,8 +54,15 @@ class SlotGrammar final : public DraftConstraint {
   bool ThoughtExhausted() const;
   // Advances `phase_`/matcher over `token`; false if the grammar rejects it.
   bool Step(int32_t token);
-  // The tokens the grammar forces from the current state: the only allowed token, or a forced
-  // string encoded by the grammar's encoder (none without one).
+  // The canonical restriction (docs/mtp.md § Constrained drafting): in the answer, while the
+  // grammar's pending continuation is a forced string whose tokenizer encoding (the grammar's
+  // encoder) has >= 2 tokens, the only token allowed is the first of that encoding; its last
+  // token, which may merge with the free text after, is never required. -1: no restriction
+  // (no encoder, nothing forced, one token, or a first token the grammar's mask does not
+  // allow). Needs mask_ filled for the current state; memoized per matcher state.
+  int32_t CanonicalForced();
+  // The tokens the grammar forces from the current state: the only allowed token, or the
+  // canonical next token of a forced string (none without an encoder).
   std::vector<int32_t> ForcedTokens();
   void Save();
   void Restore();
@@ -63,9 +71,12 @@ class SlotGrammar final : public DraftConstraint {
   int n_vocab_;
   std::unique_ptr<GrammarMatcher> matcher_;  // null: no grammar (thought budget only)
   Phase phase_;
-  int thought_tokens_ = 0;  // generated inside the thought channel
+  int thought_tokens_ = 0;                         // generated inside the thought channel
+  static constexpr size_t kForcedBytes = 64;       // forced bytes encoded at most
+  static constexpr size_t kCanonicalCache = 4096;  // memo entries before it is cleared
   TokenBitmask mask_;
   std::vector<float> masked_;
+  std::unordered_map<int32_t, int32_t> canonical_;  // matcher state -> CanonicalForced()
   // Saved committed state while drafting.
   Phase saved_phase_ = Phase::kStart;
   size_t saved_checkpoint_ = 0;
