@@ -151,8 +151,13 @@ backend tandem
       }
     });
     await waitFor(() => results.length >= 24, 60000);
-    killedAt = Date.now();
+    // The kill counts from the replica's exit: a request sent between the signal and the exit
+    // can still reach the dying process (its listen socket accepts until it is closed), so it
+    // is in flight there, not "after the kill".
+    const exited = new Promise((resolve) => replicas.a.proc.once('exit', resolve));
     replicas.a.proc.kill('SIGKILL');
+    await exited;
+    killedAt = Date.now();
     assert.ok(await waitFor(async () => (await serverStates(statsSocket)).a === 'DOWN', 10000, 50),
       'haproxy marks the killed replica DOWN');
     const afterKill = results.length;
