@@ -142,6 +142,34 @@ TEST(DraftPlanner, AnUnusedProposalIsFollowedToItsEnd) {
   EXPECT_GT(drafting, 60);
 }
 
+TEST(DraftPlanner, AFollowedProposalCountsBeforeItsLongEndArrives) {
+  // Lookup proposes 64 tokens of a loop but is ruled out (its first round rejected, on a
+  // compute-bound machine: each verified row costs 30 % of a plain step); the text then loops
+  // exactly as proposed. The followed proposal must count as evidence well before all 64 of its
+  // tokens have arrived, so lookup drafts again within a few plain steps (it took 64: the copy
+  // workload decoded most of its repetition loop plainly).
+  DraftPlanner planner(Options(SpecType::kNgram, true), 511, false);
+  const auto verify_ms = [](int rows) { return 1.0 + 0.3 * (rows - 1); };
+  planner.RecordVerifyTime(1, verify_ms(1));
+  std::vector<int32_t> history = kLoop;
+  DraftRequest r = Plan(planner, history, 64);
+  ASSERT_GT(r.lookup.size(), 0u);
+  planner.RecordVerifyTime(r.n_max + 1, verify_ms(r.n_max + 1));
+  DraftResult drafts;
+  drafts.tokens.assign(r.lookup.begin(), r.lookup.end());
+  drafts.n_lookup = static_cast<int>(r.lookup.size());
+  planner.RecordRound(drafts, 0, history);
+  history.push_back(9);  // the round emitted a token lookup did not propose
+  int plain = 0;
+  for (; plain < 64; ++plain) {
+    if (Plan(planner, history, 64).n_max > 0) break;
+    planner.RecordVerifyTime(1, verify_ms(1));
+    history.push_back(history[history.size() - 4]);
+    planner.RecordPlainStep(history);
+  }
+  EXPECT_LE(plain, 16);
+}
+
 TEST(DraftPlanner, BadNgramLengthsAreRejected) {
   SpecOptions spec = Options(SpecType::kNgram, true);
   spec.ngram_min = 9;
