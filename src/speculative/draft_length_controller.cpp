@@ -21,14 +21,28 @@ void Ema(double& slot, double value) {
 
 }  // namespace
 
-void DraftLengthController::Samples::Add(double value) {
+void DraftLengthController::Samples::Add(double value, double plain_ms) {
   ms[next] = value;
+  plain[next] = plain_ms;
   next = (next + 1) % kSamples;
   count = std::min(count + 1, kSamples);
 }
 
-double DraftLengthController::Samples::Min() const {
-  return count == 0 ? 0.0 : *std::min_element(ms, ms + count);
+double DraftLengthController::Samples::Min(double plain_now) const {
+  double best = 0;
+  for (int i = 0; i < count; ++i) {
+    const double v = plain[i] > 0 && plain_now > 0 ? ms[i] * plain_now / plain[i] : ms[i];
+    best = i == 0 ? v : std::min(best, v);
+  }
+  return best;
+}
+
+double DraftLengthController::PlainMs() const {
+  return verify_ms_[1].Min(0.0);
+}
+
+double DraftLengthController::MeasuredMs(int rows) const {
+  return rows == 1 ? PlainMs() : verify_ms_[rows].Min(PlainMs());
 }
 
 DraftLengthController::DraftLengthController(int draft_max, bool adaptive)
@@ -74,7 +88,7 @@ double DraftLengthController::VerifyMs(int rows) const {
   // T rows never cost more than T single-row forwards (the weights are read once either way),
   // nor less than one plus kMinRowCost per extra row.
   if (Known(1)) {
-    const double plain = verify_ms_[1].Min();
+    const double plain = PlainMs();
     ms = std::min(ms, rows * plain);
     ms = std::max(ms, (1.0 + kMinRowCost * (rows - 1)) * plain);
   }
@@ -82,13 +96,13 @@ double DraftLengthController::VerifyMs(int rows) const {
 }
 
 double DraftLengthController::EstimatedVerifyMs(int rows) const {
-  if (Confirmed(rows)) return verify_ms_[rows].Min();
+  if (Confirmed(rows)) return MeasuredMs(rows);
   // One measurement may be a stall that would rule its length (and, as verify times never
   // decrease in the row count, every longer one) out until it went stale: one far above what
   // the confirmed row counts predict is not believed, so the length is tried again.
   if (Known(rows)) {
     const double predicted = NeighbourVerifyMs(rows, true);
-    const double ms = verify_ms_[rows].Min();
+    const double ms = MeasuredMs(rows);
     return ms > kOutlier * predicted ? predicted : ms;
   }
   return NeighbourVerifyMs(rows, false);
@@ -98,9 +112,7 @@ double DraftLengthController::NeighbourVerifyMs(int rows, bool confirmed_only) c
   // Unmeasured: interpolate between the nearest measured row counts, or extrapolate from one
   // with a modest per-row slope (weights are read once per call whatever the row count).
   const auto usable = [&](int r) { return confirmed_only ? Confirmed(r) : Known(r); };
-  const auto at = [&](int r) {
-    return confirmed_only ? verify_ms_[r].Min() : EstimatedVerifyMs(r);
-  };
+  const auto at = [&](int r) { return confirmed_only ? MeasuredMs(r) : EstimatedVerifyMs(r); };
   int lo = rows - 1, hi = rows + 1;
   while (lo >= 1 && !usable(lo)) --lo;
   while (hi < static_cast<int>(verify_ms_.size()) && !usable(hi)) ++hi;
@@ -222,7 +234,7 @@ void DraftLengthController::UseStaticCosts(double draft_step_cost) {
   draft_step_ms_ = std::max(1e-6, draft_step_cost);
   for (size_t rows = 1; rows < verify_ms_.size(); ++rows) {
     verify_ms_[rows] = Samples();
-    verify_ms_[rows].Add(1.0 + 0.05 * (rows - 1));
+    verify_ms_[rows].Add(1.0 + 0.05 * (rows - 1), 0.0);
   }
 }
 
@@ -236,7 +248,7 @@ void DraftLengthController::RecordVerifyTime(int rows, double ms) {
   // A stale time (maybe one stall of a busy machine that ruled the length out) is replaced,
   // not averaged with.
   if (!Known(rows)) verify_ms_[rows] = Samples();
-  verify_ms_[rows].Add(ms);
+  verify_ms_[rows].Add(ms, rows == 1 ? 0.0 : PlainMs());
   measured_at_[rows] = round_;
   if (rows == 1) since_plain_ = 0;
 }

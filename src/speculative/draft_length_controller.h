@@ -62,16 +62,20 @@ class DraftLengthController {
   int64_t remeasures() const { return remeasures_; }
 
  private:
-  // The last kSamples verify times of one row count; the estimate is their minimum (a stall
-  // of a loaded machine only ever adds time).
+  // The last kSamples verify times of one row count, each with the plain step's estimate when
+  // it was taken (0: none yet). The estimate is their minimum (a stall of a loaded machine only
+  // ever adds time), each rescaled to today's plain step: a time taken while the machine was
+  // slower (the first, cold forwards; a busier minute) keeps its ratio, not its milliseconds.
   static constexpr int kSamples = 4;
   struct Samples {
-    double ms[kSamples] = {};
+    double ms[kSamples] = {}, plain[kSamples] = {};
     int count = 0, next = 0;
-    void Add(double value);
-    double Min() const;
+    void Add(double value, double plain_ms);
+    double Min(double plain_now) const;
   };
 
+  double PlainMs() const;             // the plain step's estimate (0: unmeasured)
+  double MeasuredMs(int rows) const;  // Samples::Min of a measured row count
   double VerifyMs(int rows) const;
   // Measured (a length measured once no dearer than its confirmed neighbours predict), else
   // inter- or extrapolated from the confirmed row counts.

@@ -72,7 +72,8 @@ RunResult Simulate(const Machine& m, double accept, int n_tokens, int fixed = -1
     const int n = fixed >= 0 ? std::min(fixed, cap) : c.Choose(cap);
     EXPECT_GE(n, 0);
     EXPECT_LE(n, std::max(0, cap));
-    const bool stall = m.stall_every > 0 && ++forwards % m.stall_every == 0;
+    ++forwards;
+    const bool stall = m.stall_every > 0 && forwards % m.stall_every == 0;
     const double verify_ms = m.VerifyMs(n + 1) * (stall ? m.stall_factor : 1.0);
     double ms = verify_ms;
     if (n > 0) {
@@ -175,6 +176,34 @@ TEST(DraftLengthController, StallsOfALoadedMachineDoNotRuleLongDraftsOut) {
       EXPECT_GE(adaptive / best, 0.9) << m.name << " at acceptance " << accept;
     }
   }
+}
+
+TEST(DraftLengthController, VerifyTimesTakenWhileTheMachineWasSlowerKeepTheirRatio) {
+  // The first forwards of a run are slow (cold caches, a neighbour's burst): two rejected
+  // one-token rounds verified at 36 ms while the plain step took 42 ms, then plain steps at
+  // 4.5 ms. Compared with those in milliseconds, verify(2) read 2x a plain step (and every
+  // longer draft dearer still) until it went stale 64 rounds later, so when the text turned
+  // predictable the slot kept decoding plainly (prompt lookup on the copy workload, ~60 steps
+  // of a repetition loop). A verify time counts relative to the plain step measured with it.
+  DraftLengthController c(16, true);
+  c.MarkDraftsFree();
+  c.RecordVerifyTime(2, 36.0);  // the very first round, before any plain step
+  c.RecordRound(1, 0);
+  c.RecordVerifyTime(1, 42.0);
+  c.RecordVerifyTime(2, 36.0);
+  c.RecordRound(1, 0);
+  for (int i = 0; i < 3; ++i) c.RecordVerifyTime(1, 4.5);
+  for (int i = 0; i < 4; ++i) c.RecordRound(8, 8);  // the text became predictable
+  int drafting = 0;
+  for (int r = 0; r < 10; ++r) {
+    const int n = c.Choose(16);
+    c.RecordVerifyTime(n + 1, 4.5 * (1.0 + 0.05 * n));
+    if (n > 0) {
+      ++drafting;
+      c.RecordRound(n, n);
+    }
+  }
+  EXPECT_GE(drafting, 8);
 }
 
 TEST(DraftLengthController, ShortRunsAtFullAcceptanceClimbQuickly) {
