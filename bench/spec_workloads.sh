@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Speculative workloads of issue 18, interleaved (each repetition runs every configuration once,
 # so a drift of a shared machine's speed hits all alike). Prints one line per run and, at the
-# end, the mean and spread of the decode tok/s per workload and configuration.
+# end, the median, mean and spread of the decode tok/s per workload and configuration, and the
+# ratios of the medians (on a loaded VM single runs spread 2-5x: use many repetitions), and
+# the median same-run estimate (SpeculationStats::EstimatedSpeedup: the run's tokens at its own
+# plain-step time over its planning, drafting and verifying time), which a neighbour's load
+# moves less.
 #
 #   bench/spec_workloads.sh [BUILD] [REPS] [TARGET ASSISTANT]
 #
@@ -43,23 +47,28 @@ src = s.get("by_source", {})
 ng, mo = src.get("ngram", {}), src.get("model", {})
 print(f"{w} {t} rep{rep} {j['timings']['predicted_per_second']:.1f} tok/s, "
       f"{len(j['tokens'])} tokens, tokens/forward {s['tokens_per_target_forward']:.2f}, "
-      f"ngram {ng.get('accepted', 0)}/{ng.get('drafted', 0)}, model {mo.get('accepted', 0)}/{mo.get('drafted', 0)}")
+      f"rounds {s['rounds']}, plain {s['plain_steps']}, "
+      f"ngram {ng.get('accepted', 0)}/{ng.get('drafted', 0)}, model {mo.get('accepted', 0)}/{mo.get('drafted', 0)}, "
+      f"probes {s['probes']}, same-run estimate {s['speedup_estimate']:.3f}")
 PY
     done
   done
 done
 python3 - "$out" <<'PY'
 import collections, statistics, sys
-runs = collections.defaultdict(list)
+runs, est = collections.defaultdict(list), collections.defaultdict(list)
 for line in open(sys.argv[1]):
     w, t, _, tps = line.split()[:4]
     runs[(w, t)].append(float(tps))
+    est[(w, t)].append(float(line.split()[-1]))
 mean = {k: statistics.mean(v) for k, v in runs.items()}
+med = {k: statistics.median(v) for k, v in runs.items()}
 for (w, t), v in runs.items():
-    print(f"{w:5} {t:6} mean {mean[(w, t)]:7.1f} tok/s  min {min(v):7.1f}  max {max(v):7.1f}  n {len(v)}")
-# The issue 18 targets, as same-run ratios of the means.
+    print(f"{w:5} {t:6} median {med[(w, t)]:7.1f} tok/s  mean {mean[(w, t)]:7.1f}  min {min(v):7.1f}  max {max(v):7.1f}  n {len(v)}  "
+          f"same-run estimate median {statistics.median(est[(w, t)]):.3f}")
+# The issue 18 targets, as same-run ratios of the medians.
 for w in sorted({w for w, _ in runs}):
-    get = lambda t: mean.get((w, t), float("nan"))
+    get = lambda t: med.get((w, t), float("nan"))
     best = max(("mtp", "ngram"), key=get)
     print(f"{w:5} chain/mtp {get('chain') / get('mtp'):.2f}x  chain/none {get('chain') / get('none'):.2f}x  "
           f"ngram/none {get('ngram') / get('none'):.2f}x  chain/best single ({best}) {get('chain') / get(best):.2f}x")

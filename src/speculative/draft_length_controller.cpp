@@ -12,7 +12,8 @@ constexpr double kTimeEma = 0.2;
 constexpr int kExploreEvery = 2;        // drafting rounds between tries of one draft more ...
 constexpr double kExploreWithin = 0.9;  // ... rated at least this fraction of the best
 constexpr int kRemeasureEvery = 128;    // drafting rounds between plain steps that re-measure it
-constexpr int kStaleAfter = 64;  // rounds after which a verify time (of T > 1 rows) is not used
+constexpr int kStaleAfter = 64;   // rounds after which a verify time (of T > 1 rows) is not used
+constexpr double kOutlier = 2.0;  // a lone verify time this far above its prediction: a stall
 
 void Ema(double& slot, double value) {
   slot = slot == 0 ? value : slot + kTimeEma * (value - slot);
@@ -20,12 +21,36 @@ void Ema(double& slot, double value) {
 
 }  // namespace
 
+void DraftLengthController::Samples::Add(double value, double plain_ms) {
+  ms[next] = value;
+  plain[next] = plain_ms;
+  next = (next + 1) % kSamples;
+  count = std::min(count + 1, kSamples);
+}
+
+double DraftLengthController::Samples::Min(double plain_now) const {
+  double best = 0;
+  for (int i = 0; i < count; ++i) {
+    const double v = plain[i] > 0 && plain_now > 0 ? ms[i] * plain_now / plain[i] : ms[i];
+    best = i == 0 ? v : std::min(best, v);
+  }
+  return best;
+}
+
+double DraftLengthController::PlainMs() const {
+  return verify_ms_[1].Min(0.0);
+}
+
+double DraftLengthController::MeasuredMs(int rows) const {
+  return rows == 1 ? PlainMs() : verify_ms_[rows].Min(PlainMs());
+}
+
 DraftLengthController::DraftLengthController(int draft_max, bool adaptive)
     : draft_max_(std::max(0, draft_max)),
       adaptive_(adaptive),
       accepted_(draft_max_, 0.0),
       tried_(draft_max_, 0.0),
-      verify_ms_(draft_max_ + 2, 0.0),
+      verify_ms_(draft_max_ + 2),
       measured_at_(draft_max_ + 2, 0) {}
 
 // A position with little evidence leans on the one before it (acceptance varies slowly with the
@@ -50,8 +75,12 @@ bool DraftLengthController::Known(int rows) const {
   // A length not tried for long keeps the time it was measured at (maybe a stall of a busy
   // machine, or cold pages), which would rule it out for good: old times give way to the
   // estimate from fresher ones. The plain step's time is re-measured regularly (Choose).
-  return verify_ms_[rows] > 0 &&
+  return verify_ms_[rows].count > 0 &&
          (static_costs_ || rows == 1 || round_ - measured_at_[rows] <= kStaleAfter);
+}
+
+bool DraftLengthController::Confirmed(int rows) const {
+  return Known(rows) && (rows == 1 || static_costs_ || verify_ms_[rows].count > 1);
 }
 
 double DraftLengthController::VerifyMs(int rows) const {
@@ -59,35 +88,47 @@ double DraftLengthController::VerifyMs(int rows) const {
   // T rows never cost more than T single-row forwards (the weights are read once either way),
   // nor less than one plus kMinRowCost per extra row.
   if (Known(1)) {
-    ms = std::min(ms, rows * verify_ms_[1]);
-    ms = std::max(ms, (1.0 + kMinRowCost * (rows - 1)) * verify_ms_[1]);
+    const double plain = PlainMs();
+    ms = std::min(ms, rows * plain);
+    ms = std::max(ms, (1.0 + kMinRowCost * (rows - 1)) * plain);
   }
   return ms;
 }
 
 double DraftLengthController::EstimatedVerifyMs(int rows) const {
-  if (Known(rows)) return verify_ms_[rows];
+  if (Confirmed(rows)) return MeasuredMs(rows);
+  // One measurement may be a stall that would rule its length (and, as verify times never
+  // decrease in the row count, every longer one) out until it went stale: one far above what
+  // the confirmed row counts predict is not believed, so the length is tried again.
+  if (Known(rows)) {
+    const double predicted = NeighbourVerifyMs(rows, true);
+    const double ms = MeasuredMs(rows);
+    return ms > kOutlier * predicted ? predicted : ms;
+  }
+  return NeighbourVerifyMs(rows, false);
+}
+
+double DraftLengthController::NeighbourVerifyMs(int rows, bool confirmed_only) const {
   // Unmeasured: interpolate between the nearest measured row counts, or extrapolate from one
   // with a modest per-row slope (weights are read once per call whatever the row count).
+  const auto usable = [&](int r) { return confirmed_only ? Confirmed(r) : Known(r); };
+  const auto at = [&](int r) { return confirmed_only ? MeasuredMs(r) : EstimatedVerifyMs(r); };
   int lo = rows - 1, hi = rows + 1;
-  while (lo >= 1 && !Known(lo)) --lo;
-  while (hi < static_cast<int>(verify_ms_.size()) && !Known(hi)) ++hi;
+  while (lo >= 1 && !usable(lo)) --lo;
+  while (hi < static_cast<int>(verify_ms_.size()) && !usable(hi)) ++hi;
   const bool has_lo = lo >= 1, has_hi = hi < static_cast<int>(verify_ms_.size());
-  if (has_lo && has_hi) {
-    return verify_ms_[lo] + (verify_ms_[hi] - verify_ms_[lo]) * (rows - lo) / double(hi - lo);
-  }
+  if (has_lo && has_hi) return at(lo) + (at(hi) - at(lo)) * (rows - lo) / double(hi - lo);
   if (has_lo) {
     // Past the largest measured row count: continue the slope of the two largest measured ones
     // (a fixed 5 % per row before a second one exists), so longer drafts are not written off
     // by a pessimistic guess they never get to disprove.
     int lo2 = lo - 1;
-    while (lo2 >= 1 && !Known(lo2)) --lo2;
-    const double slope = lo2 >= 1
-                             ? std::max(0.0, (verify_ms_[lo] - verify_ms_[lo2]) / double(lo - lo2))
-                             : 0.05 * verify_ms_[lo];
-    return verify_ms_[lo] + slope * (rows - lo);
+    while (lo2 >= 1 && !usable(lo2)) --lo2;
+    const double slope =
+        lo2 >= 1 ? std::max(0.0, (at(lo) - at(lo2)) / double(lo - lo2)) : 0.05 * at(lo);
+    return at(lo) + slope * (rows - lo);
   }
-  if (has_hi) return verify_ms_[hi] / (1.0 + 0.05 * (hi - rows));
+  if (has_hi) return at(hi) / (1.0 + 0.05 * (hi - rows));
   return 1.0 + 0.05 * (rows - 1);  // nothing measured: relative units
 }
 
@@ -119,13 +160,13 @@ int DraftLengthController::Choose(int cap) {
   // the longest length measured, so a guess is checked before it is relied on.
   int longest = 0;
   for (int rows = 2; rows < static_cast<int>(verify_ms_.size()); ++rows) {
-    if (verify_ms_[rows] > 0) longest = rows - 1;
+    if (verify_ms_[rows].count > 0) longest = rows - 1;
   }
   const int limit = std::min({cap, draft_max_, longest == 0 ? 1 : 2 * longest});
   ++round_;
   // The plain step is the yardstick: once a draft has been verified, measure it before
   // relying on a guess of it (it only gets measured by plain steps).
-  if (!static_costs_ && verify_ms_[1] == 0 && longest > 0) {
+  if (!static_costs_ && verify_ms_[1].count == 0 && longest > 0) {
     ++remeasures_;
     return 0;
   }
@@ -161,7 +202,7 @@ int DraftLengthController::Choose(int cap) {
   if (best < limit && ++explore_count_ >= kExploreEvery) {
     explore_count_ = 0;
     const int rows = best + 2;
-    const bool unknown = verify_ms_[rows] == 0 || tried_[best] < 1.0 ||
+    const bool unknown = verify_ms_[rows].count == 0 || tried_[best] < 1.0 ||
                          (!static_costs_ && round_ - measured_at_[rows] > kRemeasureEvery);
     if (unknown &&
         ExpectedTokens(best + 1) / EstimatedRoundMs(best + 1) >= kExploreWithin * best_rate) {
@@ -191,8 +232,10 @@ void DraftLengthController::MarkDraftsFree() {
 void DraftLengthController::UseStaticCosts(double draft_step_cost) {
   static_costs_ = true;
   draft_step_ms_ = std::max(1e-6, draft_step_cost);
-  for (size_t rows = 1; rows < verify_ms_.size(); ++rows)
-    verify_ms_[rows] = 1.0 + 0.05 * (rows - 1);
+  for (size_t rows = 1; rows < verify_ms_.size(); ++rows) {
+    verify_ms_[rows] = Samples();
+    verify_ms_[rows].Add(1.0 + 0.05 * (rows - 1), 0.0);
+  }
 }
 
 void DraftLengthController::RecordDraftTime(int n_steps, double ms) {
@@ -204,8 +247,8 @@ void DraftLengthController::RecordVerifyTime(int rows, double ms) {
   if (rows < 1 || rows >= static_cast<int>(verify_ms_.size())) return;
   // A stale time (maybe one stall of a busy machine that ruled the length out) is replaced,
   // not averaged with.
-  if (!Known(rows)) verify_ms_[rows] = 0;
-  Ema(verify_ms_[rows], ms);
+  if (!Known(rows)) verify_ms_[rows] = Samples();
+  verify_ms_[rows].Add(ms, rows == 1 ? 0.0 : PlainMs());
   measured_at_[rows] = round_;
   if (rows == 1) since_plain_ = 0;
 }

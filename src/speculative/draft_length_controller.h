@@ -62,16 +62,34 @@ class DraftLengthController {
   int64_t remeasures() const { return remeasures_; }
 
  private:
+  // The last kSamples verify times of one row count, each with the plain step's estimate when
+  // it was taken (0: none yet). The estimate is their minimum (a stall of a loaded machine only
+  // ever adds time), each rescaled to today's plain step: a time taken while the machine was
+  // slower (the first, cold forwards; a busier minute) keeps its ratio, not its milliseconds.
+  static constexpr int kSamples = 4;
+  struct Samples {
+    double ms[kSamples] = {}, plain[kSamples] = {};
+    int count = 0, next = 0;
+    void Add(double value, double plain_ms);
+    double Min(double plain_now) const;
+  };
+
+  double PlainMs() const;             // the plain step's estimate (0: unmeasured)
+  double MeasuredMs(int rows) const;  // Samples::Min of a measured row count
   double VerifyMs(int rows) const;
-  double EstimatedVerifyMs(int rows) const;  // measured, else inter- or extrapolated
-  bool Known(int rows) const;                // measured, and recently enough
-  double MonotoneVerifyMs(int rows) const;   // max of VerifyMs(1..rows)
-  double ProbeExcessMs() const;              // what a failing one-token probe costs over plain
+  // Measured (a length measured once no dearer than its confirmed neighbours predict), else
+  // inter- or extrapolated from the confirmed row counts.
+  double EstimatedVerifyMs(int rows) const;
+  double NeighbourVerifyMs(int rows, bool confirmed_only) const;
+  bool Known(int rows) const;               // measured, and recently enough
+  bool Confirmed(int rows) const;           // Known, the plain step or measured more than once
+  double MonotoneVerifyMs(int rows) const;  // max of VerifyMs(1..rows)
+  double ProbeExcessMs() const;             // what a failing one-token probe costs over plain
 
   int draft_max_;
   bool adaptive_;
   std::vector<double> accepted_, tried_;  // decayed counts per draft position
-  std::vector<double> verify_ms_;         // EMA per row count (0 = unmeasured), index = rows
+  std::vector<Samples> verify_ms_;        // per row count (none = unmeasured), index = rows
   std::vector<int64_t> measured_at_;      // round_ of each row count's latest measurement
   int64_t round_ = 0;                     // adaptive choices made
   double draft_step_ms_ = 0;              // EMA per draft step (0 = unmeasured)

@@ -119,9 +119,13 @@ void DraftPlanner::CheckUnusedProposal(std::span<const int32_t> history) {
   // A lookup proposal no round used is followed as the tokens arrive (plain steps or the model's
   // rounds) until it diverges or ends, and recorded as if it had been drafted: lookup keeps its
   // evidence at every position while it does not draft (else it could win back only by
-  // probes, one token at a time), at no cost. One proposal is followed at a time.
+  // probes, one token at a time), at no cost. One proposal is followed at a time, up to
+  // kFollowMax tokens.
   if (shadow_.empty() && !proposal_.empty() && history.size() > committed_) {
     shadow_ = std::move(proposal_);
+    // Only its first tokens: evidence must arrive within a few steps, not after a 64-token
+    // proposal's end (positions past them inherit their acceptance).
+    if (shadow_.size() > kFollowMax) shadow_.resize(kFollowMax);
     shadow_at_ = committed_;
   }
   proposal_.clear();

@@ -33,6 +33,8 @@ class DraftPlanner {
  public:
   // Longest lookup proposal of an adaptive round (--draft-max caps the model's part).
   static constexpr int kLookupMax = 64;
+  // An unused lookup proposal is followed for at most this many tokens (CheckUnusedProposal).
+  static constexpr size_t kFollowMax = 8;
 
   DraftPlanner() = default;
   // `spec`: the request's options; `limit`: most drafts a round can hold (the batch);

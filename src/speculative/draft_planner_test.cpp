@@ -25,6 +25,16 @@ DraftRequest Plan(DraftPlanner& planner, std::span<const int32_t> history, int c
   return r;
 }
 
+// Records the lookup round `r` as all rejected; the round then emitted 9 (not proposed).
+void RejectLookupRound(DraftPlanner& planner, const DraftRequest& r,
+                       std::vector<int32_t>& history) {
+  DraftResult drafts;
+  drafts.tokens.assign(r.lookup.begin(), r.lookup.end());
+  drafts.n_lookup = static_cast<int>(r.lookup.size());
+  planner.RecordRound(drafts, 0, history);
+  history.push_back(9);
+}
+
 TEST(DraftPlanner, FixedLengthsTakeTheLookupThenTheModelToDraftMax) {
   DraftPlanner chain(Options(SpecType::kChain, false), 511, true);
   DraftRequest r = Plan(chain, kLoop, 16);
@@ -119,11 +129,8 @@ TEST(DraftPlanner, AnUnusedProposalIsFollowedToItsEnd) {
   std::vector<int32_t> history = kLoop;
   DraftRequest r = Plan(planner, history, 8);
   ASSERT_GT(r.lookup.size(), 0u);
+  RejectLookupRound(planner, r, history);
   DraftResult drafts;
-  drafts.tokens.assign(r.lookup.begin(), r.lookup.end());
-  drafts.n_lookup = static_cast<int>(r.lookup.size());
-  planner.RecordRound(drafts, 0, history);
-  history.push_back(9);  // the round emitted a token lookup did not propose
   int drafting = 0;
   for (int step = 0; step < 120; ++step) {
     r = Plan(planner, history, 8);
@@ -140,6 +147,30 @@ TEST(DraftPlanner, AnUnusedProposalIsFollowedToItsEnd) {
     }
   }
   EXPECT_GT(drafting, 60);
+}
+
+TEST(DraftPlanner, AFollowedProposalCountsBeforeItsLongEndArrives) {
+  // Lookup proposes 64 tokens of a loop but is ruled out (its first round rejected, on a
+  // compute-bound machine: each verified row costs 30 % of a plain step); the text then loops
+  // exactly as proposed. The followed proposal must count as evidence well before all 64 of its
+  // tokens have arrived, so lookup drafts again within a few plain steps (it took 64: the copy
+  // workload decoded most of its repetition loop plainly).
+  DraftPlanner planner(Options(SpecType::kNgram, true), 511, false);
+  const auto verify_ms = [](int rows) { return 1.0 + 0.3 * (rows - 1); };
+  planner.RecordVerifyTime(1, verify_ms(1));
+  std::vector<int32_t> history = kLoop;
+  DraftRequest r = Plan(planner, history, 64);
+  ASSERT_GT(r.lookup.size(), 0u);
+  planner.RecordVerifyTime(r.n_max + 1, verify_ms(r.n_max + 1));
+  RejectLookupRound(planner, r, history);
+  int plain = 0;
+  for (; plain < 64; ++plain) {
+    if (Plan(planner, history, 64).n_max > 0) break;
+    planner.RecordVerifyTime(1, verify_ms(1));
+    history.push_back(history[history.size() - 4]);
+    planner.RecordPlainStep(history);
+  }
+  EXPECT_LE(plain, 16);
 }
 
 TEST(DraftPlanner, BadNgramLengthsAreRejected) {
