@@ -8,11 +8,14 @@
 #   bench/spec_schema.sh [BUILD] [REPS] [TARGET ASSISTANT] [N]
 #
 # Workload: greedy, N tokens (default 256), the `make run` prompt, the schema below (an object
-# with string, enum, array and boolean properties), 2 threads. Configurations (CONFIGS overrides,
+# with string, enum, array and boolean properties), THREADS threads (default 1: on a shared
+# 2-vCPU machine a 2-thread forward waits for a descheduled worker, and verifying 2 rows cost
+# 4.8x one row at -t 2 against 1.06x at -t 1 on the trained pair, load ~5). Configurations (CONFIGS overrides,
 # space-separated): mtp and mtp+schema (MTP as `tandem run` defaults to: adaptive draft lengths),
 # mtp4 and mtp4+schema (--draft-max 4 --no-adaptive, as `make run`), none+schema (plain
-# constrained decoding). Set BEFORE=<other build dir> to add that build's mtp+schema and
-# mtp4+schema (a change's before and after in the same run). SCHEMA=<file> replaces the schema.
+# constrained decoding); X+line is X+schema with --json-one-line (fixed whitespace). Set
+# BEFORE=<other build dir> to add that build's mtp+schema and mtp4+schema (a change's before and
+# after in the same run). SCHEMA=<file> replaces the schema.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -21,6 +24,7 @@ TARGET=${3:-models/tandem-gemma4-tiny-Q8_0.gguf}
 ASSISTANT=${4:-models/tandem-gemma4-tiny-assistant-Q8_0.gguf}
 N=${5:-256}
 BEFORE=${BEFORE:-}
+THREADS=${THREADS:-1}
 schema=$(mktemp)
 out=$(mktemp)
 trap 'rm -f "$schema" "$out"' EXIT
@@ -43,15 +47,19 @@ for rep in $(seq "$REPS"); do
     config=${configs[$(((i + rep - 1) % n_configs))]}
     bin=$BUILD
     [ "${config#before:}" != "$config" ] && bin=$BEFORE
-    args=(-m "$TARGET" -n "$N" --temp 0 -t 2 -p "$PROMPT" --json)
+    args=(-m "$TARGET" -n "$N" --temp 0 -t "$THREADS" -p "$PROMPT" --json)
     c=${config#before:}
-    case "${c%+schema}" in
+    case "${c%+*}" in
       mtp) args+=(-md "$ASSISTANT" --spec-type mtp) ;;
       mtp4) args+=(-md "$ASSISTANT" --spec-type mtp --draft-max 4 --no-adaptive) ;;
       none) args+=(--spec-type none) ;;
       *) echo "unknown configuration $config" >&2; exit 1 ;;
     esac
-    [ "${c%+schema}" != "$c" ] && args+=(--json-schema "$schema")
+    case "$c" in
+      *+schema) args+=(--json-schema "$schema") ;;
+      *+line) args+=(--json-schema "$schema" --json-one-line) ;;
+      *+*) echo "unknown configuration $config" >&2; exit 1 ;;
+    esac
     json=$("$bin/tandem" run "${args[@]}" 2>/dev/null)
     python3 - "$config" "$rep" "$json" <<'PY' | tee -a "$out"
 import json, sys
@@ -85,10 +93,10 @@ for c, v in runs.items():
 # Same-run ratios: each constrained configuration over its unconstrained one, mean and the
 # spread of the per-repetition ratios.
 for c in mean:
-    base = c.split(":")[-1].removesuffix("+schema")
-    if c.endswith("+schema") and base in runs:
+    base = c.split(":")[-1].split("+")[0]
+    if "+" in c and base in runs:
         per_rep = [x / y for x, y in zip(runs[c], runs[base])]
-        print(f"{c}/{base} {mean[c] / mean[base]:.2f}x (per repetition {min(per_rep):.2f}-"
-              f"{max(per_rep):.2f})")
+        print(f"{c}/{base} {mean[c] / mean[base]:.2f}x (per repetition: median "
+              f"{statistics.median(per_rep):.2f}, {min(per_rep):.2f}-{max(per_rep):.2f})")
 PY
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $(grep -o -m1 -w avx512f /proc/cpuinfo || echo 'no avx512f'); load average $(cut -d' ' -f1-3 /proc/loadavg) (at the end)"
