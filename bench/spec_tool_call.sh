@@ -2,7 +2,7 @@
 # A forced tool call under MTP (issue 16): REQS greedy chat requests with `tool_choice:
 # "required"` (one tool, three required parameters) to `tandem serve` on the bundled pair
 # (--draft-max 4 --no-adaptive, -t 2), then the server's grammar-forced draft counters from
-# /metrics (drafted / accepted). Prints each call and its decode tok/s.
+# /metrics (drafted, reached by verification, accepted). Prints each call and its decode tok/s.
 #
 #   bench/spec_tool_call.sh [BUILD] [REQS] [PORT]
 set -euo pipefail
@@ -30,5 +30,8 @@ j = json.load(sys.stdin)
 call = (j["choices"][0]["message"].get("tool_calls") or [{}])[0].get("function")
 print(call, round(j.get("timings", {}).get("predicted_per_second", 0), 1), "tok/s")'
 done
-curl -s "localhost:$PORT/metrics" | grep -E "^tandem_spec_(forced|drafted|accepted)_(accepted_)?tokens_total"
+# forced: all grammar-forced drafts; source="grammar": those verification reached (a forced draft
+# after a rejected drafter draft is never tested), and of them accepted.
+curl -s "localhost:$PORT/metrics" |
+  grep -E '^tandem_spec_(forced|drafted|accepted)_(accepted_)?tokens_total|^tandem_spec_source_(drafted|accepted)_tokens_total\{source="grammar"'
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load average $(cut -d' ' -f1-3 /proc/loadavg)"

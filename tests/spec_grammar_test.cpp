@@ -163,14 +163,23 @@ std::vector<int32_t> LongestMatch(const TokenVocabulary& vocab, std::string_view
 // alone determines is its canonical encoding (up to the last piece) in plain decoding, and under
 // speculation every grammar-forced draft is accepted. Without the restriction the random target's
 // argmax picks other splits of the forced bytes ("{" then "\"" for "{\""): drafts rejected.
-TEST(SpecGrammar, ForcedStringsFollowTheCanonicalTokenizationAndAreAllAccepted) {
-  Pair pair = MakePair("sg_canonical");
-  auto vocab = TestVocabulary(pair.target->config().n_vocab);
-  const std::string doc = R"({"name": "abc", "ok": true, "n": 12, "tags": ["ab", "b"]})";
+// A grammar that allows only `doc`, with the longest-match encoder.
+std::shared_ptr<CompiledGrammar> ForcedOnly(std::shared_ptr<const TokenVocabulary> vocab,
+                                            const std::string& doc) {
   std::string gbnf = "root ::= \"";
   for (const char c : doc) gbnf += c == '"' ? std::string("\\\"") : std::string(1, c);
   auto compiled = std::make_shared<CompiledGrammar>(ParseGbnf(gbnf + "\""), vocab);
   compiled->SetEncoder([vocab](std::string_view text) { return LongestMatch(*vocab, text); });
+  return compiled;
+}
+
+const char kForcedDoc[] = R"({"name": "abc", "ok": true, "n": 12, "tags": ["ab", "b"]})";
+
+TEST(SpecGrammar, ForcedStringsFollowTheCanonicalTokenizationAndAreAllAccepted) {
+  Pair pair = MakePair("sg_canonical");
+  auto vocab = TestVocabulary(pair.target->config().n_vocab);
+  const std::string doc = kForcedDoc;
+  auto compiled = ForcedOnly(vocab, doc);
   const std::vector<int32_t> canonical = LongestMatch(*vocab, doc);
   ASSERT_GT(canonical.size(), 10u);
   std::vector<int32_t> prompt;
@@ -200,6 +209,41 @@ TEST(SpecGrammar, ForcedStringsFollowTheCanonicalTokenizationAndAreAllAccepted) 
   }
   std::printf("canonical: %lld forced draft tokens over 8 runs, all accepted\n",
               static_cast<long long>(forced));
+}
+
+// Forced tokens are drafted even when the planner decodes plainly: prompt lookup on a prompt that
+// never recurs proposes nothing, so every step was a plain step (one token per target forward)
+// unless a proposal happened to start a round; now the forced document is verified up to
+// draft_max tokens per forward, byte-identical to plain decoding, every forced draft accepted.
+TEST(SpecGrammar, ForcedTokensAreDraftedWhenThePlannerDecodesPlainly) {
+  Pair pair = MakePair("sg_forced_plain");
+  auto vocab = TestVocabulary(pair.target->config().n_vocab);
+  auto compiled = ForcedOnly(vocab, kForcedDoc);
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 12; ++i) prompt.push_back(2 + (i * 41) % 500);
+  ThreadPool pool(1);
+  GenerateParams plain = Greedy(64, SpecType::kNone, 0, false);
+  plain.eog_tokens = {kEog};
+  plain.grammar.grammar = compiled;
+  Generator g0(*pair.target, {}, pool, {.type = TensorType::kF32, .n_ctx = 128});
+  const GenerateResult want = g0.Generate(prompt, plain, nullptr);
+  ASSERT_EQ(Text(*vocab, want.tokens), kForcedDoc);
+  for (const bool adaptive : {false, true}) {
+    Generator gen(*pair.target, MakeDrafters(*pair.target, nullptr, nullptr, pool), pool,
+                  {.type = TensorType::kF32, .n_ctx = 128});
+    GenerateParams p = Greedy(64, SpecType::kNgram, 4, adaptive);
+    p.eog_tokens = {kEog};
+    p.grammar.grammar = compiled;
+    const GenerateResult r = gen.Generate(prompt, p, nullptr);
+    EXPECT_EQ(r.tokens, want.tokens) << "adaptive " << adaptive;
+    const int64_t forwards = r.spec.rounds + r.spec.plain_steps;
+    EXPECT_LE(forwards * 3, static_cast<int64_t>(r.tokens.size())) << "adaptive " << adaptive;
+    EXPECT_GT(r.spec.forced, 0) << "adaptive " << adaptive;
+    EXPECT_EQ(r.spec.forced_accepted, r.spec.forced) << "adaptive " << adaptive;
+    std::printf("lookup, adaptive %d: %zu tokens in %lld target forwards, %lld forced\n", adaptive,
+                r.tokens.size(), static_cast<long long>(forwards),
+                static_cast<long long>(r.spec.forced));
+  }
 }
 
 TEST(SpecGrammar, SampledConstrainedOutputKeepsTheMaskedDistribution) {
@@ -278,6 +322,128 @@ TEST(SpecGrammar, SampledConstrainedOutputKeepsTheMaskedDistribution) {
   std::printf("%d runs over %d bins: chi2 %.1f, z %.2f; draft acceptance %.3f\n", kRuns, fit.bins,
               fit.chi2, fit.z, double(accepted) / double(drafted));
   EXPECT_LT(fit.z, 4.0) << "constrained output does not follow the masked distribution";
+}
+
+// Sampled output keeps the exact constrained distribution with the canonical restriction active
+// (docs/mtp.md § Constrained drafting): after two free letters (no piece holds two of them) the
+// grammar forces `{"ab": "`,
+// whose longest-match encoding is `{"` `ab` `": "`, so the restriction allows only `{"` then only
+// `ab`, and the last piece is free again: `"`, `":`, `": ` or `": "` (then a letter). The allowed
+// sets are written out here, not taken from SlotGrammar. Under MTP (draft length 3: the letter
+// drafted with its masked q, `{"` and `ab` drafted too, rejected letters leaving a forced-only
+// round) and under prompt lookup (which proposes nothing here: the forced run is verified in
+// place of plain steps), the joint distribution of (t1, t2, t5) matches the exact one from plain
+// forwards, and t3 t4 are `{"` `ab` every time.
+TEST(SpecGrammar, SampledOutputKeepsTheCanonicallyRestrictedDistribution) {
+  Pair pair = MakePair("sg_sampled_canonical");
+  const int V = pair.target->config().n_vocab;
+  auto vocab = TestVocabulary(V);
+  auto compiled = std::make_shared<CompiledGrammar>(
+      ParseGbnf(R"(root ::= [cdegh] [cdegh] "{\"ab\": \"" [a-z])"), vocab);
+  compiled->SetEncoder([vocab](std::string_view text) { return LongestMatch(*vocab, text); });
+  auto id = [&](const std::string& piece) {
+    for (int32_t t = 0; t < V; ++t) {
+      if (vocab->piece(t) == piece) return t;
+    }
+    ADD_FAILURE() << "no piece " << piece;
+    return 0;
+  };
+  std::vector<int32_t> letters;
+  for (const char c : std::string("cdegh")) letters.push_back(id(std::string(1, c)));
+  const int32_t open = id("{\""), ab = id("ab");
+  const std::vector<int32_t> ends = {id("\""), id("\":"), id("\": "), id("\": \"")};
+  const std::vector<int32_t> prompt = {2, 310, 311, 312, 313};
+  GenerateParams params;
+  params.n_predict = 5;  // t1 t2, `{"` `ab`, then the free end of the forced string
+  params.sampling.temperature = 1.0f;
+  params.sampling.top_k = 40;
+  params.sampling.top_p = 1.0f;
+  params.sampling.min_p = 0.0f;
+  params.spec.draft_max = 3;
+  params.spec.adaptive = false;
+  params.eog_tokens = {kEog};
+  params.grammar.grammar = compiled;
+  ThreadPool pool(1);
+  ForwardOutput out;
+  Sampler sampler(params.sampling);
+  // The sampler's distribution of the target's row after `tokens`, only `allowed` left.
+  auto masked = [&](const std::vector<int32_t>& tokens, const std::vector<int32_t>& allowed) {
+    auto cache = pair.target->NewKvCache({.type = TensorType::kF32, .n_ctx = 64});
+    ForwardBatch batch;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      batch.Add(tokens[i], static_cast<int>(i), 0, i + 1 == tokens.size());
+    }
+    pair.target->Forward(batch, *cache, out, pool);
+    std::vector<float> logits(V, -INFINITY);
+    for (const int32_t t : allowed) logits[t] = out.Logits(0)[t];
+    return sampler.Distribution(logits.data(), V, tokens);
+  };
+  const int kRuns = 4000;
+  const int n_bins = 5 * 5 * 4;
+  std::vector<double> expected(n_bins, 0.0);
+  const std::vector<float> p1 = masked(prompt, letters);
+  for (int a = 0; a < 5; ++a) {
+    std::vector<int32_t> t1(prompt);
+    t1.push_back(letters[a]);
+    const std::vector<float> p2 = masked(t1, letters);
+    for (int b = 0; b < 5; ++b) {
+      std::vector<int32_t> t4(t1);
+      t4.insert(t4.end(), {letters[b], open, ab});
+      const std::vector<float> p5 = masked(t4, ends);
+      for (int e = 0; e < 4; ++e) {
+        expected[(a * 5 + b) * 4 + e] =
+            double(p1[letters[a]]) * p2[letters[b]] * p5[ends[e]] * kRuns;
+      }
+    }
+  }
+  auto index = [](const std::vector<int32_t>& set, int32_t t) {
+    return static_cast<int>(std::find(set.begin(), set.end(), t) - set.begin());
+  };
+  for (const SpecType type : {SpecType::kMtp, SpecType::kNgram}) {
+    SCOPED_TRACE(SpecTypeName(type));
+    params.spec.type = type;
+    Generator gen(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool),
+                  pool, {.type = TensorType::kF32, .n_ctx = 64});
+    std::vector<int> observed(n_bins, 0);
+    int64_t drafted = 0, accepted = 0, forced = 0, reached = 0, reached_accepted = 0, forwards = 0;
+    for (int seed = 0; seed < kRuns; ++seed) {
+      params.sampling.seed = static_cast<uint32_t>(seed);
+      const GenerateResult r = gen.Generate(prompt, params, nullptr);
+      ASSERT_EQ(r.tokens.size(), 5u);
+      ASSERT_EQ(r.tokens[2], open);
+      ASSERT_EQ(r.tokens[3], ab);
+      const int a = index(letters, r.tokens[0]), b = index(letters, r.tokens[1]);
+      const int e = index(ends, r.tokens[4]);
+      ASSERT_TRUE(a < 5 && b < 5 && e < 4) << Text(*vocab, r.tokens);
+      ++observed[(a * 5 + b) * 4 + e];
+      drafted += r.spec.drafted;
+      accepted += r.spec.accepted;
+      forced += r.spec.forced;
+      reached += r.spec.grammar.drafted;
+      reached_accepted += r.spec.grammar.accepted;
+      forwards += r.spec.rounds + r.spec.plain_steps;
+    }
+    if (type == SpecType::kMtp) {
+      EXPECT_GT(accepted, 20) << "the accept branch must be exercised";
+      EXPECT_LT(accepted, drafted - 20) << "the residual branch must be exercised";
+    }
+    // `{"` `ab` are drafted for free after the letters (with MTP after the drafted letter too,
+    // reached when it is accepted), and accepted whenever verification reaches them.
+    if (type == SpecType::kNgram) {
+      EXPECT_EQ(forced, 2 * kRuns);
+    }
+    EXPECT_GT(reached, 100);
+    EXPECT_EQ(reached_accepted, reached);
+    const ChiSquareFit fit = FitChiSquare(expected, observed);
+    EXPECT_EQ(fit.impossible_seen, -1);
+    ASSERT_GE(fit.bins, 20);
+    std::printf(
+        "%s: %d runs over %d bins: chi2 %.1f, z %.2f; drafted %lld accepted %lld, forced "
+        "%lld, %.2f target forwards per run\n",
+        SpecTypeName(type), kRuns, fit.bins, fit.chi2, fit.z, static_cast<long long>(drafted),
+        static_cast<long long>(accepted), static_cast<long long>(forced), double(forwards) / kRuns);
+    EXPECT_LT(fit.z, 4.0) << "constrained output does not follow the restricted distribution";
+  }
 }
 
 // The thought budget (GrammarConstraint::thought_budget): a random model thinks when its first

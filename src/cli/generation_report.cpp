@@ -101,8 +101,10 @@ std::string GenerationSummary(const GenerateResult& r, const LoadedModels& m, si
     s += "\n";
     if (st.forced > 0) {
       std::snprintf(buf, sizeof buf,
-                    "  grammar-forced drafts (no drafter step): %lld, accepted %lld\n",
-                    static_cast<long long>(st.forced), static_cast<long long>(st.forced_accepted));
+                    "  grammar-forced drafts (no drafter step): %lld, reached %lld, accepted "
+                    "%lld (%.1f%% of reached)\n",
+                    static_cast<long long>(st.forced), static_cast<long long>(st.grammar.drafted),
+                    static_cast<long long>(st.forced_accepted), 100.0 * st.ForcedAcceptanceRate());
       s += buf;
     }
   }

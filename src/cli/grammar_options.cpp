@@ -26,12 +26,16 @@ GrammarConstraint LoadGrammarConstraint(const GrammarOptions& options, const Tok
     Fail(ErrorKind::kInvalidArgument, "--grammar-file and --json-schema are exclusive");
   }
   const bool schema = !options.json_schema_file.empty();
+  if (options.json_one_line && !schema) {
+    Fail(ErrorKind::kInvalidArgument, "--json-one-line needs --json-schema");
+  }
   const std::string& path = schema ? options.json_schema_file : options.grammar_file;
   const std::string text = ReadFile(path);
   try {
     GrammarCache cache(tokenizer, 1);
-    return MakeGrammarConstraint(cache.Get(schema ? JsonSchemaTextToGbnf(text) : text), tokenizer,
-                                 thinking);
+    const JsonSyntax syntax = options.json_one_line ? JsonSyntax::kJsonOneLine : JsonSyntax::kJson;
+    return MakeGrammarConstraint(cache.Get(schema ? JsonSchemaTextToGbnf(text, syntax) : text),
+                                 tokenizer, thinking);
   } catch (const Error& e) {
     Fail(e.kind(), path + ": " + e.what());
   }

@@ -1,6 +1,6 @@
-// `--grammar-file F` / `--json-schema F` of `tandem run`: the constraint compiled against the
-// target's vocabulary, or a clear error naming the file and (for a schema) the keyword and its
-// JSON path.
+// `--grammar-file F` / `--json-schema F [--json-one-line]` of `tandem run`: the constraint compiled
+// against the target's vocabulary, or a clear error naming the file and (for a schema) the keyword
+// and its JSON path.
 #pragma once
 
 #include <string>
@@ -13,6 +13,7 @@ namespace tandem::cli {
 struct GrammarOptions {
   std::string grammar_file;      // GBNF
   std::string json_schema_file;  // JSON Schema
+  bool json_one_line = false;    // ... compiled with JsonSyntax::kJsonOneLine
   bool empty() const { return grammar_file.empty() && json_schema_file.empty(); }
 };
 

@@ -207,6 +207,9 @@ void AddRunCommand(CLI::App& app, CommandRunner& runner) {
                   "Constrain the output to a GBNF grammar (llama.cpp syntax)");
   sub->add_option("--json-schema", a->grammar.json_schema_file,
                   "Constrain the output to a JSON Schema (file)");
+  sub->add_flag("--json-one-line", a->grammar.json_one_line,
+                "With --json-schema: fixed whitespace (`, ` and `: `, no newlines), so keys and "
+                "separators are forced (drafted for free under speculation)");
   sub->add_flag("--no-special", a->no_special,
                 "Do not turn special-token text in the prompt into tokens");
   sub->callback([&runner, a, sub] {

@@ -275,17 +275,25 @@ void Engine::Impl::PlanGenerating(int& budget, bool rotate, std::vector<EngineSl
     if (slot->phase() != SlotPhase::kGenerate || budget < 1) continue;
     const int cap = slot->DraftCap();
     int n_draft = cap > 0 ? slot->ChooseDraftLength(cap) : 0;
+    const bool can_shorten = slot->CanShortenDrafts();
+    // Where the grammar alone determines the next tokens, they fill this round's drafts up to the
+    // cap, even when the planner chose plain decoding: no drafter step, only verify rows, each a
+    // point mass at verification (accepted whenever reached, with the one random draw plain
+    // sampling makes there).
+    const int forced = slot->TakeForcedDrafts(can_shorten ? std::min(cap, budget - 1) : cap);
+    if (forced > 0) n_draft = forced;
     if (1 + n_draft > budget) {
       // A sampled request with a fixed draft length must get exactly that length (its random
       // draws depend on it): it waits for a later step. Otherwise shorter drafts are harmless.
-      if (!slot->CanShortenDrafts()) continue;
+      if (!can_shorten) {
+        slot->TakeForcedDrafts(0);
+        continue;
+      }
       n_draft = budget - 1;
     }
     budget -= 1 + n_draft;
     planned.push_back(slot);
-    if (const int forced = n_draft > 0 ? slot->TakeForcedDrafts(n_draft) : 0; forced > 0) {
-      budget += n_draft - forced;  // the grammar alone fills this round's drafts
-    } else if (n_draft > 0) {
+    if (forced == 0 && n_draft > 0) {
       jobs.push_back(DraftJob{slot->MakeDraftRequest(n_draft), {}, 0, {}});
       job_slots.push_back(slot);
     }

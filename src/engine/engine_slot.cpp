@@ -184,9 +184,8 @@ DraftRequest EngineSlot::MakeDraftRequest(int n) {
 }
 
 int EngineSlot::TakeForcedDrafts(int n) {
-  if (!grammar_ || n < 1) return 0;
   drafts_.Clear();
-  forced_drafts_ = grammar_->AppendForced(drafts_, n, !greedy_);
+  forced_drafts_ = grammar_ && n > 0 ? grammar_->AppendForced(drafts_, n, !greedy_) : 0;
   return forced_drafts_;
 }
 

@@ -88,7 +88,7 @@ class EngineSlot {
   DraftRequest MakeDraftRequest(int n);
   // Grammar-forced drafts: when the grammar alone determines the next tokens, this round's
   // drafts are those (at most n, no drafter step) and their count is returned; the caller then
-  // skips the drafter. 0 (nothing changed) otherwise.
+  // skips the drafter. 0 (no drafts) otherwise; n = 0 clears this round's drafts.
   int TakeForcedDrafts(int n);
   // The drafts for this round and the time spent making them.
   void SetDrafts(DraftResult drafts, double ms);

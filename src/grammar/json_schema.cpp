@@ -32,12 +32,27 @@ using json = nlohmann::ordered_json;
 // Between tokens: nothing, a space, or a newline and an indent. Inlined at every use so that each
 // copy has one return position (see compiled_grammar.h).
 constexpr const char* kWs = R"(("" | " " | "\n" [ \t]{0,24}))";
+// Whitespace inside brackets and before a separator (`WS`), and after one (`WSA`), per syntax.
+const char* BeforeSeparator(JsonSyntax syntax) {
+  return syntax == JsonSyntax::kJson ? kWs : "\"\"";
+}
+const char* AfterSeparator(JsonSyntax syntax) {
+  switch (syntax) {
+    case JsonSyntax::kJson:
+      return kWs;
+    case JsonSyntax::kJsonOneLine:
+      return "\" \"";
+    case JsonSyntax::kGemmaToolCall:
+      break;
+  }
+  return "\"\"";
+}
 
 // Generic JSON values (shared rules; `json_object` mode and schemas without constraints).
 constexpr const char* kJsonValueRules =
     R"(json-value ::= json-object | json-array | json-string | json-number | "true" | "false" | "null"
-json-object ::= "{" WS ( json-string WS ":" WS json-value ( WS "," WS json-string WS ":" WS json-value )* WS )? "}"
-json-array ::= "[" WS ( json-value ( WS "," WS json-value )* WS )? "]"
+json-object ::= "{" WS ( json-string WS ":" WSA json-value ( WS "," WSA json-string WS ":" WSA json-value )* WS )? "}"
+json-array ::= "[" WS ( json-value ( WS "," WSA json-value )* WS )? "]"
 json-string ::= "\"" JCHAR* "\""
 )";
 constexpr const char* kJsonNumberRule =
@@ -60,13 +75,14 @@ gemma-text-lt ::= "" | [^<|] gemma-text | "<" gemma-text-lt
 gemma-text-bar ::= "" | [^<|>] gemma-text | "<" gemma-text-lt | "|" gemma-text-bar
 )";
 
-std::string Expand(std::string text) {
+std::string Expand(std::string text, JsonSyntax syntax) {
   auto replace = [&](const std::string& from, const std::string& to) {
     for (size_t p = text.find(from); p != std::string::npos; p = text.find(from, p + to.size())) {
       text.replace(p, from.size(), to);
     }
   };
-  replace("WS", kWs);
+  replace("WSA", AfterSeparator(syntax));
+  replace("WS", BeforeSeparator(syntax));
   replace("JCHAR", kJsonCharGbnf);
   return text;
 }
@@ -160,7 +176,8 @@ class SchemaCompiler {
   SchemaCompiler(const json& root, JsonSyntax syntax, std::string prefix)
       : root_(root),
         gemma_(syntax == JsonSyntax::kGemmaToolCall),
-        ws_(gemma_ ? "\"\"" : kWs),
+        ws_(BeforeSeparator(syntax)),
+        ws_after_(AfterSeparator(syntax)),
         prefix_(std::move(prefix)) {}
 
   SchemaRules Compile() {
@@ -348,7 +365,7 @@ class SchemaCompiler {
               "',', ':', '<' or '|')");
       }
       const std::string member = (gemma_ ? Literal(key) : JsonLiteral(key)) + " " + ws_ +
-                                 " \":\" " + ws_ + " " +
+                                 " \":\" " + ws_after_ + " " +
                                  Visit(sub, path + "/properties/" + Escape(key), depth + 1);
       const bool req =
           std::find(required_names.begin(), required_names.end(), key) != required_names.end();
@@ -363,13 +380,13 @@ class SchemaCompiler {
     if (s.contains("additionalProperties")) {
       const json& ap = s["additionalProperties"];
       if (!(ap.is_boolean() && !ap.get<bool>())) {
-        extra = Key() + " " + ws_ + " \":\" " + ws_ + " " +
+        extra = Key() + " " + ws_ + " \":\" " + ws_after_ + " " +
                 (ap.is_boolean() ? Any() : Visit(ap, path + "/additionalProperties", depth + 1));
       }
     } else if (!has_props) {
-      extra = Key() + " " + ws_ + " \":\" " + ws_ + " " + Any();
+      extra = Key() + " " + ws_ + " \":\" " + ws_after_ + " " + Any();
     }
-    const std::string sep = ws_ + " \",\" " + ws_ + " ";
+    const std::string sep = ws_ + " \",\" " + ws_after_ + " ";
     std::string body;
     if (!required.empty()) {
       for (size_t i = 0; i < required.size(); ++i) body += (i ? " " + sep : "") + required[i];
@@ -414,7 +431,7 @@ class SchemaCompiler {
     if (min > 1000 || max > 1000)
       Throw(min > 1000 ? "minItems" : "maxItems", path, "above 1000 is not supported");
     if (max >= 0 && max < min) Throw("maxItems", path + "/maxItems", "is below minItems");
-    const std::string sep = ws_ + " \",\" " + ws_ + " ";
+    const std::string sep = ws_ + " \",\" " + ws_after_ + " ";
     std::string body;
     if (max != 0) {
       const int64_t rest_min = std::max<int64_t>(0, min - 1);
@@ -540,7 +557,7 @@ class SchemaCompiler {
 
   const json& root_;
   const bool gemma_;
-  const std::string ws_;
+  const std::string ws_, ws_after_;  // inside brackets and before a separator; after one
   const std::string prefix_;
   std::map<std::string, std::string> rules_;
   std::map<std::string, std::string> ref_rules_;
@@ -557,7 +574,7 @@ std::string GenericValueRules(JsonSyntax syntax) {
   if (syntax == JsonSyntax::kGemmaToolCall) {
     return std::string(kGemmaValueRules) + kGemmaTextRules + kJsonNumberRule;
   }
-  return Expand(std::string(kJsonValueRules) + kJsonNumberRule);
+  return Expand(std::string(kJsonValueRules) + kJsonNumberRule, syntax);
 }
 
 std::string JsonSchemaToGbnf(const json& schema, JsonSyntax syntax) {
@@ -565,7 +582,7 @@ std::string JsonSchemaToGbnf(const json& schema, JsonSyntax syntax) {
   return "root ::= " + r.value + "\n" + r.rules + (r.uses_generic ? GenericValueRules(syntax) : "");
 }
 
-std::string JsonSchemaTextToGbnf(std::string_view schema_text) {
+std::string JsonSchemaTextToGbnf(std::string_view schema_text, JsonSyntax syntax) {
   if (schema_text.size() > kMaxSchemaBytes) {
     throw JsonSchemaError("", "",
                           "schema is " + std::to_string(schema_text.size()) +
@@ -577,11 +594,11 @@ std::string JsonSchemaTextToGbnf(std::string_view schema_text) {
   } catch (const json::exception& e) {
     throw JsonSchemaError("", "", std::string("not valid JSON: ") + e.what());
   }
-  return JsonSchemaToGbnf(schema);
+  return JsonSchemaToGbnf(schema, syntax);
 }
 
-std::string JsonObjectGbnf() {
-  return "root ::= json-object\n" + GenericValueRules(JsonSyntax::kJson);
+std::string JsonObjectGbnf(JsonSyntax syntax) {
+  return "root ::= json-object\n" + GenericValueRules(syntax);
 }
 
 }  // namespace tandem

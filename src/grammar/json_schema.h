@@ -12,7 +12,8 @@
 // Properties come in schema order, required ones first, optional ones after them (each may be
 // left out). When `properties` is given and additionalProperties is absent, no other properties
 // are allowed. Whitespace between tokens: nothing, one space, or a newline and up to 24 spaces or
-// tabs. Anything else throws JsonSchemaError naming the keyword and its JSON pointer.
+// tabs (kJsonOneLine: fixed, see below). Anything else throws JsonSchemaError naming the keyword
+// and its JSON pointer.
 //
 // JsonSyntax::kGemmaToolCall writes the same values in Gemma 4's tool-call argument syntax
 // (docs/gemma4.md): no whitespace, bare object keys (`{key:value,...}`), strings as raw text
@@ -42,7 +43,12 @@ class JsonSchemaError : public Error {
 inline constexpr size_t kMaxSchemaBytes = 1 << 20;
 inline constexpr int kMaxSchemaDepth = 32;
 
-enum class JsonSyntax { kJson, kGemmaToolCall };
+// kJsonOneLine: JSON with fixed whitespace, `, ` and `: ` after separators and none elsewhere
+// (`{"a": 1, "b": [2, 3]}`, as XGrammar's any_whitespace=false and Python's json.dumps write it):
+// every document the schema accepts is still accepted up to whitespace, and the grammar alone
+// decides the whitespace, so keys and separators are forced strings (drafted for free under
+// speculation, docs/mtp.md § Constrained drafting).
+enum class JsonSyntax { kJson, kGemmaToolCall, kJsonOneLine };
 
 // The GBNF grammar (root rule `root`) of the documents `schema` accepts.
 // `schema` is ordered: its properties' order is the order the grammar requires.
@@ -60,9 +66,10 @@ struct SchemaRules {
 SchemaRules JsonSchemaRules(const nlohmann::ordered_json& schema, JsonSyntax syntax,
                             const std::string& prefix);
 // Same from JSON text; throws JsonSchemaError (keyword "") if it is not JSON or too large.
-std::string JsonSchemaTextToGbnf(std::string_view schema_text);
+std::string JsonSchemaTextToGbnf(std::string_view schema_text,
+                                 JsonSyntax syntax = JsonSyntax::kJson);
 std::string GenericValueRules(JsonSyntax syntax);
 // `response_format: json_object`: any JSON object.
-std::string JsonObjectGbnf();
+std::string JsonObjectGbnf(JsonSyntax syntax = JsonSyntax::kJson);
 
 }  // namespace tandem

@@ -12,10 +12,12 @@ namespace tandem {
 namespace {
 
 // Whether the grammar of `schema` accepts exactly `text` (byte matching, no tokens).
-bool SchemaAccepts(const std::string& schema, const std::string& text) {
+bool SchemaAccepts(const std::string& schema, const std::string& text,
+                   JsonSyntax syntax = JsonSyntax::kJson) {
   auto vocab = std::make_shared<const TokenVocabulary>(
       std::vector<std::string>{"x"}, std::vector<uint8_t>{1}, std::vector<int32_t>{});
-  auto compiled = std::make_shared<CompiledGrammar>(ParseGbnf(JsonSchemaTextToGbnf(schema)), vocab);
+  auto compiled =
+      std::make_shared<CompiledGrammar>(ParseGbnf(JsonSchemaTextToGbnf(schema, syntax)), vocab);
   GrammarMatcher m(compiled);
   return m.AcceptBytes(text) && m.IsComplete();
 }
@@ -45,6 +47,46 @@ TEST(JsonSchema, NinePropertiesInSchemaOrder) {
   EXPECT_FALSE(SchemaAccepts(kExtraction,
                              R"({"name": "Ada", "age": 36, "email": "a@b.c", "city": "London", )"
                              R"("country": "UK", "phone": "123", "active": true, "score": 1.5})"));
+}
+
+// One-line JSON (JsonSyntax::kJsonOneLine): `, ` and `: ` after separators, no other whitespace,
+// in schema-compiled objects and arrays and in free values (an object without properties) alike.
+// The default syntax accepts every spelling; the one-line grammar only the one-line one, and it
+// forces the bytes from a value's end to the next value's start (`, "b": `).
+TEST(JsonSchema, OneLineWhitespaceIsFixed) {
+  const std::string schema = R"({"type": "object", "properties": {
+    "a": {"type": "integer"}, "b": {"type": "array", "items": {"type": "integer"}},
+    "c": {"type": "object"}}, "required": ["a", "b", "c"]})";
+  const std::string one_line = R"({"a": 1, "b": [2, 3], "c": {"x": [true, null], "y": {}}})";
+  const std::string spellings[] = {
+      R"({"a":1,"b":[2,3],"c":{"x":[true,null],"y":{}}})",
+      R"({ "a": 1, "b": [2, 3], "c": {"x": [true, null], "y": {}} })",
+      "{\"a\": 1,\n  \"b\": [2, 3], \"c\": {\"x\": [true, null], \"y\": {}}}",
+      R"({"a": 1, "b": [2, 3], "c": {"x": [true,null], "y": {}}})",
+      R"({"a" : 1, "b": [2, 3], "c": {"x": [true, null], "y": {}}})",
+  };
+  EXPECT_TRUE(SchemaAccepts(schema, one_line));
+  EXPECT_TRUE(SchemaAccepts(schema, one_line, JsonSyntax::kJsonOneLine));
+  for (const std::string& text : spellings) {
+    EXPECT_TRUE(SchemaAccepts(schema, text)) << text;
+    EXPECT_FALSE(SchemaAccepts(schema, text, JsonSyntax::kJsonOneLine)) << text;
+  }
+  auto vocab = std::make_shared<const TokenVocabulary>(
+      std::vector<std::string>{"x"}, std::vector<uint8_t>{1}, std::vector<int32_t>{});
+  auto compiled = std::make_shared<CompiledGrammar>(
+      ParseGbnf(JsonSchemaTextToGbnf(schema, JsonSyntax::kJsonOneLine)), vocab);
+  GrammarMatcher m(compiled);
+  ASSERT_TRUE(m.AcceptBytes(R"({"a": 1)"));
+  EXPECT_EQ(m.ForcedBytes(64), "");  // more digits, or the separator
+  ASSERT_TRUE(m.AcceptBytes(","));
+  EXPECT_EQ(m.ForcedBytes(64), R"( "b": [)");
+  // json_object mode too.
+  auto object = std::make_shared<CompiledGrammar>(
+      ParseGbnf(JsonObjectGbnf(JsonSyntax::kJsonOneLine)), vocab);
+  GrammarMatcher o(object);
+  EXPECT_TRUE(o.AcceptBytes(R"({"k": [1, {"j": "v"}]})") && o.IsComplete());
+  GrammarMatcher o2(object);
+  EXPECT_FALSE(o2.AcceptBytes(R"({"k":1})"));
 }
 
 TEST(JsonSchema, OptionalPropertiesKeepSchemaOrder) {

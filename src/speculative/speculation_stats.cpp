@@ -155,6 +155,7 @@ nlohmann::json SpeculationStats::ToJson() const {
       {"accepted", accepted},
       {"forced", forced},
       {"forced_accepted", forced_accepted},
+      {"forced_acceptance_rate", ForcedAcceptanceRate()},
       {"acceptance_rate", AcceptanceRate()},
       {"acceptance_by_position", AcceptanceByPosition()},
       {"mean_accepted_length", MeanAcceptedLength()},

@@ -54,6 +54,11 @@ struct SpeculationStats {
   // all its drafts accepted (forced, forced_accepted and `grammar`; not drafted/accepted).
   void RecordForced(int n_forced, int n_drafter, int n_accepted);
   double AcceptanceRate() const { return drafted ? double(accepted) / double(drafted) : 0.0; }
+  // Grammar-forced drafts accepted of those verification reached (`grammar`): a forced draft
+  // after a rejected drafter draft was never tested, so forced_accepted / forced understates it.
+  double ForcedAcceptanceRate() const {
+    return grammar.drafted ? double(grammar.accepted) / double(grammar.drafted) : 0.0;
+  }
   double MeanAcceptedLength() const { return rounds ? double(accepted) / double(rounds) : 0.0; }
   // Emitted tokens per target forward (1.0 for plain decoding).
   double TokensPerTargetForward() const;

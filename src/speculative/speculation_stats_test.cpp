@@ -148,6 +148,8 @@ TEST(SpeculationStats, ForcedDraftsAreTheirOwnSource) {
   EXPECT_EQ(s.drafted, 0);
   const nlohmann::json j = s.ToJson();
   EXPECT_EQ(j["by_source"]["grammar"]["drafted"], 3);
+  // Of the forced drafts verification reached, 2 of 3 were accepted (not 2 of 5).
+  EXPECT_DOUBLE_EQ(j["forced_acceptance_rate"].get<double>(), 2.0 / 3.0);
   SpeculationStats sum;
   sum.Add(s);
   EXPECT_EQ(sum.grammar.accepted, 2);
