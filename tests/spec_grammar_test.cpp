@@ -175,6 +175,24 @@ std::shared_ptr<CompiledGrammar> ForcedOnly(std::shared_ptr<const TokenVocabular
 
 const char kForcedDoc[] = R"({"name": "abc", "ok": true, "n": 12, "tags": ["ab", "b"]})";
 
+// A prompt that never recurs, and plain greedy decoding of it under `compiled` (the reference
+// the speculative runs must reproduce).
+struct ForcedReference {
+  std::vector<int32_t> prompt;
+  GenerateResult want;
+};
+ForcedReference PlainForcedRun(const Pair& pair, std::shared_ptr<CompiledGrammar> compiled,
+                               ThreadPool& pool) {
+  ForcedReference ref;
+  for (int i = 0; i < 12; ++i) ref.prompt.push_back(2 + (i * 41) % 500);
+  GenerateParams plain = Greedy(64, SpecType::kNone, 0, false);
+  plain.eog_tokens = {kEog};
+  plain.grammar.grammar = std::move(compiled);
+  Generator g0(*pair.target, {}, pool, {.type = TensorType::kF32, .n_ctx = 128});
+  ref.want = g0.Generate(ref.prompt, plain, nullptr);
+  return ref;
+}
+
 TEST(SpecGrammar, ForcedStringsFollowTheCanonicalTokenizationAndAreAllAccepted) {
   Pair pair = MakePair("sg_canonical");
   auto vocab = TestVocabulary(pair.target->config().n_vocab);
@@ -182,14 +200,8 @@ TEST(SpecGrammar, ForcedStringsFollowTheCanonicalTokenizationAndAreAllAccepted) 
   auto compiled = ForcedOnly(vocab, doc);
   const std::vector<int32_t> canonical = LongestMatch(*vocab, doc);
   ASSERT_GT(canonical.size(), 10u);
-  std::vector<int32_t> prompt;
-  for (int i = 0; i < 12; ++i) prompt.push_back(2 + (i * 41) % 500);
   ThreadPool pool(1);
-  GenerateParams plain = Greedy(64, SpecType::kNone, 0, false);
-  plain.eog_tokens = {kEog};
-  plain.grammar.grammar = compiled;
-  Generator g0(*pair.target, {}, pool, {.type = TensorType::kF32, .n_ctx = 128});
-  const GenerateResult want = g0.Generate(prompt, plain, nullptr);
+  const auto [prompt, want] = PlainForcedRun(pair, compiled, pool);
   EXPECT_EQ(Text(*vocab, want.tokens), doc);
   ASSERT_GE(want.tokens.size(), canonical.size() - 1);
   EXPECT_EQ(std::vector<int32_t>(want.tokens.begin(), want.tokens.begin() + canonical.size() - 1),
@@ -219,14 +231,8 @@ TEST(SpecGrammar, ForcedTokensAreDraftedWhenThePlannerDecodesPlainly) {
   Pair pair = MakePair("sg_forced_plain");
   auto vocab = TestVocabulary(pair.target->config().n_vocab);
   auto compiled = ForcedOnly(vocab, kForcedDoc);
-  std::vector<int32_t> prompt;
-  for (int i = 0; i < 12; ++i) prompt.push_back(2 + (i * 41) % 500);
   ThreadPool pool(1);
-  GenerateParams plain = Greedy(64, SpecType::kNone, 0, false);
-  plain.eog_tokens = {kEog};
-  plain.grammar.grammar = compiled;
-  Generator g0(*pair.target, {}, pool, {.type = TensorType::kF32, .n_ctx = 128});
-  const GenerateResult want = g0.Generate(prompt, plain, nullptr);
+  const auto [prompt, want] = PlainForcedRun(pair, compiled, pool);
   ASSERT_EQ(Text(*vocab, want.tokens), kForcedDoc);
   for (const bool adaptive : {false, true}) {
     Generator gen(*pair.target, MakeDrafters(*pair.target, nullptr, nullptr, pool), pool,

@@ -81,8 +81,8 @@ TEST(JsonSchema, OneLineWhitespaceIsFixed) {
   ASSERT_TRUE(m.AcceptBytes(","));
   EXPECT_EQ(m.ForcedBytes(64), R"( "b": [)");
   // json_object mode too.
-  auto object = std::make_shared<CompiledGrammar>(
-      ParseGbnf(JsonObjectGbnf(JsonSyntax::kJsonOneLine)), vocab);
+  auto object =
+      std::make_shared<CompiledGrammar>(ParseGbnf(JsonObjectGbnf(JsonSyntax::kJsonOneLine)), vocab);
   GrammarMatcher o(object);
   EXPECT_TRUE(o.AcceptBytes(R"({"k": [1, {"j": "v"}]})") && o.IsComplete());
   GrammarMatcher o2(object);
