@@ -11,14 +11,17 @@
 namespace tandem {
 namespace {
 
+// GBNF text compiled against a one-token vocabulary (for byte matching, no tokens).
+std::shared_ptr<CompiledGrammar> CompileBytes(const std::string& gbnf) {
+  auto vocab = std::make_shared<const TokenVocabulary>(
+      std::vector<std::string>{"x"}, std::vector<uint8_t>{1}, std::vector<int32_t>{});
+  return std::make_shared<CompiledGrammar>(ParseGbnf(gbnf), vocab);
+}
+
 // Whether the grammar of `schema` accepts exactly `text` (byte matching, no tokens).
 bool SchemaAccepts(const std::string& schema, const std::string& text,
                    JsonSyntax syntax = JsonSyntax::kJson) {
-  auto vocab = std::make_shared<const TokenVocabulary>(
-      std::vector<std::string>{"x"}, std::vector<uint8_t>{1}, std::vector<int32_t>{});
-  auto compiled =
-      std::make_shared<CompiledGrammar>(ParseGbnf(JsonSchemaTextToGbnf(schema, syntax)), vocab);
-  GrammarMatcher m(compiled);
+  GrammarMatcher m(CompileBytes(JsonSchemaTextToGbnf(schema, syntax)));
   return m.AcceptBytes(text) && m.IsComplete();
 }
 
@@ -71,18 +74,13 @@ TEST(JsonSchema, OneLineWhitespaceIsFixed) {
     EXPECT_TRUE(SchemaAccepts(schema, text)) << text;
     EXPECT_FALSE(SchemaAccepts(schema, text, JsonSyntax::kJsonOneLine)) << text;
   }
-  auto vocab = std::make_shared<const TokenVocabulary>(
-      std::vector<std::string>{"x"}, std::vector<uint8_t>{1}, std::vector<int32_t>{});
-  auto compiled = std::make_shared<CompiledGrammar>(
-      ParseGbnf(JsonSchemaTextToGbnf(schema, JsonSyntax::kJsonOneLine)), vocab);
-  GrammarMatcher m(compiled);
+  GrammarMatcher m(CompileBytes(JsonSchemaTextToGbnf(schema, JsonSyntax::kJsonOneLine)));
   ASSERT_TRUE(m.AcceptBytes(R"({"a": 1)"));
   EXPECT_EQ(m.ForcedBytes(64), "");  // more digits, or the separator
   ASSERT_TRUE(m.AcceptBytes(","));
   EXPECT_EQ(m.ForcedBytes(64), R"( "b": [)");
   // json_object mode too.
-  auto object =
-      std::make_shared<CompiledGrammar>(ParseGbnf(JsonObjectGbnf(JsonSyntax::kJsonOneLine)), vocab);
+  auto object = CompileBytes(JsonObjectGbnf(JsonSyntax::kJsonOneLine));
   GrammarMatcher o(object);
   EXPECT_TRUE(o.AcceptBytes(R"({"k": [1, {"j": "v"}]})") && o.IsComplete());
   GrammarMatcher o2(object);
