@@ -193,6 +193,19 @@ ForcedReference PlainForcedRun(const Pair& pair, std::shared_ptr<CompiledGrammar
   return ref;
 }
 
+// The target's logits row after `tokens`, from one plain (f32 KV) prefill forward.
+std::vector<float> LastRowLogits(const Pair& pair, const std::vector<int32_t>& tokens,
+                                 ThreadPool& pool) {
+  auto cache = pair.target->NewKvCache({.type = TensorType::kF32, .n_ctx = 64});
+  ForwardBatch batch;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    batch.Add(tokens[i], static_cast<int>(i), 0, i + 1 == tokens.size());
+  }
+  ForwardOutput out;
+  pair.target->Forward(batch, *cache, out, pool);
+  return std::vector<float>(out.Logits(0), out.Logits(0) + pair.target->config().n_vocab);
+}
+
 TEST(SpecGrammar, ForcedStringsFollowTheCanonicalTokenizationAndAreAllAccepted) {
   Pair pair = MakePair("sg_canonical");
   auto vocab = TestVocabulary(pair.target->config().n_vocab);
@@ -295,19 +308,12 @@ TEST(SpecGrammar, SampledConstrainedOutputKeepsTheMaskedDistribution) {
   // Exact marginal of t2: sum over t1 of p(t1) p(t2 | t1), each the sampler's distribution of the
   // target's logits with the grammar's mask (disallowed tokens at -inf), from plain forwards.
   Sampler sampler(params.sampling);
-  ForwardOutput out;
   auto masked = [&](const std::vector<int32_t>& tokens, const std::vector<int32_t>& generated) {
-    auto cache = pair.target->NewKvCache({.type = TensorType::kF32, .n_ctx = 64});
-    ForwardBatch batch;
-    for (size_t i = 0; i < tokens.size(); ++i) {
-      batch.Add(tokens[i], static_cast<int>(i), 0, i + 1 == tokens.size());
-    }
-    pair.target->Forward(batch, *cache, out, pool);
     GrammarMatcher m(compiled);
     for (const int32_t t : generated) EXPECT_TRUE(m.AcceptToken(t));
     TokenBitmask mask(V);
     m.FillNextTokenMask(mask);
-    std::vector<float> logits(out.Logits(0), out.Logits(0) + V);
+    std::vector<float> logits = LastRowLogits(pair, tokens, pool);
     for (int i = 0; i < V; ++i) {
       if (!mask.Test(i)) logits[i] = -INFINITY;
     }
@@ -370,18 +376,12 @@ TEST(SpecGrammar, SampledOutputKeepsTheCanonicallyRestrictedDistribution) {
   params.eog_tokens = {kEog};
   params.grammar.grammar = compiled;
   ThreadPool pool(1);
-  ForwardOutput out;
   Sampler sampler(params.sampling);
   // The sampler's distribution of the target's row after `tokens`, only `allowed` left.
   auto masked = [&](const std::vector<int32_t>& tokens, const std::vector<int32_t>& allowed) {
-    auto cache = pair.target->NewKvCache({.type = TensorType::kF32, .n_ctx = 64});
-    ForwardBatch batch;
-    for (size_t i = 0; i < tokens.size(); ++i) {
-      batch.Add(tokens[i], static_cast<int>(i), 0, i + 1 == tokens.size());
-    }
-    pair.target->Forward(batch, *cache, out, pool);
+    const std::vector<float> row = LastRowLogits(pair, tokens, pool);
     std::vector<float> logits(V, -INFINITY);
-    for (const int32_t t : allowed) logits[t] = out.Logits(0)[t];
+    for (const int32_t t : allowed) logits[t] = row[t];
     return sampler.Distribution(logits.data(), V, tokens);
   };
   const int kRuns = 4000;
