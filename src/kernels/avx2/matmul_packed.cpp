@@ -207,17 +207,22 @@ struct PackedQ4_K {
     }
 #pragma GCC unroll 16
     for (int j = 0; j < 8; ++j) {
-      const __m256i scale = Pair16(sc[j], sc[j]);
-      __m256i w[8];
+      __m256i part[NT];  // 16-bit pair sums of sub-block j, one quant vector at a time
 #pragma GCC unroll 16
       for (int l = 0; l < 8; ++l) {
         const __m256i raw = Load(p + 128 + 32 * (8 * (j / 2) + l));
-        w[l] = _mm256_and_si256(j % 2 == 0 ? raw : _mm256_srli_epi16(raw, 4), m4);
+        const __m256i w = _mm256_and_si256(j % 2 == 0 ? raw : _mm256_srli_epi16(raw, 4), m4);
+#pragma GCC unroll 16
+        for (int t = 0; t < NT; ++t) {
+          const __m256i x = _mm256_maddubs_epi16(w, BroadcastDword(a[t] + 32 * j + 4 * l));
+          part[t] = l == 0 ? x : _mm256_add_epi16(part[t], x);
+        }
+        PinPartials<NT>(part);
       }
+      const __m256i scale = Pair16(sc[j], sc[j]);
 #pragma GCC unroll 16
       for (int t = 0; t < NT; ++t) {
-        isum[t] =
-            _mm256_add_epi32(isum[t], _mm256_madd_epi16(MaddubsSum(w, a[t] + 32 * j, 8), scale));
+        isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(part[t], scale));
       }
     }
     __m256i mins[4];
@@ -265,32 +270,34 @@ struct PackedQ6_K {
     for (int n = 0; n < 2; ++n) {
 #pragma GCC unroll 16
       for (int k = 0; k < 4; ++k) {
-        __m256i w[8];
-#pragma GCC unroll 16
-        for (int l = 0; l < 8; ++l) {
-          const __m256i ql = Load(p + 32 * (16 * n + 8 * (k & 1) + l));
-          const __m256i qh = Load(p + 32 * (32 + 8 * n + l));
-          const __m256i lo = _mm256_and_si256(k < 2 ? ql : _mm256_srli_epi16(ql, 4), m4);
-          const __m256i hi = k == 0   ? _mm256_slli_epi16(qh, 4)
-                             : k == 1 ? _mm256_slli_epi16(qh, 2)
-                             : k == 2 ? qh
-                                      : _mm256_srli_epi16(qh, 2);
-          w[l] = _mm256_or_si256(lo, _mm256_and_si256(hi, m30));
-        }
         // Sub-blocks j and j + 1: scales are bytes (j % 4, j % 4 + 1) of scale dword j / 4.
         const int j = 8 * n + 2 * k;
         const __m256i s = Load(p + 32 * (48 + j / 4));
-        const __m256i sc0 = SignedBytePairs(s, PairPattern(j % 4, j % 4));
-        const __m256i sc1 = SignedBytePairs(s, PairPattern(j % 4 + 1, j % 4 + 1));
+        const __m256i sc[2] = {SignedBytePairs(s, PairPattern(j % 4, j % 4)),
+                               SignedBytePairs(s, PairPattern(j % 4 + 1, j % 4 + 1))};
+        // Quant vectors 2h and 2h + 1 (elements 8h..8h+7 of the pair of sub-blocks), unpacked
+        // two at a time and used for every row.
 #pragma GCC unroll 16
-        for (int t = 0; t < NT; ++t) {
-          const int8_t* at = a[t] + 16 * j;
-          const __m256i s0 = _mm256_add_epi32(_mm256_madd_epi16(MaddubsSum(w, at, 2), sc0),
-                                              _mm256_madd_epi16(MaddubsSum(w + 2, at + 8, 2), sc0));
-          const __m256i s1 =
-              _mm256_add_epi32(_mm256_madd_epi16(MaddubsSum(w + 4, at + 16, 2), sc1),
-                               _mm256_madd_epi16(MaddubsSum(w + 6, at + 24, 2), sc1));
-          isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(s0, s1));
+        for (int h = 0; h < 4; ++h) {
+          __m256i w[2];
+#pragma GCC unroll 16
+          for (int i = 0; i < 2; ++i) {
+            const int l = 2 * h + i;
+            const __m256i ql = Load(p + 32 * (16 * n + 8 * (k & 1) + l));
+            const __m256i qh = Load(p + 32 * (32 + 8 * n + l));
+            const __m256i lo = _mm256_and_si256(k < 2 ? ql : _mm256_srli_epi16(ql, 4), m4);
+            const __m256i hi = k == 0   ? _mm256_slli_epi16(qh, 4)
+                               : k == 1 ? _mm256_slli_epi16(qh, 2)
+                               : k == 2 ? qh
+                                        : _mm256_srli_epi16(qh, 2);
+            w[i] = _mm256_or_si256(lo, _mm256_and_si256(hi, m30));
+          }
+#pragma GCC unroll 16
+          for (int t = 0; t < NT; ++t) {
+            const int8_t* at = a[t] + 16 * j + 8 * h;
+            isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(MaddubsSum(w, at, 2), sc[h / 2]));
+          }
+          PinPartials<NT>(isum);
         }
       }
     }
