@@ -1,10 +1,10 @@
 // AVX2 tiles over interleaved weights (matmul_repack.h) for Q4_0, Q8_0, Q4_K and Q6_K: lane r of
 // a group is weight row r, and one 32-byte load gives all 8 rows' next 4 quants, so a block needs
 // no transposition or gathers. Each block is decoded once per chunk of K::kActRows activation
-// rows (4 for the 32-value blocks, whose integer dots stay in registers; 8 for the 256-value
-// K-quant blocks, whose decode costs more). A K-quant block is unpacked one sub-block at a time
-// into registers (8 vectors) that serve every row of the chunk: a whole decoded block (64+
-// vectors) would spill to the stack, and that store/reload made T = 1 compute-bound.
+// rows (8, except Q8_0's 4). Q4_0, Q4_K and Q6_K unpack one quant vector (Q6_K: a pair) at a
+// time and use it for every row of the chunk at once, so what stays live is one 16-bit or 32-bit
+// partial sum per row (PinPartials keeps GCC from hoisting the products and spilling them); a
+// whole decoded block (8 vectors for Q4_0, 64+ for the K-quants) would spill to the stack.
 //
 // Per output element the sequence is the reference's (dot_ref.h): exact integer block sums (any
 // grouping of an exact integer sum gives the same integer), then the same f32 multiplies and
