@@ -1,10 +1,10 @@
 // AVX2 tiles over interleaved weights (matmul_repack.h) for Q4_0, Q8_0, Q4_K and Q6_K: lane r of
 // a group is weight row r, and one 32-byte load gives all 8 rows' next 4 quants, so a block needs
 // no transposition or gathers. Each block is decoded once per chunk of K::kActRows activation
-// rows (4 for the 32-value blocks, whose integer dots stay in registers; 8 for the 256-value
-// K-quant blocks, whose decode costs more). A K-quant block is unpacked one sub-block at a time
-// into registers (8 vectors) that serve every row of the chunk: a whole decoded block (64+
-// vectors) would spill to the stack, and that store/reload made T = 1 compute-bound.
+// rows (8, except Q8_0's 4). Q4_0, Q4_K and Q6_K unpack one quant vector (Q6_K: a pair) at a
+// time and use it for every row of the chunk at once, so what stays live is one 16-bit or 32-bit
+// partial sum per row (PinPartials keeps GCC from hoisting the products and spilling them); a
+// whole decoded block (8 vectors for Q4_0, 64+ for the K-quants) would spill to the stack.
 //
 // Per output element the sequence is the reference's (dot_ref.h): exact integer block sums (any
 // grouping of an exact integer sum gives the same integer), then the same f32 multiplies and
@@ -26,34 +26,21 @@ inline __m256i Load(const uint8_t* p) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
 }
 
-// Q4_0 group block: 8 fp16 scales, then 4 x 32 bytes (chunk k lane r = row r's qs[4k..4k+3]).
-// w[j] lane r holds row r's unsigned quants of elements 4j..4j+3 (q = w + 8).
-struct PackedQ4_0 {
-  static constexpr int64_t kBlockValues = 32;
-  static constexpr int64_t kBlockBytes = 8 * 18;
-  struct Block {
-    __m256i w[8];
-    __m256 d;
-  };
-  static void Decode(const uint8_t* p, Block* b) {
-    b->d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    for (int k = 0; k < 4; ++k) {
-      const __m256i raw = Load(p + 16 + 32 * k);
-      b->w[k] = _mm256_and_si256(raw, m4);
-      b->w[4 + k] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+// Row t0 + t of each activation array, resolved once per pass rather than once per block.
+template <int NT>
+struct ActRows {
+  ActRows(const QuantizedActivations& acts, int64_t t0) {
+    for (int t = 0; t < NT; ++t) {
+      qs[t] = acts.qs + (t0 + t) * acts.qs_stride;
+      d[t] = acts.d + (t0 + t) * acts.d_stride;
+      sum16[t] = acts.sum16 + (t0 + t) * acts.sum16_stride;
+      sum32[t] = acts.sum32 + (t0 + t) * acts.sum32_stride;
     }
   }
-  // Exact sum_i (q_i - 8) a_i per lane. The eight 16-bit pair sums stay below 2^15:
-  // 16 products of q <= 15 and |a| <= 127 are at most 30480.
-  static __m256i Dot(const Block& b, const int8_t* a, int32_t sum32) {
-    __m256i p = _mm256_maddubs_epi16(b.w[0], BroadcastDword(a));
-    for (int j = 1; j < 8; ++j) {
-      p = _mm256_add_epi16(p, _mm256_maddubs_epi16(b.w[j], BroadcastDword(a + 4 * j)));
-    }
-    return _mm256_add_epi32(_mm256_madd_epi16(p, _mm256_set1_epi16(1)),
-                            _mm256_set1_epi32(-8 * sum32));
-  }
+  const int8_t* qs[NT];
+  const float* d[NT];
+  const int32_t* sum16[NT];
+  const int32_t* sum32[NT];
 };
 
 // Q8_0 group block: 8 fp16 scales, then 8 x 32 bytes (chunk k lane r = row r's qs[4k..4k+3]).
@@ -85,24 +72,76 @@ struct PackedQ8_0 {
   }
 };
 
+// Keeps the compiler from hoisting the next step's products above this point: without it GCC
+// computes a whole block's maddubs products first and spills them to the stack (11 cycles per
+// 8-row block and activation row on Zen 3 instead of 8.5). It emits no instruction.
+template <int NT>
+inline void PinPartials(__m256i (&s)[NT]) {
+#pragma GCC unroll 16
+  for (int t = 0; t < NT; ++t) __asm__ volatile("" : "+x"(s[t]));
+}
+
 // acc = fma(d_w * d_a, float(sum_i w_i a_i), acc) for the Q8_0-activation types.
 template <class W>
 struct Q8_0Family : W {
   static constexpr int kActRows = 4;
-  static void Accumulate(const typename W::Block& blk, const QuantizedActivations& acts, int64_t b,
-                         int64_t t, __m256& acc) {
-    const __m256i sum =
-        W::Dot(blk, acts.qs + t * acts.qs_stride + 32 * b, acts.sum32[t * acts.sum32_stride + b]);
-    const __m256 scale = _mm256_mul_ps(blk.d, _mm256_set1_ps(acts.d[t * acts.d_stride + b]));
+  template <int NT>
+  static void Accumulate(const typename W::Block& blk, const ActRows<NT>& rows, int64_t b, int t,
+                         __m256& acc) {
+    const __m256i sum = W::Dot(blk, rows.qs[t] + 32 * b, rows.sum32[t][b]);
+    const __m256 scale = _mm256_mul_ps(blk.d, _mm256_set1_ps(rows.d[t][b]));
     acc = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(sum), acc);
   }
   // The block decoded once and used for every activation row.
   template <int NT>
-  static void Block(const uint8_t* p, const QuantizedActivations& acts, int64_t b, int64_t t0,
-                    __m256 acc[NT]) {
+  static void Block(const uint8_t* p, const ActRows<NT>& rows, int64_t b, __m256 acc[NT]) {
     typename W::Block blk;
     W::Decode(p, &blk);
-    for (int t = 0; t < NT; ++t) Accumulate(blk, acts, b, t0 + t, acc[t]);
+    for (int t = 0; t < NT; ++t) Accumulate<NT>(blk, rows, b, t, acc[t]);
+  }
+};
+
+// Q4_0 group block: 8 fp16 scales, then 4 x 32 bytes (chunk k lane r = row r's qs[4k..4k+3]:
+// low nibbles q of elements 4k..4k+3, high nibbles of 16 + 4k..+3; the value is q - 8).
+// Against up to 8 activation rows per decoded block: the 4 quant vectors are unpacked one
+// at a time (low, then high nibbles) and each serves every row at once, so a row's 16-bit
+// partial sums stay in a register (NT of them) instead of the block's 8 unpacked vectors.
+// Per lane and row: sum_i q_i a_i over the block (16-bit pair sums: 16 products of q <= 15 and
+// |a| <= 127 are at most 30480), then - 8 * sum(a) in int32: the exact sum_i (q_i - 8) a_i, and
+// the same f32 sequence as Q8_0Family.
+struct PackedQ4_0Rows {
+  static constexpr int kActRows = 8;
+  static constexpr int64_t kBlockValues = 32;
+  static constexpr int64_t kBlockBytes = 8 * 18;
+  template <int NT>
+  static void Block(const uint8_t* p, const ActRows<NT>& rows, int64_t b, __m256 acc[NT]) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const int8_t* a[NT];
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) a[t] = rows.qs[t] + 32 * b;
+    __m256i s[NT];
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      const __m256i raw = Load(p + 16 + 32 * k);
+      const __m256i lo = _mm256_and_si256(raw, m4);
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+#pragma GCC unroll 16
+      for (int t = 0; t < NT; ++t) {
+        const __m256i x = _mm256_maddubs_epi16(lo, BroadcastDword(a[t] + 4 * k));
+        s[t] = k == 0 ? x : _mm256_add_epi16(s[t], x);
+        s[t] = _mm256_add_epi16(s[t], _mm256_maddubs_epi16(hi, BroadcastDword(a[t] + 16 + 4 * k)));
+      }
+      PinPartials<NT>(s);
+    }
+    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    const __m256i ones = _mm256_set1_epi16(1);
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) {
+      const __m256i offset = _mm256_slli_epi32(_mm256_set1_epi32(rows.sum32[t][b]), 3);
+      const __m256i sum = _mm256_sub_epi32(_mm256_madd_epi16(s[t], ones), offset);
+      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(rows.d[t][b]));
+      acc[t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(sum), acc[t]);
+    }
   }
 };
 
@@ -154,8 +193,7 @@ struct PackedQ4_K {
   // and |a| <= 127 sum to at most 30480 per lane, and times sc <= 63 stays far inside int32.
   // Each sub-block's quants are unpacked once (8 registers) and used for every activation row.
   template <int NT>
-  static void Block(const uint8_t* p, const QuantizedActivations& acts, int64_t b, int64_t t0,
-                    __m256 acc[NT]) {
+  static void Block(const uint8_t* p, const ActRows<NT>& rows, int64_t b, __m256 acc[NT]) {
     const __m256i h1 = Load(p + 32), h2 = Load(p + 64), h3 = Load(p + 96);
     __m256i sc[8], m[8];
     UnpackScaleMinK4(h1, h2, h3, sc, m);
@@ -164,22 +202,27 @@ struct PackedQ4_K {
     __m256i isum[NT];
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) {
-      a[t] = acts.qs + (t0 + t) * acts.qs_stride + 256 * b;
+      a[t] = rows.qs[t] + 256 * b;
       isum[t] = _mm256_setzero_si256();
     }
 #pragma GCC unroll 16
     for (int j = 0; j < 8; ++j) {
-      const __m256i scale = Pair16(sc[j], sc[j]);
-      __m256i w[8];
+      __m256i part[NT];  // 16-bit pair sums of sub-block j, one quant vector at a time
 #pragma GCC unroll 16
       for (int l = 0; l < 8; ++l) {
         const __m256i raw = Load(p + 128 + 32 * (8 * (j / 2) + l));
-        w[l] = _mm256_and_si256(j % 2 == 0 ? raw : _mm256_srli_epi16(raw, 4), m4);
+        const __m256i w = _mm256_and_si256(j % 2 == 0 ? raw : _mm256_srli_epi16(raw, 4), m4);
+#pragma GCC unroll 16
+        for (int t = 0; t < NT; ++t) {
+          const __m256i x = _mm256_maddubs_epi16(w, BroadcastDword(a[t] + 32 * j + 4 * l));
+          part[t] = l == 0 ? x : _mm256_add_epi16(part[t], x);
+        }
+        PinPartials<NT>(part);
       }
+      const __m256i scale = Pair16(sc[j], sc[j]);
 #pragma GCC unroll 16
       for (int t = 0; t < NT; ++t) {
-        isum[t] =
-            _mm256_add_epi32(isum[t], _mm256_madd_epi16(MaddubsSum(w, a[t] + 32 * j, 8), scale));
+        isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(part[t], scale));
       }
     }
     __m256i mins[4];
@@ -189,13 +232,13 @@ struct PackedQ4_K {
     const __m256 d = HalfToFloat(dm), dmin = HalfToFloat<true>(dm);
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) {
-      const int32_t* sums = acts.sum32 + (t0 + t) * acts.sum32_stride + 8 * b;
+      const int32_t* sums = rows.sum32[t] + 8 * b;
       __m256i imin = _mm256_madd_epi16(mins[0], BroadcastPair16(sums));
 #pragma GCC unroll 16
       for (int i = 1; i < 4; ++i) {
         imin = _mm256_add_epi32(imin, _mm256_madd_epi16(mins[i], BroadcastPair16(sums + 2 * i)));
       }
-      const __m256 da = _mm256_set1_ps(acts.d[(t0 + t) * acts.d_stride + b]);
+      const __m256 da = _mm256_set1_ps(rows.d[t][b]);
       acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(d, da), _mm256_cvtepi32_ps(isum[t]), acc[t]);
       acc[t] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, da), _mm256_cvtepi32_ps(imin), acc[t]);
     }
@@ -214,46 +257,47 @@ struct PackedQ6_K {
   // sum_j sc_j * sum_{i in j} q_i a_i - 32 * sum_j sc_j * bsum_j. Two 16-bit products of q <= 63
   // and |a| <= 127 sum to at most 32004 per lane; every partial sum stays inside int32.
   template <int NT>
-  static void Block(const uint8_t* p, const QuantizedActivations& acts, int64_t b, int64_t t0,
-                    __m256 acc[NT]) {
+  static void Block(const uint8_t* p, const ActRows<NT>& rows, int64_t b, __m256 acc[NT]) {
     const __m256i m4 = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
     const int8_t* a[NT];
     __m256i isum[NT];
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) {
-      a[t] = acts.qs + (t0 + t) * acts.qs_stride + 256 * b;
+      a[t] = rows.qs[t] + 256 * b;
       isum[t] = _mm256_setzero_si256();
     }
 #pragma GCC unroll 16
     for (int n = 0; n < 2; ++n) {
 #pragma GCC unroll 16
       for (int k = 0; k < 4; ++k) {
-        __m256i w[8];
-#pragma GCC unroll 16
-        for (int l = 0; l < 8; ++l) {
-          const __m256i ql = Load(p + 32 * (16 * n + 8 * (k & 1) + l));
-          const __m256i qh = Load(p + 32 * (32 + 8 * n + l));
-          const __m256i lo = _mm256_and_si256(k < 2 ? ql : _mm256_srli_epi16(ql, 4), m4);
-          const __m256i hi = k == 0   ? _mm256_slli_epi16(qh, 4)
-                             : k == 1 ? _mm256_slli_epi16(qh, 2)
-                             : k == 2 ? qh
-                                      : _mm256_srli_epi16(qh, 2);
-          w[l] = _mm256_or_si256(lo, _mm256_and_si256(hi, m30));
-        }
         // Sub-blocks j and j + 1: scales are bytes (j % 4, j % 4 + 1) of scale dword j / 4.
         const int j = 8 * n + 2 * k;
         const __m256i s = Load(p + 32 * (48 + j / 4));
-        const __m256i sc0 = SignedBytePairs(s, PairPattern(j % 4, j % 4));
-        const __m256i sc1 = SignedBytePairs(s, PairPattern(j % 4 + 1, j % 4 + 1));
+        const __m256i sc[2] = {SignedBytePairs(s, PairPattern(j % 4, j % 4)),
+                               SignedBytePairs(s, PairPattern(j % 4 + 1, j % 4 + 1))};
+        // Quant vectors 2h and 2h + 1 (elements 8h..8h+7 of the pair of sub-blocks), unpacked
+        // two at a time and used for every row.
 #pragma GCC unroll 16
-        for (int t = 0; t < NT; ++t) {
-          const int8_t* at = a[t] + 16 * j;
-          const __m256i s0 = _mm256_add_epi32(_mm256_madd_epi16(MaddubsSum(w, at, 2), sc0),
-                                              _mm256_madd_epi16(MaddubsSum(w + 2, at + 8, 2), sc0));
-          const __m256i s1 =
-              _mm256_add_epi32(_mm256_madd_epi16(MaddubsSum(w + 4, at + 16, 2), sc1),
-                               _mm256_madd_epi16(MaddubsSum(w + 6, at + 24, 2), sc1));
-          isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(s0, s1));
+        for (int h = 0; h < 4; ++h) {
+          __m256i w[2];
+#pragma GCC unroll 16
+          for (int i = 0; i < 2; ++i) {
+            const int l = 2 * h + i;
+            const __m256i ql = Load(p + 32 * (16 * n + 8 * (k & 1) + l));
+            const __m256i qh = Load(p + 32 * (32 + 8 * n + l));
+            const __m256i lo = _mm256_and_si256(k < 2 ? ql : _mm256_srli_epi16(ql, 4), m4);
+            const __m256i hi = k == 0   ? _mm256_slli_epi16(qh, 4)
+                               : k == 1 ? _mm256_slli_epi16(qh, 2)
+                               : k == 2 ? qh
+                                        : _mm256_srli_epi16(qh, 2);
+            w[i] = _mm256_or_si256(lo, _mm256_and_si256(hi, m30));
+          }
+#pragma GCC unroll 16
+          for (int t = 0; t < NT; ++t) {
+            const int8_t* at = a[t] + 16 * j + 8 * h;
+            isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(MaddubsSum(w, at, 2), sc[h / 2]));
+          }
+          PinPartials<NT>(isum);
         }
       }
     }
@@ -267,14 +311,14 @@ struct PackedQ6_K {
         _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 52 * 32)));
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) {
-      const int32_t* sums = acts.sum16 + (t0 + t) * acts.sum16_stride + 16 * b;
+      const int32_t* sums = rows.sum16[t] + 16 * b;
       __m256i corr = _mm256_madd_epi16(scp[0], BroadcastPair16(sums));
 #pragma GCC unroll 16
       for (int i = 1; i < 8; ++i) {
         corr = _mm256_add_epi32(corr, _mm256_madd_epi16(scp[i], BroadcastPair16(sums + 2 * i)));
       }
       const __m256i q = _mm256_sub_epi32(isum[t], _mm256_slli_epi32(corr, 5));
-      const __m256 da = _mm256_set1_ps(acts.d[(t0 + t) * acts.d_stride + b]);
+      const __m256 da = _mm256_set1_ps(rows.d[t][b]);
       acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(d, da), _mm256_cvtepi32_ps(q), acc[t]);
     }
   }
@@ -284,6 +328,7 @@ struct PackedQ6_K {
 template <class K, int NT>
 void GroupRows(const uint8_t* group, int64_t nb, const QuantizedActivations& acts, int64_t t0,
                int n_rows, float* y, int64_t ldy) {
+  const ActRows<NT> rows(acts, t0);
   __m256 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
@@ -291,7 +336,7 @@ void GroupRows(const uint8_t* group, int64_t nb, const QuantizedActivations& act
     for (int64_t l = 0; l < K::kBlockBytes; l += 64) {
       _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchAhead + l), _MM_HINT_T0);
     }
-    K::template Block<NT>(p, acts, b, t0, acc);
+    K::template Block<NT>(p, rows, b, acc);
   }
   if (n_rows >= 8) {
     for (int t = 0; t < NT; ++t) _mm256_storeu_ps(y + t * ldy, acc[t]);
@@ -338,7 +383,7 @@ void RunPackedTile(const PackedTile& tile, const QuantizedActivations& acts, flo
 
 void MatMulPackedQ4_0(const PackedTile& tile, const QuantizedActivations& acts, float* y,
                       int64_t ldy) {
-  RunPackedTile<Q8_0Family<PackedQ4_0>>(tile, acts, y, ldy);
+  RunPackedTile<PackedQ4_0Rows>(tile, acts, y, ldy);
 }
 void MatMulPackedQ8_0(const PackedTile& tile, const QuantizedActivations& acts, float* y,
                       int64_t ldy) {
