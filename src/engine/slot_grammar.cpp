@@ -155,6 +155,28 @@ std::vector<int32_t> SlotGrammar::ForcedTokens() {
   return {};
 }
 
+int32_t SlotGrammar::ForcedNext() {
+  const std::vector<int32_t> forced = ForcedTokens();
+  return forced.size() == 1 ? forced[0] : -1;
+}
+
+int SlotGrammar::ForcedRun(int max) {
+  // Its own checkpoint: Save() may hold the committed state of a draft in progress.
+  const Phase phase = phase_;
+  const int thought_tokens = thought_tokens_;
+  const size_t checkpoint = matcher_ ? matcher_->Checkpoint() : 0;
+  int n = 0;
+  while (n < max) {
+    const int32_t t = ForcedNext();
+    if (t < 0 || !Step(t)) break;
+    ++n;
+  }
+  phase_ = phase;
+  thought_tokens_ = thought_tokens;
+  if (matcher_) matcher_->Rollback(checkpoint);
+  return n;
+}
+
 int SlotGrammar::AppendForced(DraftResult& drafts, int n_max, bool sampled) {
   Save();
   bool valid = true;

@@ -40,6 +40,11 @@ class SlotGrammar final : public DraftConstraint {
   void EndDraft();
   bool MaskLogits(float* logits, int n_vocab) override;
   void Advance(int32_t token) override;
+  // The forced token of the current state (see ForcedTokens), or -1.
+  int32_t ForcedNext() override;
+  // The forced run from the current state (tokens ForcedTokens gives one after another), counted
+  // up to `max`; the state is left as it was.
+  int ForcedRun(int max) override;
 
   // Keeps the longest prefix of drafts.tokens the grammar accepts from the committed state.
   void CutDrafts(DraftResult& drafts);

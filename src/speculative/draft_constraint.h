@@ -16,6 +16,14 @@ class DraftConstraint {
   virtual bool MaskLogits(float* logits, int n_vocab) = 0;
   // Advances over a drafted token (one MaskLogits allowed).
   virtual void Advance(int32_t token) = 0;
+  // The one token allowed next (a forced token), or -1 when there is a choice. A drafter takes a
+  // forced token without reading its logits (its q is a point mass).
+  virtual int32_t ForcedNext() { return -1; }
+  // How many tokens are forced from here on, counted up to `max` (0: there is a choice next).
+  virtual int ForcedRun(int max) {
+    (void)max;
+    return 0;
+  }
 };
 
 }  // namespace tandem

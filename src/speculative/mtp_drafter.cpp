@@ -65,6 +65,11 @@ void MtpDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache& target_cach
     for (size_t j = 0; j < jobs.size(); ++j) {
       if (!live[j].drafting) continue;
       const DraftRequest& r = jobs[j].request;
+      // A forced run needs no drafter: the slot appends it for free.
+      if (StopsAtForced(r)) {
+        live[j].drafting = false;
+        continue;
+      }
       rows.push_back(DraftRow{live[j].token, r.pos, r.seq, live[j].hidden.data()});
       owner.push_back(j);
     }
