@@ -23,6 +23,7 @@
 #include "model/gemma4_presets.h"
 #include "model/random_model.h"
 #include "sampling/sampler.h"
+#include "speculative/chain_drafter.h"
 #include "speculative/draft_constraint.h"
 #include "speculative/loaded_drafters.h"
 #include "speculative/mtp_drafter.h"
@@ -288,7 +289,8 @@ class ScriptedConstraint final : public DraftConstraint {
 
 // The MTP drafter pays no step for a forced run it stops at (forced_run_max below the run's
 // length), and drafts through a shorter one taking the forced tokens as they are (whatever its
-// head scores; a point mass for a sampled request) and going on after it.
+// head scores; a point mass for a sampled request) and going on after it. A chained draft masks
+// its model extension after its lookup tokens.
 TEST(SpecGrammar, DraftsStopAtLongForcedRunsWithoutDrafterSteps) {
   Pair pair = MakePair("sg_forced_run");
   ThreadPool pool(1);
@@ -327,8 +329,8 @@ TEST(SpecGrammar, DraftsStopAtLongForcedRunsWithoutDrafterSteps) {
       DraftResult d;
       DraftAlone(drafter, r, *cache, d);
       const bool through = run_max < 0 || run_max >= 2;
-      const std::string what = "sampled " + std::to_string(sampled) + " run_max " +
-                               std::to_string(run_max);
+      const std::string what =
+          "sampled " + std::to_string(sampled) + " run_max " + std::to_string(run_max);
       ASSERT_EQ(d.tokens.size(), through ? 6u : 2u) << what;
       EXPECT_EQ(d.steps, through ? 6 : 2) << what;  // no step for the forced run it stops at
       if (!sampled) {  // the free drafts before the run are the drafter's own
@@ -349,6 +351,23 @@ TEST(SpecGrammar, DraftsStopAtLongForcedRunsWithoutDrafterSteps) {
     }
     rng = Rng(7, 1);
   }
+  // A chained draft: the constraint follows the two lookup tokens before the assistant extends
+  // them, so the script's forced positions 2 and 3 are the extension's first two tokens.
+  ChainDrafter chain(&drafter);
+  ScriptedConstraint constraint(script);
+  const std::vector<int32_t> lookup = {7, 8};
+  DraftRequest r;
+  r.last = 5;
+  r.pos = static_cast<int32_t>(prompt.size());
+  r.hidden = out.Hidden(static_cast<int>(prompt.size()) - 1);
+  r.history = prompt;
+  r.lookup = lookup;
+  r.n_max = 4;
+  r.constraint = &constraint;
+  DraftResult d;
+  DraftAlone(chain, r, *cache, d);
+  EXPECT_EQ(d.tokens, (std::vector<int32_t>{7, 8, 300, 301}));
+  EXPECT_EQ(d.n_lookup, 2);
 }
 
 TEST(SpecGrammar, SampledConstrainedOutputKeepsTheMaskedDistribution) {
