@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "base/thread_pool.h"
@@ -286,6 +287,76 @@ class ScriptedConstraint final : public DraftConstraint {
   std::vector<int32_t> script_;
   size_t at_ = 0;
 };
+
+// A constraint that allows only `ids` at every position.
+class AllowOnlyConstraint final : public DraftConstraint {
+ public:
+  explicit AllowOnlyConstraint(std::vector<int32_t> ids) : ids_(std::move(ids)) {}
+  bool MaskLogits(float* logits, int n_vocab) override {
+    bool any = false;
+    for (int t = 0; t < n_vocab; ++t) {
+      if (std::find(ids_.begin(), ids_.end(), t) == ids_.end()) {
+        logits[t] = -std::numeric_limits<float>::infinity();
+      } else {
+        any = any || std::isfinite(logits[t]);
+      }
+    }
+    return any;
+  }
+  void Advance(int32_t) override {}
+  bool AllowedTokens(int max, std::vector<int32_t>& ids) override {
+    if (static_cast<int>(ids_.size()) > max) return false;
+    ids = ids_;
+    return true;
+  }
+
+ private:
+  std::vector<int32_t> ids_;
+};
+
+// Where the centroid head kept none of the few tokens a constraint allows, the MTP drafter has
+// the dense head score those instead of ending the draft: the draft is the best of them.
+TEST(SpecGrammar, CentroidMissesAreRescoredOverTheAllowedTokens) {
+  Pair pair = MakePair("sg_rescore");
+  ASSERT_TRUE(pair.assistant->uses_centroids());
+  ThreadPool pool(1);
+  auto cache = pair.target->NewKvCache({.type = TensorType::kF32, .n_ctx = 64});
+  ForwardBatch batch;
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 10; ++i) prompt.push_back(2 + (i * 29) % 500);
+  for (size_t i = 0; i < prompt.size(); ++i) batch.Add(prompt[i], static_cast<int>(i), 0, true);
+  ForwardOutput out;
+  pair.target->Forward(batch, *cache, out, pool);
+  const float* hidden = out.Hidden(static_cast<int>(prompt.size()) - 1);
+  const int32_t pos = static_cast<int32_t>(prompt.size());
+  // Three tokens the centroid head does not score at the first draft step, and their dense
+  // logits there.
+  DraftOutput step;
+  pair.assistant->Step({{5, pos, 0, hidden}}, *cache, step, pool);
+  std::vector<int32_t> ids;
+  for (int t = 0; t < step.n_vocab && ids.size() < 3; ++t) {
+    if (std::isinf(step.Logits(0)[t])) ids.push_back(t);
+  }
+  ASSERT_EQ(ids.size(), 3u);
+  std::vector<float> dense(3);
+  pair.assistant->TokenLogits(step.Normed(0, pair.assistant->config().n_embd), ids, dense.data(),
+                              pool);
+  const int32_t best = ids[std::max_element(dense.begin(), dense.end()) - dense.begin()];
+  MtpDrafter drafter(*pair.assistant, pool);
+  AllowOnlyConstraint constraint(ids);
+  DraftRequest r;
+  r.last = 5;
+  r.pos = pos;
+  r.hidden = hidden;
+  r.history = prompt;
+  r.n_max = 3;
+  r.constraint = &constraint;
+  DraftResult d;
+  DraftAlone(drafter, r, *cache, d);
+  ASSERT_EQ(d.tokens.size(), 3u);
+  EXPECT_EQ(d.tokens[0], best);
+  for (const int32_t t : d.tokens) EXPECT_NE(std::find(ids.begin(), ids.end(), t), ids.end());
+}
 
 // The MTP drafter pays no step for a forced run it stops at (forced_run_max below the run's
 // length), and drafts through a shorter one taking the forced tokens as they are (whatever its

@@ -119,8 +119,11 @@ bool StopsAtForced(const DraftRequest& request);
 // (drafting stops) when request.p_min is set and the best token's top-10 probability is below
 // it; else `token` is the argmax (greedy, request.sampler null) or a sample from the request's
 // sampler with `history` (its distribution appended to result.q), appended to result.tokens.
+// `nothing_allowed` (optional) is set when it returns false because the constraint left no token
+// with a finite logit.
 bool ChooseDraftToken(const float* logits, int n_vocab, const DraftRequest& request,
-                      std::span<const int32_t> history, DraftResult& result, int32_t& token);
+                      std::span<const int32_t> history, DraftResult& result, int32_t& token,
+                      bool* nothing_allowed = nullptr);
 
 // Drops a draft shorter than request.n_min (the round then runs a plain step).
 void ApplyDraftMin(const DraftRequest& request, DraftResult& result);
