@@ -2,8 +2,9 @@
 # JSON-schema extraction under speculation (issue 16), interleaved (each repetition runs every
 # configuration once, in an order rotated per repetition, so a drift of a shared machine's speed
 # hits all alike). Prints one line per run (decode tok/s, tokens per target forward, grammar-forced
-# drafts accepted / reached / drafted) and, at the end, the mean and spread per configuration and
-# the same-run ratios of each constrained configuration to its unconstrained one.
+# drafts accepted / reached / drafted) and, at the end, the median, mean and spread per
+# configuration and the same-run ratios (of the medians) of each constrained configuration to its
+# unconstrained one.
 #
 #   bench/spec_schema.sh [BUILD] [REPS] [TARGET ASSISTANT] [N]
 #
@@ -14,8 +15,8 @@
 # space-separated): mtp and mtp+schema (MTP as `tandem run` defaults to: adaptive draft lengths),
 # mtp4 and mtp4+schema (--draft-max 4 --no-adaptive, as `make run`), none+schema (plain
 # constrained decoding); X+line is X+schema with --json-one-line (fixed whitespace). Set
-# BEFORE=<other build dir> to add that build's mtp+schema and mtp4+schema (a change's before and
-# after in the same run). SCHEMA=<file> replaces the schema.
+# BEFORE=<other build dir> to add that build's mtp+schema and mtp4+schema (BEFORE_CONFIGS: others;
+# a change's before and after in the same run). SCHEMA=<file> replaces the schema.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -39,7 +40,10 @@ JSON
 [ -n "${SCHEMA:-}" ] && cp "$SCHEMA" "$schema"
 PROMPT=$'import os\n\n\ndef read_lines(path):\n    """Return the lines of the file at path."""\n'
 read -r -a configs <<<"${CONFIGS:-mtp mtp+schema mtp4 mtp4+schema none+schema}"
-[ -n "$BEFORE" ] && configs+=(before:mtp+schema before:mtp4+schema)
+# BEFORE_CONFIGS: which configurations the other build runs (default its mtp+schema, mtp4+schema).
+if [ -n "$BEFORE" ]; then
+  for c in ${BEFORE_CONFIGS:-mtp+schema mtp4+schema}; do configs+=("before:$c"); done
+fi
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 n_configs=${#configs[@]}
 for rep in $(seq "$REPS"); do
@@ -84,19 +88,23 @@ for line in open(sys.argv[1]):
     for i, x in enumerate(f[-1].split("/")):
         forced[f[0]][i] += int(x)
 mean = {k: statistics.mean(v) for k, v in runs.items()}
+median = {k: statistics.median(v) for k, v in runs.items()}
 for c, v in runs.items():
     a, r, d = forced[c]
     rate = f"{a / r:.2f} of reached" if r else "-"
-    print(f"{c:20} mean {mean[c]:7.1f} tok/s  min {min(v):7.1f}  max {max(v):7.1f}  n {len(v)}  "
-          f"tokens/forward {statistics.mean(tpf[c]):.2f}  forced accepted/reached/drafted "
-          f"{a}/{r}/{d} ({rate})")
-# Same-run ratios: each constrained configuration over its unconstrained one, mean and the
-# spread of the per-repetition ratios.
+    print(f"{c:20} median {median[c]:7.1f} tok/s  mean {mean[c]:7.1f}  min {min(v):7.1f}  "
+          f"max {max(v):7.1f}  n {len(v)}  tokens/forward {statistics.mean(tpf[c]):.2f}  "
+          f"forced accepted/reached/drafted {a}/{r}/{d} ({rate})")
+# Same-run ratios: each constrained configuration over its unconstrained one (a before: one over
+# the same configuration of this build too), of the medians, and the spread of the
+# per-repetition ratios.
 for c in mean:
-    base = c.split(":")[-1].split("+")[0]
-    if "+" in c and base in runs:
-        per_rep = [x / y for x, y in zip(runs[c], runs[base])]
-        print(f"{c}/{base} {mean[c] / mean[base]:.2f}x (per repetition: median "
-              f"{statistics.median(per_rep):.2f}, {min(per_rep):.2f}-{max(per_rep):.2f})")
+    plain = c.split(":")[-1]
+    bases = [plain.split("+")[0]] + ([plain] if plain != c else [])
+    for base in bases:
+        if "+" in c and base in runs and base != c:
+            per_rep = [x / y for x, y in zip(runs[c], runs[base])]
+            print(f"{c}/{base} {median[c] / median[base]:.2f}x of the medians (per repetition: "
+                  f"median {statistics.median(per_rep):.2f}, {min(per_rep):.2f}-{max(per_rep):.2f})")
 PY
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $(grep -o -m1 -w avx512f /proc/cpuinfo || echo 'no avx512f'); load average $(cut -d' ' -f1-3 /proc/loadavg) (at the end)"

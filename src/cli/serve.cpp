@@ -48,6 +48,7 @@ struct ServeArgs {
   std::vector<std::string> cors_origins;
   std::vector<std::string> allowed_hosts;
   double shutdown_timeout = 10.0;
+  bool json_one_line = false;
 };
 
 std::vector<std::string> ReadKeyFile(const std::string& path) {
@@ -142,6 +143,7 @@ int Serve(ServeArgs a, const CLI::App& app) {
   // 26B/31B (no per-layer embeddings) take an empty thought block when thinking is off.
   context.limits.render.empty_thought_when_thinking_off = m.target->config().n_embd_per_layer == 0;
   context.default_sampling = a.sampling;
+  context.json_one_line = a.json_one_line;
   const std::filesystem::path model_path(a.model.model);
   context.model_id = model_path.filename().string();
   if (!a.model.model_draft.empty()) {
@@ -226,6 +228,11 @@ void AddServeCommand(CLI::App& app, CommandRunner& runner) {
   sub->add_option("--shutdown-timeout", a->shutdown_timeout,
                   "Seconds running requests get to finish on SIGTERM before they are cancelled")
       ->capture_default_str();
+  sub->add_flag("--json-one-line,--disable-any-whitespace", a->json_one_line,
+                "JSON constraints (response_format, json_schema) with fixed whitespace (`, ` and "
+                "`: `, no newlines; vLLM's disable_any_whitespace), so keys and separators are "
+                "forced and drafted for free; a request's structured_outputs."
+                "disable_any_whitespace overrides it");
   sub->callback([&runner, a, sub] { runner = [a, sub] { return Serve(*a, *sub); }; });
 }
 

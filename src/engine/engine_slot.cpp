@@ -143,6 +143,7 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
   residual_.resize(n_vocab_);
   drafts_.Clear();
   forced_drafts_ = 0;
+  forced_runs_ = ForcedRunPolicy();
   grammar_ =
       params_.grammar.active() ? std::make_unique<SlotGrammar>(params_.grammar, n_vocab_) : nullptr;
 }
@@ -179,6 +180,7 @@ DraftRequest EngineSlot::MakeDraftRequest(int n) {
   if (grammar_) {
     grammar_->BeginDraft();
     request.constraint = grammar_.get();
+    request.forced_run_max = forced_runs_.Limit();
   }
   return request;
 }
@@ -204,6 +206,7 @@ void EngineSlot::SetDrafts(DraftResult drafts, double ms) {
   }
   result_.spec.draft_ms += ms;
   planner_.RecordDraftTime(drafts_.steps, ms);
+  forced_runs_.RecordDraft(drafts_.steps, ms);
 }
 
 const float* EngineSlot::Constrained(const float* logits) {
@@ -260,7 +263,10 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
   const int k = static_cast<int>(drafts_.tokens.size());
   SpeculationStats& stats = result_.spec;
   stats.verify_ms += forward_ms;
-  if (record_verify_time) planner_.RecordVerifyTime(k + 1, forward_ms);
+  if (record_verify_time) {
+    planner_.RecordVerifyTime(k + 1, forward_ms);
+    forced_runs_.RecordForward(forward_ms);
+  }
   stats.probes = planner_.probes();  // this round's plan included
   stats.remeasures = planner_.remeasures();
   if (k == 0) {
@@ -311,6 +317,8 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
   // Grammar-forced drafts (the last forced_drafts_) are counted apart from the drafters'.
   const int k_drafter = k - forced_drafts_;
   stats.RecordForced(forced_drafts_, k_drafter, accepted);
+  if (k_drafter > 0)
+    forced_runs_.RecordRound(std::min(accepted + 1, k_drafter), std::min(accepted, k_drafter));
   if (k_drafter > 0) {
     stats.RecordRound(k_drafter, std::min(accepted, k_drafter), drafts_.n_lookup);
     const auto t0 = EngineClock::now();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/stopwatch.h"
+#include "engine/forced_run_policy.h"
 #include "engine/request.h"
 #include "engine/slot_grammar.h"
 #include "kv/kv_cache.h"
@@ -167,6 +168,7 @@ class EngineSlot {
   int forced_drafts_ = 0;                 // ... of which the last ones are grammar-forced
   int draft_n_max_ = 0;                   // the drafter's n_max this round
   std::unique_ptr<SlotGrammar> grammar_;  // the request's constraint, or null
+  ForcedRunPolicy forced_runs_;           // ... whether drafts go on through its forced runs
   TokenLogprobs logprobs_;                // the last emitted token's (top_logprobs >= 0)
   int32_t step_pos_ = 0;                  // position of history_.back() this step
 };

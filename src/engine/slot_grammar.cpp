@@ -53,13 +53,7 @@ bool SlotGrammar::MaskLogits(float* logits, int n_vocab) {
   }
   if (phase_ == Phase::kThinking || !matcher_) return true;
   if (phase_ == Phase::kDone) return false;
-  matcher_->FillNextTokenMask(mask_);
-  if (phase_ == Phase::kStart) {
-    mask_.Set(constraint_.thought_open);
-  } else if (const int32_t canonical = CanonicalForced(); canonical >= 0) {
-    mask_.Clear();  // a forced string is written as the tokenizer writes it
-    mask_.Set(canonical);
-  }
+  FillAllowed();
   const int n_mask = mask_.size();
   bool any = false;
   for (int i = 0; i < n_vocab; ++i) {
@@ -70,6 +64,28 @@ bool SlotGrammar::MaskLogits(float* logits, int n_vocab) {
     }
   }
   return any;
+}
+
+void SlotGrammar::FillAllowed() {
+  matcher_->FillNextTokenMask(mask_);
+  if (phase_ == Phase::kStart) {
+    mask_.Set(constraint_.thought_open);
+  } else if (const int32_t canonical = CanonicalForced(); canonical >= 0) {
+    mask_.Clear();  // a forced string is written as the tokenizer writes it
+    mask_.Set(canonical);
+  }
+}
+
+bool SlotGrammar::AllowedTokens(int max, std::vector<int32_t>& ids) {
+  if (ThoughtExhausted()) {
+    ids = {constraint_.thought_close};
+    return true;
+  }
+  if (phase_ == Phase::kThinking || phase_ == Phase::kDone || !matcher_) return false;
+  FillAllowed();
+  if (mask_.Count() > max) return false;
+  ids = mask_.Ids();
+  return true;
 }
 
 const float* SlotGrammar::Mask(const float* logits) {
@@ -153,6 +169,28 @@ std::vector<int32_t> SlotGrammar::ForcedTokens() {
   // The next token of a forced string, as the tokenizer writes it (the mask allows only it).
   if (const int32_t canonical = CanonicalForced(); canonical >= 0) return {canonical};
   return {};
+}
+
+int32_t SlotGrammar::ForcedNext() {
+  const std::vector<int32_t> forced = ForcedTokens();
+  return forced.size() == 1 ? forced[0] : -1;
+}
+
+int SlotGrammar::ForcedRun(int max) {
+  // Its own checkpoint: Save() may hold the committed state of a draft in progress.
+  const Phase phase = phase_;
+  const int thought_tokens = thought_tokens_;
+  const size_t checkpoint = matcher_ ? matcher_->Checkpoint() : 0;
+  int n = 0;
+  while (n < max) {
+    const int32_t t = ForcedNext();
+    if (t < 0 || !Step(t)) break;
+    ++n;
+  }
+  phase_ = phase;
+  thought_tokens_ = thought_tokens;
+  if (matcher_) matcher_->Rollback(checkpoint);
+  return n;
 }
 
 int SlotGrammar::AppendForced(DraftResult& drafts, int n_max, bool sampled) {

@@ -40,6 +40,12 @@ class SlotGrammar final : public DraftConstraint {
   void EndDraft();
   bool MaskLogits(float* logits, int n_vocab) override;
   void Advance(int32_t token) override;
+  // The forced token of the current state (see ForcedTokens), or -1.
+  int32_t ForcedNext() override;
+  bool AllowedTokens(int max, std::vector<int32_t>& ids) override;
+  // The forced run from the current state (tokens ForcedTokens gives one after another), counted
+  // up to `max`; the state is left as it was.
+  int ForcedRun(int max) override;
 
   // Keeps the longest prefix of drafts.tokens the grammar accepts from the committed state.
   void CutDrafts(DraftResult& drafts);
@@ -52,6 +58,9 @@ class SlotGrammar final : public DraftConstraint {
   enum class Phase { kStart, kThinking, kAnswer, kDone };
   // Inside the thought channel with its budget spent: only thought_close is allowed.
   bool ThoughtExhausted() const;
+  // mask_ := the tokens allowed next in the answer or start phase (with the matcher): the
+  // grammar's, the thought channel's open token at the start, the canonical restriction.
+  void FillAllowed();
   // Advances `phase_`/matcher over `token`; false if the grammar rejects it.
   bool Step(int32_t token);
   // The canonical restriction (docs/mtp.md § Constrained drafting): in the answer, while the

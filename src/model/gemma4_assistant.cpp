@@ -142,6 +142,12 @@ void Gemma4Assistant::DenseLogits(const float* y, int n, float* logits, ThreadPo
   MatMul(weights_.output, y, n, logits, pool);
 }
 
+void Gemma4Assistant::TokenLogits(const float* y, std::span<const int32_t> ids, float* values,
+                                  ThreadPool& pool) const {
+  kernels::MatMulRows(weights_.output, ids.data(), static_cast<int64_t>(ids.size()), y, 1, values,
+                      pool);
+}
+
 void Gemma4Assistant::Head(const float* y, float* logits, DraftOutput::Scratch& s,
                            ThreadPool& pool) const {
   if (!use_centroids_) {

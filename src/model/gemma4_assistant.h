@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,10 @@ struct DraftOutput {
   } scratch;
   const float* Logits(int r) const { return logits.data() + static_cast<size_t>(r) * n_vocab; }
   const float* Hidden(int r) const { return hidden.data() + static_cast<size_t>(r) * n_embd_out; }
+  // Row r's output-normed state (the head's input, [n_embd]), valid until the next Step.
+  const float* Normed(int r, int n_embd) const {
+    return scratch.y.data() + static_cast<size_t>(r) * n_embd;
+  }
 };
 
 class Gemma4Assistant {
@@ -78,6 +83,11 @@ class Gemma4Assistant {
 
   // Logits of the dense head for output-normed states y [n][D] (tests compare heads with it).
   void DenseLogits(const float* y, int n, float* logits, ThreadPool& pool) const;
+  // The dense head's logits of tokens `ids` only, for one output-normed state y [D] (bitwise the
+  // values DenseLogits gives them): a centroid head that kept none of the tokens a constraint
+  // allows scores those.
+  void TokenLogits(const float* y, std::span<const int32_t> ids, float* values,
+                   ThreadPool& pool) const;
 
  private:
   explicit Gemma4Assistant(const Gemma4Model& target);

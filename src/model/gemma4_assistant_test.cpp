@@ -60,6 +60,19 @@ TEST(Gemma4Assistant, CentroidHeadMatchesDenseHeadOnCandidates) {
   }
   EXPECT_EQ(candidates, centroid->centroid_top_k() * V / centroid->n_centroids());
   EXPECT_EQ(0, std::memcmp(c_out.Hidden(0), d_out.Hidden(0), c_out.n_embd_out * sizeof(float)));
+  // TokenLogits scores any tokens, kept or not, bitwise as the dense head does (from the step's
+  // output-normed state).
+  std::vector<int32_t> ids;
+  for (int t = 0; t < V; ++t) {
+    if (std::isinf(c_out.Logits(0)[t]) && ids.size() < 20) ids.push_back(t);
+  }
+  ASSERT_EQ(ids.size(), 20u);
+  std::vector<float> values(ids.size());
+  const int D = centroid->config().n_embd;
+  centroid->TokenLogits(c_out.Normed(0, D), ids, values.data(), pool);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_EQ(0, std::memcmp(&values[i], d_out.Logits(0) + ids[i], sizeof(float))) << ids[i];
+  }
 }
 
 TEST(Gemma4Assistant, PairsWithTheLastOwningLayersOfTheTarget) {

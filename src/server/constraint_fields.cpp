@@ -24,17 +24,58 @@ void SetGrammar(GenerationRequest& request, const std::string& field, std::strin
   request.grammar_field = field;
 }
 
+JsonSyntax Syntax(const GenerationRequest& request) {
+  return request.json_one_line ? JsonSyntax::kJsonOneLine : JsonSyntax::kJson;
+}
+
 // The GBNF of `schema`; a schema that does not compile fails naming `field`. The body's JSON
 // keeps its member order, so properties are required in the schema's order.
-std::string SchemaGbnf(const Json& schema, const std::string& field) {
+std::string SchemaGbnf(const Json& schema, const std::string& field, const GenerationRequest& r) {
   try {
-    return JsonSchemaToGbnf(schema);
+    return JsonSchemaToGbnf(schema, Syntax(r));
   } catch (const Error& e) {
     FailIn(field, e.what());
   }
 }
 
 }  // namespace
+
+void ParseStructuredOutputs(const Json& body, GenerationRequest& request) {
+  const Json* so = FindField(body, "structured_outputs");
+  if (so == nullptr) return;
+  ExpectType(*so, "object", "structured_outputs");
+  // Members that would change the output and that tandem does not implement are refused, never
+  // ignored (vLLM's other constraint kinds and backend options).
+  for (const auto& [key, value] : so->items()) {
+    if (key == "json" || key == "json_object" || key == "disable_any_whitespace") continue;
+    if (value.is_null() || (value.is_boolean() && !value.get<bool>())) continue;
+    Fail(ErrorKind::kInvalidArgument,
+         "structured_outputs." + key +
+             ": not supported by tandem (supported: json, json_object, disable_any_whitespace; "
+             "GBNF grammars go in `grammar`)");
+  }
+  if (auto v = OptionalBool(*so, "disable_any_whitespace", "structured_outputs")) {
+    request.json_one_line = *v;
+  }
+  if (const Json* schema = FindField(*so, "json")) {
+    const std::string field = "structured_outputs.json";
+    if (schema->is_string()) {  // vLLM also takes the schema as JSON text
+      std::string gbnf;
+      try {
+        gbnf = JsonSchemaTextToGbnf(schema->get_ref<const std::string&>(), Syntax(request));
+      } catch (const Error& e) {
+        FailIn(field, e.what());
+      }
+      SetGrammar(request, field, std::move(gbnf));
+    } else {
+      ExpectType(*schema, "object", field);
+      SetGrammar(request, field, SchemaGbnf(*schema, field, request));
+    }
+  }
+  if (OptionalBool(*so, "json_object", "structured_outputs").value_or(false)) {
+    SetGrammar(request, "structured_outputs.json_object", JsonObjectGbnf(Syntax(request)));
+  }
+}
 
 void ParseResponseFormat(const Json& body, GenerationRequest& request) {
   const Json* format = FindField(body, "response_format");
@@ -43,7 +84,7 @@ void ParseResponseFormat(const Json& body, GenerationRequest& request) {
   const std::string type = OptionalString(*format, "type", "response_format").value_or("text");
   if (type == "text") return;
   if (type == "json_object") {
-    SetGrammar(request, "response_format", JsonObjectGbnf());
+    SetGrammar(request, "response_format", JsonObjectGbnf(Syntax(request)));
     return;
   }
   if (type != "json_schema") {
@@ -59,8 +100,9 @@ void ParseResponseFormat(const Json& body, GenerationRequest& request) {
   const Json* schema = FindField(spec, "schema");
   // OpenAI's own default when the schema is left out: any JSON object.
   SetGrammar(request, "response_format",
-             schema == nullptr ? JsonObjectGbnf()
-                               : SchemaGbnf(*schema, "response_format.json_schema.schema"));
+             schema == nullptr
+                 ? JsonObjectGbnf(Syntax(request))
+                 : SchemaGbnf(*schema, "response_format.json_schema.schema", request));
 }
 
 void ParseGrammarFields(const Json& body, GenerationRequest& request) {
@@ -72,7 +114,7 @@ void ParseGrammarFields(const Json& body, GenerationRequest& request) {
   }
   if (const Json* schema = FindField(body, "json_schema")) {
     ExpectType(*schema, "object", "json_schema");
-    SetGrammar(request, "json_schema", SchemaGbnf(*schema, "json_schema"));
+    SetGrammar(request, "json_schema", SchemaGbnf(*schema, "json_schema", request));
   }
 }
 

@@ -4,6 +4,9 @@
 //   OpenAI     response_format {type: "text" | "json_object" |
 //                               "json_schema", json_schema: {name, schema, strict}}
 //   llama.cpp  grammar (GBNF text), json_schema (a schema object)
+//   vLLM       structured_outputs {json (a schema object or its text), json_object: true,
+//                                  disable_any_whitespace}; its other members (regex, choice,
+//                                  grammar, structural_tag, whitespace_pattern, ...) are a 400
 //   both APIs  forced tool use (GenerationRequest::tool_call_required): a grammar over the Gemma
 //              4 tool-call syntax for the request's tools (grammar/tool_call_grammar.h)
 //
@@ -21,6 +24,11 @@
 
 namespace tandem::server {
 
+// vLLM's structured_outputs (OpenAI chat and completions). Read first: its
+// disable_any_whitespace sets request.json_one_line (true: JsonSyntax::kJsonOneLine, false: the
+// default syntax, whatever the server's --json-one-line) for every JSON constraint of the
+// request; it changes nothing for a GBNF grammar or a forced tool call (no JSON whitespace).
+void ParseStructuredOutputs(const Json& body, GenerationRequest& request);
 // response_format (OpenAI chat and completions).
 void ParseResponseFormat(const Json& body, GenerationRequest& request);
 // llama-server's grammar and json_schema (absent, null or "" leave the request unconstrained).

@@ -39,6 +39,10 @@ struct GenerationRequest {
   // asked for it (empty: unconstrained).
   std::string grammar;
   std::string grammar_field;
+  // JSON constraints (response_format, json_schema, structured_outputs.json) compiled with fixed
+  // whitespace (JsonSyntax::kJsonOneLine): the server's --json-one-line, or the request's vLLM
+  // `structured_outputs.disable_any_whitespace`. Read before the constraint fields.
+  bool json_one_line = false;
   SamplingParams sampling;  // starts as the server's defaults; request fields override
   // Token logprobs (sampling/logprobs.h), -1: not asked. OpenAI chat `logprobs: true` with
   // `top_logprobs`, or completions `logprobs: N`, gives `top_logprobs`; llama-server's `n_probs`.

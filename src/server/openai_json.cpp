@@ -228,6 +228,7 @@ void ParseChatCompletionBody(const Json& body, GenerationRequest& request) {
   }
   ApplyToolChoice(body, request);
   if (!OptionalBool(body, "parallel_tool_calls").value_or(true)) request.max_tool_calls = 1;
+  ParseStructuredOutputs(body, request);
   ParseResponseFormat(body, request);
   ParseThinking(body, request);
   const bool logprobs = OptionalBool(body, "logprobs").value_or(false);
@@ -287,6 +288,7 @@ void ParseCompletionBody(const Json& body, GenerationRequest& request) {
       best_of && *best_of > 1) {
     Fail(ErrorKind::kInvalidArgument, "best_of: only 1 is supported");
   }
+  ParseStructuredOutputs(body, request);
   ParseResponseFormat(body, request);
   ParseCommonFields(body, request);
 }

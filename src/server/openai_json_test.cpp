@@ -6,6 +6,8 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "grammar/gbnf_parser.h"
+#include "grammar/grammar_matcher.h"
 
 namespace tandem::server {
 namespace {
@@ -105,6 +107,85 @@ TEST(OpenAiJson, ConstraintFields) {
   r = ParseChat("{" + msgs + "," + tools +
                 R"(, "tool_choice": {"type": "function", "function": {"name": "a"}}})");
   EXPECT_TRUE(r.tool_call_required);
+}
+
+// Whether the request's GBNF accepts exactly `text` (bytes, against a one-token vocabulary).
+bool GrammarAccepts(const GenerationRequest& r, const std::string& text) {
+  auto vocab = std::make_shared<const TokenVocabulary>(
+      std::vector<std::string>{"x"}, std::vector<uint8_t>{1}, std::vector<int32_t>{});
+  GrammarMatcher m(std::make_shared<CompiledGrammar>(ParseGbnf(r.grammar), vocab));
+  return m.AcceptBytes(text) && m.IsComplete();
+}
+
+// One-line JSON (vLLM's disable_any_whitespace): the server default (json_one_line preset, as
+// NewRequest does for --json-one-line) and the request's structured_outputs, which overrides it.
+TEST(OpenAiJson, StructuredOutputsAndOneLineJson) {
+  const std::string msgs = R"("messages": [{"role": "user", "content": "hi"}])";
+  const std::string schema =
+      R"({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "array",
+      "items": {"type": "integer"}}}, "required": ["a", "b"], "additionalProperties": false})";
+  const std::string one_line = R"({"a": 1, "b": [2, 3]})";
+  const std::string spaced = "{\n  \"a\": 1,\n  \"b\": [2,3]\n}";
+  const std::string format =
+      R"(, "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": )" +
+      schema + "}}";
+
+  GenerationRequest r = ParseChat("{" + msgs + format + "}");
+  EXPECT_TRUE(GrammarAccepts(r, one_line));
+  EXPECT_TRUE(GrammarAccepts(r, spaced));
+  r = ParseChat("{" + msgs + format +
+                R"(, "structured_outputs": {"disable_any_whitespace": true}})");
+  EXPECT_TRUE(GrammarAccepts(r, one_line));
+  EXPECT_FALSE(GrammarAccepts(r, spaced));
+  EXPECT_FALSE(GrammarAccepts(r, R"({"a":1,"b":[2,3]})"));
+
+  // The server's default, and a request that turns it off.
+  GenerationRequest preset;
+  preset.json_one_line = true;
+  r = preset;
+  ParseChatCompletionBody(ParseJsonObject("{" + msgs + format + "}"), r);
+  EXPECT_FALSE(GrammarAccepts(r, spaced));
+  r = preset;
+  ParseChatCompletionBody(ParseJsonObject("{" + msgs + R"(, "json_schema": )" + schema + "}"), r);
+  EXPECT_FALSE(GrammarAccepts(r, spaced)) << "llama-server's json_schema follows it too";
+  r = preset;
+  ParseChatCompletionBody(
+      ParseJsonObject("{" + msgs + format +
+                      R"(, "structured_outputs": {"disable_any_whitespace": false}})"),
+      r);
+  EXPECT_TRUE(GrammarAccepts(r, spaced));
+
+  // structured_outputs.json (an object or its text) and json_object are constraints of their own.
+  for (const std::string& json : {schema, nlohmann::json(schema).dump()}) {
+    r = ParseChat("{" + msgs + R"(, "structured_outputs": {"json": )" + json +
+                  R"(, "disable_any_whitespace": true}})");
+    EXPECT_EQ(r.grammar_field, "structured_outputs.json");
+    EXPECT_TRUE(GrammarAccepts(r, one_line));
+    EXPECT_FALSE(GrammarAccepts(r, spaced));
+  }
+  r = ParseChat("{" + msgs + R"(, "structured_outputs": {"json_object": true}})");
+  EXPECT_EQ(r.grammar_field, "structured_outputs.json_object");
+  EXPECT_TRUE(GrammarAccepts(r, R"({"z": null})"));
+  EXPECT_FALSE(GrammarAccepts(r, "[1]"));
+
+  // What tandem does not implement is refused, naming the member; two constraints are refused.
+  EXPECT_NE(ChatError("{" + msgs + R"(, "structured_outputs": {"regex": "a+"}})")
+                .find("structured_outputs.regex: not supported"),
+            std::string::npos);
+  EXPECT_NE(ChatError("{" + msgs + R"(, "structured_outputs": {"choice": ["a", "b"]}})")
+                .find("structured_outputs.choice: not supported"),
+            std::string::npos);
+  EXPECT_NE(ChatError("{" + msgs + format + R"(, "structured_outputs": {"json": {}}})")
+                .find("both constrain"),
+            std::string::npos);
+  EXPECT_NE(ChatError("{" + msgs + R"(, "structured_outputs": {"json": "{not json"}})")
+                .find("structured_outputs.json: "),
+            std::string::npos);
+  EXPECT_NE(ChatError("{" + msgs + R"(, "structured_outputs": {"disable_any_whitespace": 1}})")
+                .find("disable_any_whitespace"),
+            std::string::npos);
+  EXPECT_NE(ChatError("{" + msgs + R"(, "structured_outputs": []})").find("structured_outputs"),
+            std::string::npos);
 }
 
 TEST(OpenAiJson, SeedsAreSixtyFourBitsAndNegativeMeansRandom) {

@@ -13,6 +13,7 @@ namespace tandem::server {
 GenerationRequest NewRequest(const RouteContext& context) {
   GenerationRequest request;
   request.sampling = context.default_sampling;
+  request.json_one_line = context.json_one_line;
   return request;
 }
 

@@ -25,13 +25,14 @@ struct RouteContext {
   std::shared_ptr<GrammarCache> grammars;  // compiles constraints; null: constraints are a 400
   ModelLimits limits;
   SamplingParams default_sampling;
+  bool json_one_line = false;            // --json-one-line: GenerationRequest::json_one_line
   std::string model_id;                  // what /v1/models lists (the target's file name)
   std::string assistant_id;              // the drafter's file name; empty: none loaded
   std::vector<std::string> model_names;  // names requests may use (id, stem, aliases)
   int retry_after_seconds = 1;           // Retry-After on 503 queue full
 };
 
-// A request preset with the server's defaults (sampling, the rest empty).
+// A request preset with the server's defaults (sampling, JSON whitespace; the rest empty).
 GenerationRequest NewRequest(const RouteContext& context);
 
 // Throws HttpError(404) unless `name` is empty or one of context.model_names.

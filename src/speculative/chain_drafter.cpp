@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "speculative/draft_constraint.h"
+
 namespace tandem {
 
 void ChainDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache& target_cache) {
@@ -18,6 +20,11 @@ void ChainDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache& target_ca
     job.result.n_lookup = k;
     if (r.sampler != nullptr) job.result.q.assign(k, {});  // point masses
     if (model_ == nullptr || r.n_max - k <= 0) continue;
+    // The model extends the lookup tokens: a constraint follows them first (one it rejects ends
+    // the constrained draft, see DraftConstraint::Advance).
+    if (r.constraint != nullptr) {
+      for (int i = 0; i < k; ++i) r.constraint->Advance(r.lookup[i]);
+    }
     DraftJob ext{r, {}, 0, {}};
     std::vector<int32_t> history(r.history.begin(), r.history.end());
     history.insert(history.end(), r.lookup.begin(), r.lookup.begin() + k);

@@ -147,8 +147,9 @@ void DraftModelDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache&) {
       }
       l.history.push_back(token);
       std::vector<int32_t>& cached = cached_[job.request.seq];
+      // (A forced run after this token needs no drafter: the slot appends it for free.)
       if (static_cast<int>(job.result.tokens.size()) >= job.request.n_max ||
-          static_cast<int>(cached.size()) + 1 >= cache_->n_ctx()) {
+          static_cast<int>(cached.size()) + 1 >= cache_->n_ctx() || StopsAtForced(job.request)) {
         l.drafting = false;
         continue;
       }

@@ -35,14 +35,33 @@ void DraftAlone(Drafter& drafter, const DraftRequest& request, const KvCache& ta
   result = std::move(job.result);
 }
 
+bool StopsAtForced(const DraftRequest& request) {
+  return request.forced_run_max >= 0 && request.constraint != nullptr &&
+         request.constraint->ForcedRun(request.forced_run_max + 1) > request.forced_run_max;
+}
+
 bool ChooseDraftToken(const float* logits, int n_vocab, const DraftRequest& request,
-                      std::span<const int32_t> history, DraftResult& result, int32_t& token) {
+                      std::span<const int32_t> history, DraftResult& result, int32_t& token,
+                      bool* nothing_allowed) {
+  if (nothing_allowed != nullptr) *nothing_allowed = false;
+  if (request.constraint != nullptr) {
+    if (const int32_t forced = request.constraint->ForcedNext(); forced >= 0) {
+      token = forced;
+      if (request.sampler != nullptr) result.q.emplace_back();  // a point mass
+      result.tokens.push_back(token);
+      request.constraint->Advance(token);
+      return true;
+    }
+  }
   std::vector<float> masked;
   if (request.constraint != nullptr) {
     masked.assign(logits, logits + n_vocab);
     // False also when a drafter that scores only some tokens (the centroid head) has none the
     // constraint allows: the draft ends there (the tokens it forces are appended for free).
-    if (!request.constraint->MaskLogits(masked.data(), n_vocab)) return false;
+    if (!request.constraint->MaskLogits(masked.data(), n_vocab)) {
+      if (nothing_allowed != nullptr) *nothing_allowed = true;
+      return false;
+    }
     logits = masked.data();
   }
   if (request.p_min > 0 && TopKProbabilityOfBest(logits, n_vocab) < request.p_min) return false;

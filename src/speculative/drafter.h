@@ -51,6 +51,11 @@ struct DraftRequest {
   // Non-null: drafts must follow this constraint (a grammar); ChooseDraftToken applies it. It
   // advances over the drafts; the slot rolls it back after drafting.
   DraftConstraint* constraint = nullptr;
+  // With a constraint: a draft that reaches a forced run longer than this (DraftConstraint::
+  // ForcedRun) ends there instead of spending drafter steps through it, and the slot appends the
+  // run for free; a shorter one is drafted through (each forced token still costs a step, whose
+  // hidden the next step needs) and the draft goes on after it. -1: never end at a run.
+  int forced_run_max = -1;
 };
 
 struct DraftResult {
@@ -103,13 +108,22 @@ class Drafter {
 void DraftAlone(Drafter& drafter, const DraftRequest& request, const KvCache& target_cache,
                 DraftResult& result);
 
-// One draft step's choice from the drafter's logits [n_vocab], shared by every drafter: the
-// logits are first masked by request.constraint (if any; nothing allowed: false). False
+// Whether the drafter should end `request`'s draft before its next step: the constraint forces
+// a run of more than request.forced_run_max tokens from here.
+bool StopsAtForced(const DraftRequest& request);
+
+// One draft step's choice from the drafter's logits [n_vocab], shared by every drafter: a token
+// the constraint forces is taken as it is (an empty q: a point mass; the logits, which a
+// centroid head may not even have for it, are not read); else the logits are first masked by
+// request.constraint (if any; nothing allowed: false). False
 // (drafting stops) when request.p_min is set and the best token's top-10 probability is below
 // it; else `token` is the argmax (greedy, request.sampler null) or a sample from the request's
 // sampler with `history` (its distribution appended to result.q), appended to result.tokens.
+// `nothing_allowed` (optional) is set when it returns false because the constraint left no token
+// with a finite logit.
 bool ChooseDraftToken(const float* logits, int n_vocab, const DraftRequest& request,
-                      std::span<const int32_t> history, DraftResult& result, int32_t& token);
+                      std::span<const int32_t> history, DraftResult& result, int32_t& token,
+                      bool* nothing_allowed = nullptr);
 
 // Drops a draft shorter than request.n_min (the round then runs a plain step).
 void ApplyDraftMin(const DraftRequest& request, DraftResult& result);

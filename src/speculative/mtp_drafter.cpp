@@ -2,9 +2,11 @@
 #include "speculative/mtp_drafter.h"
 
 #include <exception>
+#include <limits>
 #include <vector>
 
 #include "base/stopwatch.h"
+#include "speculative/draft_constraint.h"
 
 namespace tandem {
 namespace {
@@ -38,16 +40,34 @@ void MtpDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache& target_cach
     live[j].drafting = r.n_max > 0;
   }
 
+  const int D = assistant_.config().n_embd;
+  std::vector<int32_t> allowed;
+  std::vector<float> values, fallback;
   // Row r of `step` belongs to job j: stop on low confidence, else take the draft token.
   auto consume = [&](const DraftOutput& step, int r, size_t j) {
     DraftJob& job = jobs[j];
     LiveDraft& l = live[j];
     ++job.result.steps;
     try {
-      if (!ChooseDraftToken(step.Logits(r), step.n_vocab, job.request, l.history, job.result,
-                            l.token)) {
-        l.drafting = false;
-        return;
+      bool nothing_allowed = false;
+      const DraftRequest& req = job.request;
+      if (!ChooseDraftToken(step.Logits(r), step.n_vocab, req, l.history, job.result, l.token,
+                            &nothing_allowed)) {
+        // The centroid head kept none of the few tokens the constraint allows: the dense head
+        // scores just those (the draft's q is then their distribution), else the draft ends.
+        const bool rescored = nothing_allowed && assistant_.uses_centroids() &&
+                              req.constraint->AllowedTokens(kRescoreMax, allowed);
+        if (rescored) {
+          values.resize(allowed.size());
+          assistant_.TokenLogits(step.Normed(r, D), allowed, values.data(), pool_);
+          fallback.assign(step.n_vocab, -std::numeric_limits<float>::infinity());
+          for (size_t i = 0; i < allowed.size(); ++i) fallback[allowed[i]] = values[i];
+        }
+        if (!rescored ||
+            !ChooseDraftToken(fallback.data(), step.n_vocab, req, l.history, job.result, l.token)) {
+          l.drafting = false;
+          return;
+        }
       }
       l.history.push_back(l.token);
       l.hidden.assign(step.Hidden(r), step.Hidden(r) + B);
@@ -65,6 +85,11 @@ void MtpDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache& target_cach
     for (size_t j = 0; j < jobs.size(); ++j) {
       if (!live[j].drafting) continue;
       const DraftRequest& r = jobs[j].request;
+      // A forced run needs no drafter: the slot appends it for free.
+      if (StopsAtForced(r)) {
+        live[j].drafting = false;
+        continue;
+      }
       rows.push_back(DraftRow{live[j].token, r.pos, r.seq, live[j].hidden.data()});
       owner.push_back(j);
     }

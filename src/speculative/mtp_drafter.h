@@ -22,6 +22,9 @@ class MtpDrafter : public Drafter {
   // failure confined to one job (its sampler, or its row of a step) fails that job only.
   void DraftBatch(std::span<DraftJob> jobs, const KvCache& target_cache) override;
   double BytesPerStep() const override { return assistant_.BytesPerStep(); }
+  // A constraint allowing at most this many tokens where the centroid head kept none of them
+  // gets them scored by the dense head (Gemma4Assistant::TokenLogits) instead of ending the draft.
+  static constexpr int kRescoreMax = 512;
 
  private:
   const Gemma4Assistant& assistant_;
