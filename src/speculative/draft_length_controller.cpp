@@ -12,7 +12,7 @@ constexpr double kTimeEma = 0.2;
 constexpr int kExploreEvery = 2;        // drafting rounds between tries of one draft more ...
 constexpr double kExploreWithin = 0.9;  // ... rated at least this fraction of the best
 constexpr int kRemeasureEvery = 128;    // drafting rounds between plain steps that re-measure it
-constexpr int kStaleAfter = 64;   // rounds after which a verify time (of T > 1 rows) is not used
+constexpr int kStaleAfter = 64;   // rounds after which a new verify time (T > 1) replaces the old
 constexpr double kOutlier = 2.0;  // a lone verify time this far above its prediction: a stall
 
 void Ema(double& slot, double value) {
@@ -72,11 +72,39 @@ double DraftLengthController::ExpectedTokens(int n) const {
 }
 
 bool DraftLengthController::Known(int rows) const {
-  // A length not tried for long keeps the time it was measured at (maybe a stall of a busy
-  // machine, or cold pages), which would rule it out for good: old times give way to the
-  // estimate from fresher ones. The plain step's time is re-measured regularly (Choose).
-  return verify_ms_[rows].count > 0 &&
-         (static_costs_ || rows == 1 || round_ - measured_at_[rows] <= kStaleAfter);
+  // A time keeps counting however old it is: it is rescaled to today's plain step (Samples::Min),
+  // and a lone one far above its prediction is rated at the prediction (EstimatedVerifyMs), so
+  // a stall does not rule its length out. Forgetting old times made every length look cheap
+  // again after kStaleAfter rounds, a round of tries no budget paid for (a model that does not
+  // pay retried every 64 steps); only budgeted probes and exploration retry now, and a length
+  // re-measured after kStaleAfter rounds replaces its old times (RecordVerifyTime).
+  return verify_ms_[rows].count > 0;
+}
+
+bool DraftLengthController::Fresh(int rows) const {
+  return static_costs_ || rows == 1 || round_ - measured_at_[rows] <= kStaleAfter;
+}
+
+bool DraftLengthController::LoneOutlier(int rows) const {
+  return Known(rows) && !Confirmed(rows) &&
+         MeasuredMs(rows) > kOutlier * NeighbourVerifyMs(rows, true);
+}
+
+void DraftLengthController::UpdateSteep() {
+  // A stall hits one forward; a steep verify curve (a 2-thread forward on a shared VM waiting
+  // for the busy vCPU, a compute-bound target) every multi-row one. Lone times far above their
+  // prediction are stalls unless they are the majority of the row counts measured, and at
+  // least two: then they are the curve, and believed.
+  int high = 0, normal = 0;
+  for (int rows = 2; rows < static_cast<int>(verify_ms_.size()); ++rows) {
+    if (!Known(rows)) continue;
+    if (LoneOutlier(rows)) {
+      ++high;
+    } else {
+      ++normal;
+    }
+  }
+  steep_ = high >= 2 && high > normal;
 }
 
 bool DraftLengthController::Confirmed(int rows) const {
@@ -85,11 +113,13 @@ bool DraftLengthController::Confirmed(int rows) const {
 
 double DraftLengthController::VerifyMs(int rows) const {
   double ms = EstimatedVerifyMs(rows);
-  // T rows never cost more than T single-row forwards (the weights are read once either way),
-  // nor less than one plus kMinRowCost per extra row.
+  // T rows never cost less than one plus kMinRowCost per extra row, nor, by the estimate, more
+  // than T single-row forwards (the weights are read once either way) unless repeated
+  // measurements say so: a 2-thread forward on a shared VM waits for the busy vCPU, and there
+  // verify(2) measured 4x a plain step (a probe priced at 2x overspent its budget).
   if (Known(1)) {
     const double plain = PlainMs();
-    ms = std::min(ms, rows * plain);
+    if (!Confirmed(rows) && !steep_) ms = std::min(ms, rows * plain);
     ms = std::max(ms, (1.0 + kMinRowCost * (rows - 1)) * plain);
   }
   return ms;
@@ -103,7 +133,7 @@ double DraftLengthController::EstimatedVerifyMs(int rows) const {
   if (Known(rows)) {
     const double predicted = NeighbourVerifyMs(rows, true);
     const double ms = MeasuredMs(rows);
-    return ms > kOutlier * predicted ? predicted : ms;
+    return ms > kOutlier * predicted && !steep_ ? predicted : ms;
   }
   return NeighbourVerifyMs(rows, false);
 }
@@ -121,11 +151,16 @@ double DraftLengthController::NeighbourVerifyMs(int rows, bool confirmed_only) c
   if (has_lo) {
     // Past the largest measured row count: continue the slope of the two largest measured ones
     // (a fixed 5 % per row before a second one exists), so longer drafts are not written off
-    // by a pessimistic guess they never get to disprove.
+    // by a pessimistic guess they never get to disprove. For free drafts (prompt lookup) the
+    // plain step is not one of them: going from 1 row to 2 can cost a fixed step (a 2-thread
+    // forward on a shared VM waits for the busy vCPU: verify(2) 4x a plain step, verify(17)
+    // 7.5x), and continuing that step per row ruled out every lookup length after the model's
+    // first rounds measured verify(2); a lookup length tried on that guess costs no draft step.
+    const int first = free_drafts_ ? 2 : 1;
     int lo2 = lo - 1;
-    while (lo2 >= 1 && !usable(lo2)) --lo2;
+    while (lo2 >= first && !usable(lo2)) --lo2;
     const double slope =
-        lo2 >= 1 ? std::max(0.0, (at(lo) - at(lo2)) / double(lo - lo2)) : 0.05 * at(lo);
+        lo2 >= first ? std::max(0.0, (at(lo) - at(lo2)) / double(lo - lo2)) : 0.05 * at(lo);
     return at(lo) + slope * (rows - lo);
   }
   if (has_hi) return at(hi) / (1.0 + 0.05 * (hi - rows));
@@ -162,7 +197,14 @@ int DraftLengthController::Choose(int cap) {
   for (int rows = 2; rows < static_cast<int>(verify_ms_.size()); ++rows) {
     if (verify_ms_[rows].count > 0) longest = rows - 1;
   }
-  const int limit = std::min({cap, draft_max_, longest == 0 ? 1 : 2 * longest});
+  // Free drafts may climb to the positions whose acceptance has been observed (a followed
+  // lookup proposal's kFollowMax tokens): where a multi-row verify costs a fixed step, only
+  // long drafts pay, and doubling from a length that does not pay never got there.
+  int observed = 0;
+  if (free_drafts_) {
+    while (observed < draft_max_ && tried_[observed] >= 1.0) ++observed;
+  }
+  const int limit = std::min({cap, draft_max_, std::max(observed, longest == 0 ? 1 : 2 * longest)});
   ++round_;
   // The plain step is the yardstick: once a draft has been verified, measure it before
   // relying on a guess of it (it only gets measured by plain steps).
@@ -245,12 +287,13 @@ void DraftLengthController::RecordDraftTime(int n_steps, double ms) {
 void DraftLengthController::RecordVerifyTime(int rows, double ms) {
   if (static_costs_) return;
   if (rows < 1 || rows >= static_cast<int>(verify_ms_.size())) return;
-  // A stale time (maybe one stall of a busy machine that ruled the length out) is replaced,
-  // not averaged with.
-  if (!Known(rows)) verify_ms_[rows] = Samples();
+  // An old time (maybe one stall of a busy machine, or a busier hour) is replaced, not
+  // combined with.
+  if (!Fresh(rows)) verify_ms_[rows] = Samples();
   verify_ms_[rows].Add(ms, rows == 1 ? 0.0 : PlainMs());
   measured_at_[rows] = round_;
   if (rows == 1) since_plain_ = 0;
+  UpdateSteep();
 }
 
 }  // namespace tandem

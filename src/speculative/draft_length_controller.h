@@ -81,7 +81,10 @@ class DraftLengthController {
   // inter- or extrapolated from the confirmed row counts.
   double EstimatedVerifyMs(int rows) const;
   double NeighbourVerifyMs(int rows, bool confirmed_only) const;
-  bool Known(int rows) const;               // measured, and recently enough
+  bool Known(int rows) const;               // measured
+  bool Fresh(int rows) const;               // measured within kStaleAfter rounds (or static)
+  bool LoneOutlier(int rows) const;         // measured once, over kOutlier x its prediction
+  void UpdateSteep();                       // steep_ from the lone outliers
   bool Confirmed(int rows) const;           // Known, the plain step or measured more than once
   double MonotoneVerifyMs(int rows) const;  // max of VerifyMs(1..rows)
   double ProbeExcessMs() const;             // what a failing one-token probe costs over plain
@@ -95,6 +98,7 @@ class DraftLengthController {
   double draft_step_ms_ = 0;              // EMA per draft step (0 = unmeasured)
   bool static_costs_ = false;             // times are not measured (UseStaticCosts)
   bool free_drafts_ = false;              // MarkDraftsFree
+  bool steep_ = false;                    // lone outliers are the curve, not stalls
   ProbeBudget probe_;                     // accrued by plain steps, spent by probes
   int explore_count_ = 0;                 // drafting rounds since trying one draft more
   int since_plain_ = 0;                   // rounds since verify(1) was last measured
