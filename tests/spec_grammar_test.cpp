@@ -314,6 +314,17 @@ class AllowOnlyConstraint final : public DraftConstraint {
   std::vector<int32_t> ids_;
 };
 
+// A 10-token prompt forwarded through the pair's target into `cache`: the drafters' context.
+std::vector<int32_t> ForwardTenTokenPrompt(const Pair& pair, KvCache& cache, ForwardOutput& out,
+                                           ThreadPool& pool) {
+  ForwardBatch batch;
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 10; ++i) prompt.push_back(2 + (i * 29) % 500);
+  for (size_t i = 0; i < prompt.size(); ++i) batch.Add(prompt[i], static_cast<int>(i), 0, true);
+  pair.target->Forward(batch, cache, out, pool);
+  return prompt;
+}
+
 // Where the centroid head kept none of the few tokens a constraint allows, the MTP drafter has
 // the dense head score those instead of ending the draft: the draft is the best of them.
 TEST(SpecGrammar, CentroidMissesAreRescoredOverTheAllowedTokens) {
@@ -321,12 +332,8 @@ TEST(SpecGrammar, CentroidMissesAreRescoredOverTheAllowedTokens) {
   ASSERT_TRUE(pair.assistant->uses_centroids());
   ThreadPool pool(1);
   auto cache = pair.target->NewKvCache({.type = TensorType::kF32, .n_ctx = 64});
-  ForwardBatch batch;
-  std::vector<int32_t> prompt;
-  for (int i = 0; i < 10; ++i) prompt.push_back(2 + (i * 29) % 500);
-  for (size_t i = 0; i < prompt.size(); ++i) batch.Add(prompt[i], static_cast<int>(i), 0, true);
   ForwardOutput out;
-  pair.target->Forward(batch, *cache, out, pool);
+  const std::vector<int32_t> prompt = ForwardTenTokenPrompt(pair, *cache, out, pool);
   const float* hidden = out.Hidden(static_cast<int>(prompt.size()) - 1);
   const int32_t pos = static_cast<int32_t>(prompt.size());
   // Three tokens the centroid head does not score at the first draft step, and their dense
@@ -366,12 +373,8 @@ TEST(SpecGrammar, DraftsStopAtLongForcedRunsWithoutDrafterSteps) {
   Pair pair = MakePair("sg_forced_run");
   ThreadPool pool(1);
   auto cache = pair.target->NewKvCache({.type = TensorType::kF32, .n_ctx = 64});
-  ForwardBatch batch;
-  std::vector<int32_t> prompt;
-  for (int i = 0; i < 10; ++i) prompt.push_back(2 + (i * 29) % 500);
-  for (size_t i = 0; i < prompt.size(); ++i) batch.Add(prompt[i], static_cast<int>(i), 0, true);
   ForwardOutput out;
-  pair.target->Forward(batch, *cache, out, pool);
+  const std::vector<int32_t> prompt = ForwardTenTokenPrompt(pair, *cache, out, pool);
   MtpDrafter drafter(*pair.assistant, pool);
   SamplingParams sampling;
   sampling.temperature = 0.9f;
