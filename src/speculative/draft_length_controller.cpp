@@ -72,13 +72,17 @@ double DraftLengthController::ExpectedTokens(int n) const {
 }
 
 bool DraftLengthController::Known(int rows) const {
-  // A time keeps counting however old it is: it is rescaled to today's plain step (Samples::Min),
-  // and a lone one far above its prediction is rated at the prediction (EstimatedVerifyMs), so
-  // a stall does not rule its length out. Forgetting old times made every length look cheap
-  // again after kStaleAfter rounds, a round of tries no budget paid for (a model that does not
-  // pay retried every 64 steps); only budgeted probes and exploration retry now, and a length
-  // re-measured after kStaleAfter rounds replaces its old times (RecordVerifyTime).
-  return verify_ms_[rows].count > 0;
+  // A drafter's time keeps counting however old it is: it is rescaled to today's plain step
+  // (Samples::Min), and a lone one far above its prediction is rated at the prediction
+  // (EstimatedVerifyMs), so a stall does not rule its length out. Forgetting old times made
+  // every length look cheap again after kStaleAfter rounds, a round of tries no budget paid for
+  // (an assistant that does not pay retried every 64 steps, each try a draft step and a verify
+  // 4x a plain step); only budgeted probes and exploration retry it now, and a length
+  // re-measured after kStaleAfter rounds replaces its old times (RecordVerifyTime). Free drafts
+  // (prompt lookup) still forget: their retry costs verify rows only, and where verifying 2
+  // rows costs a fixed step it is how a lookup ruled out by a few early rejections reaches the
+  // long proposals that pay (the free workload: without it lookup stayed off 150 steps).
+  return verify_ms_[rows].count > 0 && (!free_drafts_ || Fresh(rows));
 }
 
 bool DraftLengthController::Fresh(int rows) const {
