@@ -68,20 +68,33 @@ namespace {
 void CheckNoLeftRecursion(const std::vector<std::vector<GrammarBuilder::Sequence>>& rules,
                           const std::vector<std::string>& names, const std::string& what) {
   const size_t n = rules.size();
+  // Nullable rules by a worklist, linear in the grammar's size: an alternative becomes nullable
+  // when its last symbol that is not known nullable does; one holding a byte set never does.
   std::vector<bool> nullable(n, false);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t r = 0; r < n; ++r) {
-      if (nullable[r]) continue;
-      for (const auto& seq : rules[r]) {
-        const bool all = std::all_of(seq.begin(), seq.end(),
-                                     [&](const auto& s) { return s.is_rule && nullable[s.value]; });
-        if (all) {
-          nullable[r] = true;
-          changed = true;
-          break;
-        }
-      }
+  std::vector<std::pair<int32_t, size_t>> alts;  // (rule, symbols not yet known nullable)
+  std::vector<std::vector<size_t>> uses(n);      // [rule] alternatives it occurs in, per occurrence
+  std::vector<int32_t> work;
+  const auto became_nullable = [&](int32_t r) {
+    if (!nullable[r]) {
+      nullable[r] = true;
+      work.push_back(r);
+    }
+  };
+  for (size_t r = 0; r < n; ++r) {
+    for (const auto& seq : rules[r]) {
+      const bool has_bytes =
+          std::any_of(seq.begin(), seq.end(), [](const auto& s) { return !s.is_rule; });
+      if (has_bytes) continue;
+      if (seq.empty()) became_nullable(static_cast<int32_t>(r));
+      for (const auto& s : seq) uses[s.value].push_back(alts.size());
+      alts.push_back({static_cast<int32_t>(r), seq.size()});
+    }
+  }
+  while (!work.empty()) {
+    const int32_t r = work.back();
+    work.pop_back();
+    for (const size_t a : uses[r]) {
+      if (--alts[a].second == 0) became_nullable(alts[a].first);
     }
   }
   std::vector<std::vector<int32_t>> starts(n);  // rules that can begin rule r
@@ -150,38 +163,41 @@ Grammar GrammarBuilder::Finish(const std::string& root_name, const std::string& 
     }
   }
   // Return positions: c+1 for a non-tail call at c; a tail call inherits the caller's returns.
-  g.returns.assign(names_.size(), {});
-  g.returns[g.root].push_back(kAccept);
-  std::vector<int32_t> rule_of(g.elements.size());
+  // Only whether a rule has exactly one matters (Grammar::UniqueReturn), so each rule's state
+  // moves at most twice (none -> one -> several) and a worklist over tail calls is linear.
+  constexpr int32_t kNoneYet = -3;
+  g.unique_return.assign(names_.size(), kNoneYet);
+  std::vector<std::vector<int32_t>> tail_callees(names_.size());
+  std::vector<int32_t> work;
+  const auto add_return = [&](int32_t rule, int32_t ret) {
+    int32_t& state = g.unique_return[rule];
+    if (state == ret || state == kNoUniqueReturn) return;
+    state = state == kNoneYet ? ret : kNoUniqueReturn;
+    work.push_back(rule);
+  };
+  add_return(g.root, kAccept);
   for (int32_t pos = static_cast<int32_t>(g.elements.size()) - 1, r = -1; pos >= 0; --pos) {
-    if (g.elements[pos].kind == GrammarElement::kEnd) r = g.elements[pos].value;
-    rule_of[pos] = r;
-  }
-  for (size_t pos = 0; pos < g.elements.size(); ++pos) {
     const GrammarElement& e = g.elements[pos];
-    if (e.kind == GrammarElement::kRule && g.elements[pos + 1].kind != GrammarElement::kEnd) {
-      g.returns[e.value].push_back(static_cast<int32_t>(pos + 1));
-    }
-  }
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t pos = 0; pos < g.elements.size(); ++pos) {
-      const GrammarElement& e = g.elements[pos];
-      if (e.kind != GrammarElement::kRule || g.elements[pos + 1].kind != GrammarElement::kEnd) {
-        continue;
-      }
-      const int32_t caller = rule_of[pos];
-      if (caller == e.value) continue;
-      for (const int32_t ret : g.returns[caller]) {
-        auto& dst = g.returns[e.value];
-        if (std::find(dst.begin(), dst.end(), ret) == dst.end()) {
-          dst.push_back(ret);
-          changed = true;
-        }
+    if (e.kind == GrammarElement::kEnd) {
+      r = e.value;
+    } else if (e.kind == GrammarElement::kRule) {
+      if (g.elements[pos + 1].kind != GrammarElement::kEnd) {
+        add_return(e.value, pos + 1);
+      } else if (e.value != r) {
+        tail_callees[r].push_back(e.value);
       }
     }
   }
-  for (auto& r : g.returns) std::sort(r.begin(), r.end());
+  while (!work.empty()) {
+    const int32_t caller = work.back();
+    work.pop_back();
+    for (const int32_t callee : tail_callees[caller]) {
+      add_return(callee, g.unique_return[caller]);
+    }
+  }
+  for (int32_t& state : g.unique_return) {
+    if (state == kNoneYet) state = kNoUniqueReturn;  // unreachable: never pops
+  }
   return g;
 }
 

@@ -41,14 +41,14 @@ struct Grammar {
   std::vector<ByteSet> bytesets;                   // referenced by kBytes elements
   std::vector<std::vector<int32_t>> alternatives;  // [rule] start positions in `elements`
   std::vector<std::string> rule_names;             // [rule], for messages and printing
-  std::vector<std::vector<int32_t>> returns;       // [rule] sorted return positions (or kAccept)
+  // [rule] the one position (or kAccept) its frame returns to, or kNoUniqueReturn when it has
+  // several (or none: the rule is unreachable).
+  std::vector<int32_t> unique_return;
   int32_t root = 0;
 
   int32_t n_rules() const { return static_cast<int32_t>(alternatives.size()); }
   // The rule's return position (or kAccept) when it has exactly one, else kNoUniqueReturn.
-  int32_t UniqueReturn(int32_t rule) const {
-    return returns[rule].size() == 1 ? returns[rule][0] : kNoUniqueReturn;
-  }
+  int32_t UniqueReturn(int32_t rule) const { return unique_return[rule]; }
   // GBNF-like text of the flattened grammar (tests, debugging).
   std::string ToString() const;
 };

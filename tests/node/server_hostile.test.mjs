@@ -242,10 +242,12 @@ describe('admission and shutdown', { skip: skipReason() ?? false, timeout: 17000
   test('SIGTERM: queued requests get 503, the running one its answer; a second signal exits at once', async () => {
     // No speculation here: prompt lookup on the pair's repetitive text ends a request of
     // hundreds of tokens before a poll sees it running, or before the second signal below.
-    const server = await startServer(['--parallel', '1', '--shutdown-timeout', '30', '--spec-type', 'none']);
+    // 6000 tokens take seconds even on a fast host (600 once ended before the SIGTERM below).
+    const server = await startServer(['--parallel', '1', '--shutdown-timeout', '30', '--spec-type', 'none',
+                                      '-c', '8192']);
     const send = (n) => request(server.base, '/v1/chat/completions',
       { body: chat({ max_tokens: n, ignore_eos: true }), agent: false });
-    const running = send(600);
+    const running = send(6000);
     assert.ok(await waitFor(async () => (await metric(server.base, 'busy_slots')) === 1));
     const queued = [send(5), send(5), send(5)];
     assert.ok(await waitFor(async () => (await metric(server.base, 'queue_depth')) === 3));
@@ -256,7 +258,7 @@ describe('admission and shutdown', { skip: skipReason() ?? false, timeout: 17000
     }
     const first = await running;
     assert.equal(first.status, 200, first.text);
-    assert.equal(first.json.usage.completion_tokens, 600);
+    assert.equal(first.json.usage.completion_tokens, 6000);
     assert.equal((await server.exited).code, 0);
 
     // 32k positions: the request is still running when the second signal comes.
