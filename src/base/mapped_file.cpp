@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "base/error.h"
 
@@ -35,7 +36,29 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     }
     data_ = static_cast<const uint8_t*>(p);
   }
-  ::close(fd);
+  fd_ = fd;  // kept for ReadAt
+}
+
+void MappedFile::ReadAt(const void* p, size_t n, void* dst) const {
+  const auto* begin = static_cast<const uint8_t*>(p);
+  if (begin < data_ || n > size_ || static_cast<size_t>(begin - data_) > size_ - n) {
+    Fail(ErrorKind::kInternal,
+         path_ + ": read of " + std::to_string(n) + " bytes outside the mapping");
+  }
+  auto offset = static_cast<off_t>(begin - data_);
+  auto* out = static_cast<uint8_t*>(dst);
+  while (n > 0) {
+    const ssize_t got = ::pread(fd_, out, n, offset);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      Fail(ErrorKind::kIo, path_ + ": cannot read " + std::to_string(n) + " bytes at offset " +
+                               std::to_string(offset) + ": " +
+                               (got < 0 ? std::strerror(errno) : "the file became shorter"));
+    }
+    out += got;
+    offset += got;
+    n -= static_cast<size_t>(got);
+  }
 }
 
 void ReleaseMappedPages(const void* p, size_t n) {
@@ -47,6 +70,7 @@ void ReleaseMappedPages(const void* p, size_t n) {
 
 MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 }  // namespace tandem

@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/mapped_file.h"
 #include "base/thread_pool.h"
 #include "convert/conversion_plan.h"
 #include "convert/hf_config.h"

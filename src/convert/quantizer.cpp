@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/mapped_file.h"
 #include "base/thread_pool.h"
 #include "convert/progress_bar.h"
 #include "convert/row_encoder.h"

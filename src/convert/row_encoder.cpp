@@ -1,8 +1,5 @@
 #include "convert/row_encoder.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -59,16 +56,6 @@ void EncodeRows(const RowEncodeJob& job, const RowReader& read, const GgufByteSi
     }
     sink(out);
     progress(out.size());
-  }
-}
-
-void ReleaseMappedPages(std::span<const uint8_t> bytes) {
-  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const auto begin = reinterpret_cast<uintptr_t>(bytes.data());
-  const uintptr_t first = (begin + page - 1) & ~(page - 1);
-  const uintptr_t last = (begin + bytes.size()) & ~(page - 1);
-  if (last > first) {
-    madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);  // advice only
   }
 }
 

@@ -37,8 +37,5 @@ uint64_t EncodedBytes(const RowEncodeJob& job);
 void EncodeRows(const RowEncodeJob& job, const RowReader& read, const GgufByteSink& sink,
                 ThreadPool& pool, const std::function<void(uint64_t bytes)>& progress);
 
-// Tells the kernel that a fully read region of a read-only file mapping is not needed any more,
-// so a conversion's resident memory stays bounded by its chunks, not by the model size.
-void ReleaseMappedPages(std::span<const uint8_t> bytes);
 
 }  // namespace tandem

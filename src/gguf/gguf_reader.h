@@ -81,6 +81,8 @@ class GgufFile {
   const TensorInfo* FindTensor(std::string_view name) const;
   // The tensor's bytes [nbytes] inside the mapping; `info` must come from this file.
   const uint8_t* TensorData(const TensorInfo& info) const { return bytes_.data() + info.offset; }
+  // The file's mapping (its ReadAt copies without mapping pages in), or nullptr for FromBytes.
+  const MappedFile* mapping() const { return mapping_.get(); }
   std::span<const uint8_t> TensorBytes(const TensorInfo& info) const {
     return bytes_.subspan(info.offset, info.nbytes);
   }

@@ -2,8 +2,10 @@
 #include "kernels/embedding.h"
 
 #include <string>
+#include <vector>
 
 #include "base/error.h"
+#include "base/mapped_file.h"
 #include "base/thread_pool.h"
 #include "tensor/dequantize.h"
 
@@ -35,6 +37,12 @@ void Lookup(const EmbeddingTable& table, int64_t id, float scale, float* out) {
   const size_t row_bytes = RowBytes(GetTensorTypeTraits(table.type), table.n_cols);
   const uint8_t* row =
       static_cast<const uint8_t*>(table.data) + static_cast<size_t>(id) * row_bytes;
+  if (table.file != nullptr) {
+    thread_local std::vector<uint8_t> copy;
+    copy.resize(row_bytes);
+    table.file->ReadAt(row, row_bytes, copy.data());
+    row = copy.data();
+  }
   DequantizeRow(table.type, row, out, table.n_cols);
   if (scale != 1.0f) {
     for (int64_t i = 0; i < table.n_cols; ++i) out[i] *= scale;

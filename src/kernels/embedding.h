@@ -8,8 +8,9 @@
 #include "tensor/type_traits.h"
 
 namespace tandem {
+class MappedFile;
 class ThreadPool;
-}
+}  // namespace tandem
 
 namespace tandem::kernels {
 
@@ -20,12 +21,16 @@ struct EmbeddingTable {
   const void* data = nullptr;
   int64_t n_rows = 0;  // vocabulary size
   int64_t n_cols = 0;  // embedding width; a multiple of the type's block size
+  // The mapping `data` lies in, when rows are to be read with its ReadAt (kept out of the
+  // resident set; see MappedFile::ReadAt); null: rows are read at `data` directly.
+  const MappedFile* file = nullptr;
 };
 
 // out[n_cols] = dequantize(table row `id`) · scale (scale 1 leaves the row exact).
 // The result depends only on the row and scale (identical on every ISA).
 // Throws Error(kInvalidArgument) if id is outside [0, n_rows) (bad token ids are user input) or
-// the table is malformed, Error(kUnsupported) if the type cannot be dequantized.
+// the table is malformed, Error(kUnsupported) if the type cannot be dequantized, Error(kIo) if
+// the row cannot be read from `file`.
 void EmbedRow(const EmbeddingTable& table, int64_t id, float scale, float* out);
 
 // EmbedRow for ids[0..n): row i goes to out + i * out_stride (floats, >= n_cols). All ids are

@@ -2,15 +2,19 @@
 // are rejected; batches and threads do not change rows.
 #include "kernels/embedding.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
+#include "base/mapped_file.h"
 #include "base/thread_pool.h"
 #include "kernels/kernel_test_util.h"
 #include "tensor/dequantize.h"
@@ -62,6 +66,48 @@ TEST(EmbeddingTest, EveryReadableTypeGivesItsDequantizedRow) {
     }
   }
   EXPECT_GE(tested, 16);  // f32, f16, bf16, legacy quants, K-quants, iq4, mxfp4
+}
+
+// Whether this process maps the page holding `p` (/proc/self/pagemap bit 63), or -1 when the
+// kernel does not say.
+int PageMapped(const void* p) {
+  const int fd = ::open("/proc/self/pagemap", O_RDONLY);
+  if (fd < 0) return -1;
+  uint64_t entry = 0;
+  const off_t at = static_cast<off_t>(reinterpret_cast<uintptr_t>(p) / 4096 * 8);
+  const bool ok = ::pread(fd, &entry, sizeof entry, at) == sizeof entry;
+  ::close(fd);
+  return ok ? static_cast<int>(entry >> 63) : -1;
+}
+
+TEST(EmbeddingTest, RowsReadFromTheFileAreTheSameAndStayOutOfTheResidentSet) {
+  if (::sysconf(_SC_PAGESIZE) != 4096) GTEST_SKIP() << "the pagemap probe assumes 4 KiB pages";
+  const TensorType type = TensorType::kQ6_K;
+  const int64_t n_cols = 8960, n_rows = 64;  // E2B's per-layer row: 7350 bytes
+  const std::vector<uint8_t> data = MakeTable(type, n_rows, n_cols, 7);
+  const std::string path = testing::TempDir() + "embedding_table.bin";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(data.data()),
+              static_cast<std::streamsize>(data.size()));
+  }
+  MappedFile file(path);
+  const EmbeddingTable in_memory{type, data.data(), n_rows, n_cols};
+  const EmbeddingTable mapped{type, file.data(), n_rows, n_cols};
+  const EmbeddingTable read{type, file.data(), n_rows, n_cols, &file};
+  const size_t row_bytes = RowBytes(GetTensorTypeTraits(type), n_cols);
+  const int32_t ids[] = {40, 3, 40, 17};
+  std::vector<float> want(4 * n_cols), got(4 * n_cols);
+  EmbedRows(in_memory, ids, 4, 0.5f, want.data(), n_cols, nullptr);
+  ThreadPool pool(2);
+  EmbedRows(read, ids, 4, 0.5f, got.data(), n_cols, &pool);
+  EXPECT_TRUE(BitwiseEqual(got, want));
+  const uint8_t* row40 = file.data() + 40 * row_bytes;
+  if (PageMapped(row40) < 0) GTEST_SKIP() << "no /proc/self/pagemap";
+  EXPECT_EQ(PageMapped(row40), 0) << "reading the row with pread mapped its page";
+  EmbedRow(mapped, 40, 1.0f, got.data());  // the control: a read through the mapping maps it
+  EXPECT_EQ(PageMapped(row40), 1);
+  std::remove(path.c_str());
 }
 
 TEST(EmbeddingTest, KnownValues) {

@@ -57,8 +57,8 @@ kernels::EmbeddingTable TensorBinder::Embedding(const TensorInfo& t) const {
                                       std::string(TensorTypeName(t.type)) +
                                       ", which tandem cannot read");
   }
-  return {t.type, file_.TensorData(t), static_cast<int64_t>(t.ne[1]),
-          static_cast<int64_t>(t.ne[0])};
+  return {t.type, file_.TensorData(t), static_cast<int64_t>(t.ne[1]), static_cast<int64_t>(t.ne[0]),
+          file_.mapping()};
 }
 
 std::vector<float> TensorBinder::Vector(const TensorInfo& t) const {
