@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # JSON-schema extraction under speculation (issue 16), interleaved (each repetition runs every
 # configuration once, in an order rotated per repetition, so a drift of a shared machine's speed
-# hits all alike). Prints one line per run (decode tok/s, tokens per target forward, grammar-forced
-# drafts accepted / reached / drafted) and, at the end, the median, mean and spread per
+# hits all alike). Prints one line per run (decode tok/s, tokens per target forward, grammar
+# drafts, forced and layout guesses, accepted / reached / drafted) and, at the end, the median, mean and spread per
 # configuration and the same-run ratios (of the medians) of each constrained configuration to its
 # unconstrained one.
 #
@@ -70,10 +70,12 @@ import json, sys
 c, rep, j = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 s = j["speculative"]
 g = s.get("by_source", {}).get("grammar", {})
-# forced accepted / reached (verification got to them) / drafted
+# grammar drafts (forced and layout guesses) accepted / reached (verification got to them) /
+# drafted
 print(f"{c} rep{rep} {j['timings']['predicted_per_second']:.1f} tok/s, {len(j['tokens'])} tokens, "
       f"tokens/forward {s.get('tokens_per_target_forward', 1):.2f}, "
-      f"forced {g.get('accepted', 0)}/{g.get('drafted', 0)}/{s.get('forced', 0)}")
+      f"grammar {g.get('accepted', 0)}/{g.get('drafted', 0)}/"
+      f"{s.get('forced', 0) + s.get('guessed', 0)}")
 PY
   done
 done
@@ -94,7 +96,7 @@ for c, v in runs.items():
     rate = f"{a / r:.2f} of reached" if r else "-"
     print(f"{c:20} median {median[c]:7.1f} tok/s  mean {mean[c]:7.1f}  min {min(v):7.1f}  "
           f"max {max(v):7.1f}  n {len(v)}  tokens/forward {statistics.mean(tpf[c]):.2f}  "
-          f"forced accepted/reached/drafted {a}/{r}/{d} ({rate})")
+          f"grammar drafts accepted/reached/drafted {a}/{r}/{d} ({rate})")
 # Same-run ratios: each constrained configuration over its unconstrained one (a before: one over
 # the same configuration of this build too), of the medians, and the spread of the
 # per-repetition ratios.

@@ -1,12 +1,16 @@
 // The random tiny-e2b target and MTP assistant (Q8_0, centroid head) the constrained
-// speculation tests draft and verify with (spec_grammar_test, spec_grammar_drafter_test).
+// speculation tests draft and verify with (spec_grammar_test, spec_grammar_drafter_test,
+// spec_layout_guess_test), their test vocabulary and the target's plain logits.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "base/thread_pool.h"
+#include "grammar/token_vocabulary.h"
 #include "model/gemma4_assistant.h"
 #include "model/gemma4_model.h"
 #include "model/gemma4_presets.h"
@@ -18,6 +22,29 @@ struct Pair {
   std::unique_ptr<Gemma4Model> target;
   std::unique_ptr<Gemma4Assistant> assistant;
 };
+
+inline constexpr int32_t kEog = 1;
+
+// A 512-token vocabulary for the random tiny models: printable ASCII as single bytes (ids 2..96),
+// some multi-byte JSON pieces, the rest not producible by a grammar; id 1 ends generation.
+inline std::shared_ptr<const TokenVocabulary> TestVocabulary(int n_vocab) {
+  std::vector<std::string> pieces(n_vocab);
+  std::vector<uint8_t> matchable(n_vocab, 0);
+  for (int c = 32; c <= 126; ++c) pieces[2 + c - 32] = std::string(1, static_cast<char>(c));
+  const char* multi[] = {"{\"", "\":", "\": ", ", \"", "\"}", "true",   "false", "null", "ab",
+                         "12",  "\n",  "  ",   "\"a",  "\"b", "\": \"", "\"]",   "[\"",  "}\n"};
+  int id = 100;
+  for (const char* m : multi) pieces[id++] = m;
+  for (int i = 0; i < n_vocab; ++i) matchable[i] = !pieces[i].empty();
+  return std::make_shared<const TokenVocabulary>(std::move(pieces), std::move(matchable),
+                                                 std::vector<int32_t>{kEog});
+}
+
+inline std::string Text(const TokenVocabulary& vocab, const std::vector<int32_t>& tokens) {
+  std::string s;
+  for (const int32_t t : tokens) s += vocab.IsStop(t) ? "" : vocab.piece(t);
+  return s;
+}
 
 // Writes the pair under the test temp dir with `name` as the file prefix and loads it.
 inline Pair MakePair(const std::string& name) {
@@ -31,6 +58,19 @@ inline Pair MakePair(const std::string& name) {
   p.target = Gemma4Model::Load(dir + "target.gguf");
   p.assistant = Gemma4Assistant::Load(dir + "assistant.gguf", *p.target);
   return p;
+}
+
+// The target's logits row after `tokens`, from one plain (f32 KV) prefill forward.
+inline std::vector<float> LastRowLogits(const Pair& pair, const std::vector<int32_t>& tokens,
+                                        ThreadPool& pool) {
+  auto cache = pair.target->NewKvCache({.type = TensorType::kF32, .n_ctx = 64});
+  ForwardBatch batch;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    batch.Add(tokens[i], static_cast<int>(i), 0, i + 1 == tokens.size());
+  }
+  ForwardOutput out;
+  pair.target->Forward(batch, *cache, out, pool);
+  return std::vector<float>(out.Logits(0), out.Logits(0) + pair.target->config().n_vocab);
 }
 
 }  // namespace tandem

@@ -29,29 +29,6 @@
 namespace tandem {
 namespace {
 
-constexpr int32_t kEog = 1;
-
-// A 512-token vocabulary for the random tiny models: printable ASCII as single bytes (ids 2..96),
-// some multi-byte JSON pieces, the rest not producible by a grammar; id 1 ends generation.
-std::shared_ptr<const TokenVocabulary> TestVocabulary(int n_vocab) {
-  std::vector<std::string> pieces(n_vocab);
-  std::vector<uint8_t> matchable(n_vocab, 0);
-  for (int c = 32; c <= 126; ++c) pieces[2 + c - 32] = std::string(1, static_cast<char>(c));
-  const char* multi[] = {"{\"", "\":", "\": ", ", \"", "\"}", "true",   "false", "null", "ab",
-                         "12",  "\n",  "  ",   "\"a",  "\"b", "\": \"", "\"]",   "[\"",  "}\n"};
-  int id = 100;
-  for (const char* m : multi) pieces[id++] = m;
-  for (int i = 0; i < n_vocab; ++i) matchable[i] = !pieces[i].empty();
-  return std::make_shared<const TokenVocabulary>(std::move(pieces), std::move(matchable),
-                                                 std::vector<int32_t>{kEog});
-}
-
-std::string Text(const TokenVocabulary& vocab, const std::vector<int32_t>& tokens) {
-  std::string s;
-  for (const int32_t t : tokens) s += vocab.IsStop(t) ? "" : vocab.piece(t);
-  return s;
-}
-
 struct Case {
   const char* name;
   std::string gbnf;
@@ -174,19 +151,6 @@ ForcedReference PlainForcedRun(const Pair& pair, std::shared_ptr<CompiledGrammar
   Generator g0(*pair.target, {}, pool, {.type = TensorType::kF32, .n_ctx = 128});
   ref.want = g0.Generate(ref.prompt, plain, nullptr);
   return ref;
-}
-
-// The target's logits row after `tokens`, from one plain (f32 KV) prefill forward.
-std::vector<float> LastRowLogits(const Pair& pair, const std::vector<int32_t>& tokens,
-                                 ThreadPool& pool) {
-  auto cache = pair.target->NewKvCache({.type = TensorType::kF32, .n_ctx = 64});
-  ForwardBatch batch;
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    batch.Add(tokens[i], static_cast<int>(i), 0, i + 1 == tokens.size());
-  }
-  ForwardOutput out;
-  pair.target->Forward(batch, *cache, out, pool);
-  return std::vector<float>(out.Logits(0), out.Logits(0) + pair.target->config().n_vocab);
 }
 
 TEST(SpecGrammar, ForcedStringsFollowTheCanonicalTokenizationAndAreAllAccepted) {

@@ -101,10 +101,23 @@ std::string GenerationSummary(const GenerateResult& r, const LoadedModels& m, si
     s += "\n";
     if (st.forced > 0) {
       std::snprintf(buf, sizeof buf,
-                    "  grammar-forced drafts (no drafter step): %lld, reached %lld, accepted "
-                    "%lld (%.1f%% of reached)\n",
-                    static_cast<long long>(st.forced), static_cast<long long>(st.grammar.drafted),
-                    static_cast<long long>(st.forced_accepted), 100.0 * st.ForcedAcceptanceRate());
+                    "  grammar-forced drafts (no drafter step): %lld, accepted %lld\n",
+                    static_cast<long long>(st.forced), static_cast<long long>(st.forced_accepted));
+      s += buf;
+    }
+    if (st.guessed > 0) {
+      std::snprintf(buf, sizeof buf,
+                    "  layout guesses (where the grammar left a choice; no drafter step): %lld, "
+                    "accepted %lld\n",
+                    static_cast<long long>(st.guessed),
+                    static_cast<long long>(st.guessed_accepted));
+      s += buf;
+    }
+    if (st.grammar.drafted > 0) {
+      std::snprintf(buf, sizeof buf,
+                    "  grammar drafts verification reached: %lld, accepted %lld (%.1f%%)\n",
+                    static_cast<long long>(st.grammar.drafted),
+                    static_cast<long long>(st.grammar.accepted), 100.0 * st.ForcedAcceptanceRate());
       s += buf;
     }
   }

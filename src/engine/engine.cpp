@@ -280,7 +280,8 @@ void Engine::Impl::PlanGenerating(int& budget, bool rotate, std::vector<EngineSl
     // cap, even when the planner chose plain decoding: no drafter step, only verify rows, each a
     // point mass at verification (accepted whenever reached, with the one random draw plain
     // sampling makes there).
-    const int forced = slot->TakeForcedDrafts(can_shorten ? std::min(cap, budget - 1) : cap);
+    const int forced =
+        slot->TakeForcedDrafts(can_shorten ? std::min(cap, budget - 1) : cap, n_draft > 0);
     if (forced > 0) n_draft = forced;
     if (1 + n_draft > budget) {
       // A sampled request with a fixed draft length must get exactly that length (its random

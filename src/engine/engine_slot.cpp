@@ -185,15 +185,33 @@ DraftRequest EngineSlot::MakeDraftRequest(int n) {
   return request;
 }
 
-int EngineSlot::TakeForcedDrafts(int n) {
+int EngineSlot::TakeForcedDrafts(int n, bool drafter_next) {
   drafts_.Clear();
-  forced_drafts_ = grammar_ && n > 0 ? grammar_->AppendForced(drafts_, n, !greedy_) : 0;
+  forced_drafts_ = grammar_ && n > 0 ? AppendGrammarDrafts(n) : 0;
+  if (drafter_next && forced_drafts_ > 0 && forced_guessed_[0]) {
+    // A choice comes first: the drafter drafts it, the grammar's part follows its drafts.
+    drafts_.Clear();
+    forced_drafts_ = 0;
+  }
   return forced_drafts_;
+}
+
+int EngineSlot::AppendGrammarDrafts(int n_max) {
+  // Layout guesses are speculation: none without a drafter. A sampled request's drafts must not
+  // depend on measured times (see Reset), nor do fixed draft lengths (--no-adaptive): there a
+  // row costs the static model's share.
+  const auto row_cost = [this](int rows) {
+    if (drafter_ == nullptr) return std::numeric_limits<double>::infinity();
+    return greedy_ && params_.spec.adaptive ? planner_.RowCostShare(rows)
+                                            : DraftLengthController::kStaticRowCost;
+  };
+  return grammar_->AppendForced(drafts_, n_max, !greedy_, row_cost, forced_guessed_);
 }
 
 void EngineSlot::SetDrafts(DraftResult drafts, double ms) {
   drafts_ = std::move(drafts);
   forced_drafts_ = 0;
+  forced_guessed_.clear();
   if (grammar_) {
     // Drafts end at the first token the grammar rejects (a drafter that reads no logits), and
     // the tokens it forces after them cost nothing to draft.
@@ -201,7 +219,7 @@ void EngineSlot::SetDrafts(DraftResult drafts, double ms) {
     const int asked = static_cast<int>(drafts_.tokens.size());
     grammar_->CutDrafts(drafts_);
     if (static_cast<int>(drafts_.tokens.size()) == asked) {
-      forced_drafts_ = grammar_->AppendForced(drafts_, draft_n_max_, !greedy_);
+      forced_drafts_ = AppendGrammarDrafts(draft_n_max_);
     }
   }
   result_.spec.draft_ms += ms;
@@ -316,7 +334,18 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
   }
   // Grammar-forced drafts (the last forced_drafts_) are counted apart from the drafters'.
   const int k_drafter = k - forced_drafts_;
-  stats.RecordForced(forced_drafts_, k_drafter, accepted);
+  if (forced_drafts_ > 0) {
+    stats.RecordForced(forced_guessed_, k_drafter, accepted);
+    // The guesses verification reached: those up to the first rejected draft, if it reached
+    // the grammar's part at all.
+    int reached = 0, guesses_accepted = 0;
+    for (int i = 0; i < forced_drafts_ && k_drafter + i <= accepted; ++i) {
+      if (!forced_guessed_[i]) continue;
+      ++reached;
+      if (k_drafter + i < accepted) ++guesses_accepted;
+    }
+    grammar_->RecordGuesses(reached, guesses_accepted);
+  }
   if (k_drafter > 0)
     forced_runs_.RecordRound(std::min(accepted + 1, k_drafter), std::min(accepted, k_drafter));
   if (k_drafter > 0) {
@@ -333,6 +362,7 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
   cache_.Truncate(seq_, step_pos_ + accepted + 1);
   drafts_.Clear();
   forced_drafts_ = 0;
+  forced_guessed_.clear();
 }
 
 void EngineSlot::Emit(int32_t token, const float* raw_logits) {

@@ -87,10 +87,12 @@ class EngineSlot {
   // The draft request for n tokens from the committed state (pointers into this slot). With a
   // grammar, the drafter follows it (request.constraint) and SetDrafts rolls it back.
   DraftRequest MakeDraftRequest(int n);
-  // Grammar-forced drafts: when the grammar alone determines the next tokens, this round's
-  // drafts are those (at most n, no drafter step) and their count is returned; the caller then
-  // skips the drafter. 0 (no drafts) otherwise; n = 0 clears this round's drafts.
-  int TakeForcedDrafts(int n);
+  // Grammar drafts: when the grammar alone determines the next tokens (or leaves a choice the
+  // request's layout habit fills: SlotGrammar::AppendForced), this round's drafts are those (at
+  // most n, no drafter step) and their count is returned; the caller then skips the drafter.
+  // 0 (no drafts) otherwise, and when `drafter_next` (the planner chose to draft) and the
+  // first would be a guess: the drafter drafts there. n = 0 clears this round's drafts.
+  int TakeForcedDrafts(int n, bool drafter_next = false);
   // The drafts for this round and the time spent making them.
   void SetDrafts(DraftResult drafts, double ms);
   // Sets the number of prompt rows this step evaluates (prefill phase).
@@ -133,6 +135,9 @@ class EngineSlot {
                       bool record_verify_time);
   // The target's logits at a verified position, masked by the grammar (if any).
   const float* Constrained(const float* logits);
+  // SlotGrammar::AppendForced on this round's drafts (guesses priced by the planner's row
+  // costs), its flags into forced_guessed_; returns how many it appended.
+  int AppendGrammarDrafts(int n_max);
 
   const int seq_;
   KvCache& cache_;
@@ -165,7 +170,8 @@ class EngineSlot {
   std::vector<float> hidden_;     // [n_embd] hidden of the row that produced history_.back()
   std::vector<float> probs_, residual_;   // [n_vocab] scratch
   DraftResult drafts_;                    // this round's drafts
-  int forced_drafts_ = 0;                 // ... of which the last ones are grammar-forced
+  int forced_drafts_ = 0;                 // ... of which the last ones are the grammar's
+  std::vector<bool> forced_guessed_;      // ... [i]: the i-th of those is a layout guess
   int draft_n_max_ = 0;                   // the drafter's n_max this round
   std::unique_ptr<SlotGrammar> grammar_;  // the request's constraint, or null
   ForcedRunPolicy forced_runs_;           // ... whether drafts go on through its forced runs

@@ -1,6 +1,7 @@
 // The grammar constraint of one slot's request: masks, draft constraint, cut and forced tokens.
 #include "engine/slot_grammar.h"
 
+#include <bit>
 #include <limits>
 
 #include "base/error.h"
@@ -68,6 +69,7 @@ bool SlotGrammar::MaskLogits(float* logits, int n_vocab) {
 
 void SlotGrammar::FillAllowed() {
   matcher_->FillNextTokenMask(mask_);
+  if (phase_ == Phase::kAnswer) RememberChoice();  // the mask is at hand: Commit will need it
   if (phase_ == Phase::kStart) {
     mask_.Set(constraint_.thought_open);
   } else if (const int32_t canonical = CanonicalForced(); canonical >= 0) {
@@ -100,10 +102,46 @@ const float* SlotGrammar::Mask(const float* logits) {
 }
 
 void SlotGrammar::Commit(int32_t token) {
+  const uint64_t key = ChoiceKey(last_token_);
   if (!Step(token)) {
     Fail(ErrorKind::kInternal,
          "grammar: emitted token " + std::to_string(token) + " is not allowed by the grammar");
   }
+  if (key != 0) layout_.Record(key, token);
+  last_token_ = token;
+}
+
+uint64_t SlotGrammar::ChoiceKey(int32_t prev) {
+  if (phase_ != Phase::kAnswer || !matcher_ || matcher_->IsTerminated()) return 0;
+  auto it = choices_.find(matcher_->state());
+  if (it == choices_.end()) {
+    matcher_->FillNextTokenMask(mask_);
+    it = RememberChoice();
+  }
+  if (it->second == 0) return 0;
+  const uint64_t key = it->second ^ ((static_cast<uint64_t>(prev) + 1) * 0x9e3779b97f4a7c15ull);
+  return key != 0 ? key : 1;
+}
+
+std::unordered_map<int32_t, uint64_t>::iterator SlotGrammar::RememberChoice() {
+  const int32_t state = matcher_->state();
+  if (const auto it = choices_.find(state); it != choices_.end()) return it;
+  // A cheap signature of the allowed set (collisions only cost a wrong guess, which
+  // verification rejects): its size and a rotate-xor fold of its words.
+  uint64_t fold = 0;
+  int64_t count = 0;
+  const std::vector<uint64_t>& words = mask_.words();
+  for (size_t i = 0; i < words.size(); ++i) {
+    fold ^= std::rotl(words[i], static_cast<int>(i % 63));
+    count += std::popcount(words[i]);
+  }
+  uint64_t h = 0;
+  if (count > 1 && CanonicalForced() < 0) {
+    h = (fold ^ (static_cast<uint64_t>(count) << 40)) * 0xff51afd7ed558ccdull;
+    h = (h ^ (h >> 33)) | 1;
+  }
+  if (choices_.size() >= kCanonicalCache) choices_.clear();
+  return choices_.emplace(state, h).first;
 }
 
 void SlotGrammar::Save() {
@@ -193,11 +231,14 @@ int SlotGrammar::ForcedRun(int max) {
   return n;
 }
 
-int SlotGrammar::AppendForced(DraftResult& drafts, int n_max, bool sampled) {
+int SlotGrammar::AppendForced(DraftResult& drafts, int n_max, bool sampled,
+                              const std::function<double(int rows)>& row_cost,
+                              std::vector<bool>& guessed) {
   Save();
   bool valid = true;
   for (const int32_t t : drafts.tokens) valid = valid && Step(t);
   int appended = 0;
+  guessed.clear();
   while (valid && static_cast<int>(drafts.tokens.size()) < n_max) {
     const std::vector<int32_t> forced = ForcedTokens();
     int taken = 0;
@@ -207,7 +248,20 @@ int SlotGrammar::AppendForced(DraftResult& drafts, int n_max, bool sampled) {
         break;
       }
       drafts.tokens.push_back(t);
+      guessed.push_back(false);
       ++taken;
+    }
+    if (forced.empty()) {
+      // A choice: the model's layout habit there, if it has one the grammar allows.
+      const int32_t prev = drafts.tokens.empty() ? last_token_ : drafts.tokens.back();
+      const uint64_t key = ChoiceKey(prev);
+      const int32_t guess = key != 0 ? layout_.Guess(key) : -1;
+      const int rows = static_cast<int>(drafts.tokens.size()) + 2;  // with the last token's row
+      if (guess >= 0 && layout_.Pays(row_cost(rows)) && Step(guess)) {
+        drafts.tokens.push_back(guess);
+        guessed.push_back(true);
+        ++taken;
+      }
     }
     appended += taken;
     if (taken == 0) break;

@@ -12,10 +12,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <vector>
 
+#include "engine/layout_guesses.h"
 #include "engine/request.h"
 #include "grammar/grammar_matcher.h"
 #include "speculative/draft_constraint.h"
@@ -50,9 +52,15 @@ class SlotGrammar final : public DraftConstraint {
   // Keeps the longest prefix of drafts.tokens the grammar accepts from the committed state.
   void CutDrafts(DraftResult& drafts);
   // Appends to `drafts` (already valid, see CutDrafts) the tokens the grammar forces after them
-  // (see ForcedTokens), while
-  // drafts.size() < n_max; `sampled`: each gets an empty q (a point mass). Returns how many.
-  int AppendForced(DraftResult& drafts, int n_max, bool sampled);
+  // (see ForcedTokens) and, where it leaves a choice, the layout guess (LayoutGuesses) while
+  // there is one and it pays (LayoutGuesses::Pays; `row_cost(rows)`: what the rows-th verified
+  // row costs, as a share of a one-row forward), while drafts.size() < n_max; `sampled`: each
+  // gets an empty q (a point mass). Returns how many; `guessed`[i]: whether the i-th of them is
+  // a guess (else forced).
+  int AppendForced(DraftResult& drafts, int n_max, bool sampled,
+                   const std::function<double(int rows)>& row_cost, std::vector<bool>& guessed);
+  // After verification: of the last drafts' guesses it reached `reached`, accepted `accepted`.
+  void RecordGuesses(int reached, int accepted) { layout_.RecordOutcome(reached, accepted); }
 
  private:
   enum class Phase { kStart, kThinking, kAnswer, kDone };
@@ -73,6 +81,12 @@ class SlotGrammar final : public DraftConstraint {
   // The tokens the grammar forces from the current state: the only allowed token, or the
   // canonical next token of a forced string (none without an encoder).
   std::vector<int32_t> ForcedTokens();
+  // The LayoutGuesses key of the current state after token `prev` (the answer phase, where the
+  // grammar leaves a choice: more than one token allowed, no forced string), or 0. Memoized per
+  // matcher state.
+  uint64_t ChoiceKey(int32_t prev);
+  // choices_'s entry for the current state, made from mask_ (filled for it) if missing.
+  std::unordered_map<int32_t, uint64_t>::iterator RememberChoice();
   void Save();
   void Restore();
 
@@ -86,6 +100,9 @@ class SlotGrammar final : public DraftConstraint {
   TokenBitmask mask_;
   std::vector<float> masked_;
   std::unordered_map<int32_t, int32_t> canonical_;  // matcher state -> CanonicalForced()
+  std::unordered_map<int32_t, uint64_t> choices_;   // matcher state -> mask hash, 0: no choice
+  LayoutGuesses layout_;
+  int32_t last_token_ = -1;  // the last committed token
   // Saved committed state while drafting.
   Phase saved_phase_ = Phase::kStart;
   size_t saved_checkpoint_ = 0;

@@ -146,7 +146,13 @@ std::string PrometheusText(const std::map<int, int64_t>& responses, const Engine
         "Draft tokens forced by a grammar (drafted without a drafter step).", double(s.forced));
   w.One("spec_forced_accepted_tokens_total", "counter", "Grammar-forced draft tokens accepted.",
         double(s.forced_accepted));
-  // ... and by source: prompt lookup, the model drafter, the grammar (forced drafts).
+  w.One("spec_layout_guess_tokens_total", "counter",
+        "Draft tokens guessed from the request's own layout where a grammar left a choice "
+        "(drafted without a drafter step).",
+        double(s.guessed));
+  w.One("spec_layout_guess_accepted_tokens_total", "counter", "Layout-guess draft tokens accepted.",
+        double(s.guessed_accepted));
+  // ... and by source: prompt lookup, the model drafter, the grammar (forced and guessed drafts).
   const std::pair<const char*, const SourceStats*> sources[] = {
       {"ngram", &s.ngram}, {"model", &s.model}, {"grammar", &s.grammar}};
   w.Family("spec_source_drafted_tokens_total", "counter", "Draft tokens proposed, by source.");

@@ -32,6 +32,7 @@ class ResponseCounters {
 // spec_accepted_at_position_total{position}, spec_acceptance_by_position{position},
 // spec_source_drafted_tokens_total{source}, spec_source_accepted_tokens_total{source},
 // spec_forced_tokens_total, spec_forced_accepted_tokens_total,
+// spec_layout_guess_tokens_total, spec_layout_guess_accepted_tokens_total,
 // spec_source_acceptance_by_position{source,position} (source: ngram, model, grammar).
 std::string PrometheusText(const std::map<int, int64_t>& responses, const EngineMetrics& engine);
 

@@ -129,6 +129,14 @@ double DraftLengthController::VerifyMs(int rows) const {
   return ms;
 }
 
+double DraftLengthController::RowCostShare(int rows) const {
+  // Beyond the longest row count this controller keeps, the last one's share.
+  rows = std::min(rows, static_cast<int>(verify_ms_.size()) - 1);
+  const double plain = rows >= 2 && Known(1) ? VerifyMs(1) : 0.0;
+  if (!(plain > 0)) return kMinRowCost;
+  return std::max(kMinRowCost, (VerifyMs(rows) - VerifyMs(rows - 1)) / plain);
+}
+
 double DraftLengthController::EstimatedVerifyMs(int rows) const {
   if (Confirmed(rows)) return MeasuredMs(rows);
   // One measurement may be a stall that would rule its length (and, as verify times never
@@ -280,7 +288,7 @@ void DraftLengthController::UseStaticCosts(double draft_step_cost) {
   draft_step_ms_ = std::max(1e-6, draft_step_cost);
   for (size_t rows = 1; rows < verify_ms_.size(); ++rows) {
     verify_ms_[rows] = Samples();
-    verify_ms_[rows].Add(1.0 + 0.05 * (rows - 1), 0.0);
+    verify_ms_[rows].Add(1.0 + kStaticRowCost * (rows - 1), 0.0);
   }
 }
 

@@ -28,6 +28,8 @@ class DraftLengthController {
   // noise on a loaded machine must not make verifying look free. Below the 5 % at T = 2 measured
   // on Zen 4 AVX-512 (the controller test's "zen4" curve), above an ideal memory-bound 2 %.
   static constexpr double kMinRowCost = 0.03;
+  // Each extra verified row's share of a plain step under UseStaticCosts.
+  static constexpr double kStaticRowCost = 0.05;
 
   // adaptive = false: always draft `draft_max` (capped per round).
   DraftLengthController(int draft_max, bool adaptive);
@@ -36,7 +38,8 @@ class DraftLengthController {
   int Choose(int cap);
 
   // Decide from acceptance and a fixed cost model instead of measured times: a draft step costs
-  // `draft_step_cost` target single-row forwards and each extra verified row 5% of one. Then the
+  // `draft_step_cost` target single-row forwards and each extra verified row kStaticRowCost of
+  // one. Then the
   // draft lengths, and with them a sampled request's output, depend only on the seed.
   void UseStaticCosts(double draft_step_cost);
 
@@ -55,6 +58,9 @@ class DraftLengthController {
   double ExpectedTokens(int n) const;                // tokens emitted by a round drafting n
   double EstimatedRoundMs(int n) const;              // time of a round drafting n
   double DraftStepMs() const;                        // one draft step's estimated time
+  // What the `rows`-th verified row adds to a forward, as a share of a one-row forward (by the
+  // estimates; kMinRowCost before the plain step was measured).
+  double RowCostShare(int rows) const;
   int draft_max() const { return draft_max_; }
   // Rounds that drafted although the estimates said plain decoding pays more (probes), and
   // plain steps taken while drafting paid, to re-measure the plain step's cost.

@@ -57,6 +57,9 @@ class DraftPlanner {
 
   void RecordDraftTime(int steps, double ms);
   void RecordVerifyTime(int rows, double ms);
+  // DraftLengthController::RowCostShare of the verify times recorded (static under
+  // UseStaticCosts).
+  double RowCostShare(int rows) const { return (model_on_ ? model_ : lookup_).RowCostShare(rows); }
   // After a round that drafted `drafts` (n_lookup of them first) and accepted `accepted`;
   // `history`: the committed tokens after it (what the round emitted follows Choose's history).
   void RecordRound(const DraftResult& drafts, int accepted, std::span<const int32_t> history) {

@@ -98,11 +98,16 @@ void SpeculationStats::RecordRound(int n_drafted, int n_accepted, int n_lookup) 
   }
 }
 
-void SpeculationStats::RecordForced(int n_forced, int n_drafter, int n_accepted) {
-  if (n_forced <= 0) return;
-  forced += n_forced;
-  forced_accepted += std::max(0, n_accepted - n_drafter);
-  if (n_accepted >= n_drafter) grammar.Record(n_forced, n_accepted - n_drafter);
+void SpeculationStats::RecordForced(const std::vector<bool>& guesses, int n_drafter,
+                                    int n_accepted) {
+  const int n = static_cast<int>(guesses.size());
+  if (n == 0) return;
+  const int tail_accepted = std::clamp(n_accepted - n_drafter, 0, n);
+  for (int i = 0; i < n; ++i) {
+    (guesses[i] ? guessed : forced) += 1;
+    if (i < tail_accepted) (guesses[i] ? guessed_accepted : forced_accepted) += 1;
+  }
+  if (n_accepted >= n_drafter) grammar.Record(n, tail_accepted);
 }
 
 double SpeculationStats::TokensPerTargetForward() const {
@@ -115,7 +120,8 @@ double SpeculationStats::EstimatedSpeedup() const {
   const double spent = plan_ms + draft_ms + verify_ms;
   if (forwards == 0 || spent <= 0) return 0.0;
   const double plain_step_ms = plain_steps ? plain_ms / plain_steps : verify_ms / rounds;
-  return double(rounds + accepted + forced_accepted + plain_steps) * plain_step_ms / spent;
+  return double(rounds + accepted + forced_accepted + guessed_accepted + plain_steps) *
+         plain_step_ms / spent;
 }
 
 std::vector<double> SpeculationStats::AcceptanceByPosition() const {
@@ -129,6 +135,8 @@ void SpeculationStats::Add(const SpeculationStats& o) {
   accepted += o.accepted;
   forced += o.forced;
   forced_accepted += o.forced_accepted;
+  guessed += o.guessed;
+  guessed_accepted += o.guessed_accepted;
   generated += o.generated;
   repetition_accepted += o.repetition_accepted;
   probes += o.probes;
@@ -155,6 +163,8 @@ nlohmann::json SpeculationStats::ToJson() const {
       {"accepted", accepted},
       {"forced", forced},
       {"forced_accepted", forced_accepted},
+      {"guessed", guessed},
+      {"guessed_accepted", guessed_accepted},
       {"forced_acceptance_rate", ForcedAcceptanceRate()},
       {"acceptance_rate", AcceptanceRate()},
       {"acceptance_by_position", AcceptanceByPosition()},

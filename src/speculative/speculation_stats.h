@@ -31,6 +31,10 @@ struct SpeculationStats {
   int64_t forced = 0;                // draft tokens forced by a grammar (no drafter step; not
                                      // counted in drafted/accepted)
   int64_t forced_accepted = 0;       // ... of which accepted
+  int64_t guessed = 0;               // draft tokens guessed from the request's layout habits
+                                     // where the grammar left a choice (LayoutGuesses; no
+                                     // drafter step; not counted in drafted/accepted/forced)
+  int64_t guessed_accepted = 0;      // ... of which accepted
   int64_t generated = 0;             // tokens emitted after the prompt
   int64_t repetition_accepted = 0;   // accepted tokens that fell inside a detected repetition loop
   int64_t probes = 0;                // rounds drafted only to look for acceptance (controller)
@@ -45,17 +49,19 @@ struct SpeculationStats {
   double other_ms = 0;               // sampling, bookkeeping
   SourceStats ngram;                 // drafts proposed by prompt lookup (the first of a round)
   SourceStats model;                 // drafts of the model drafter (after any lookup drafts)
-  SourceStats grammar;  // grammar-forced drafts (after the drafters'), counted when verification
-                        // reached them, like `model`; `forced` counts them all
+  SourceStats grammar;  // the grammar's drafts (forced and guessed, after the drafters'), counted
+                        // when verification reached them, like `model`; `forced` and `guessed`
+                        // count them all
 
   // A round that drafted n_drafted tokens, the first n_lookup of them by prompt lookup.
   void RecordRound(int n_drafted, int n_accepted, int n_lookup = 0);
-  // A round's `n_forced` grammar-forced drafts after `n_drafter` drafter ones, `n_accepted` of
-  // all its drafts accepted (forced, forced_accepted and `grammar`; not drafted/accepted).
-  void RecordForced(int n_forced, int n_drafter, int n_accepted);
+  // A round's grammar drafts after `n_drafter` drafter ones (`guessed`[i]: the i-th is a layout
+  // guess, else forced), `n_accepted` of all its drafts accepted (forced, guessed, their
+  // accepted counts and `grammar`; not drafted/accepted).
+  void RecordForced(const std::vector<bool>& guessed, int n_drafter, int n_accepted);
   double AcceptanceRate() const { return drafted ? double(accepted) / double(drafted) : 0.0; }
-  // Grammar-forced drafts accepted of those verification reached (`grammar`): a forced draft
-  // after a rejected drafter draft was never tested, so forced_accepted / forced understates it.
+  // Grammar drafts accepted of those verification reached (`grammar`): a grammar draft after a
+  // rejected drafter draft was never tested, so forced_accepted / forced understates it.
   double ForcedAcceptanceRate() const {
     return grammar.drafted ? double(grammar.accepted) / double(grammar.drafted) : 0.0;
   }

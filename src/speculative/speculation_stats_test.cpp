@@ -137,11 +137,12 @@ namespace {
 // when verification reached them, and never in drafted/accepted.
 TEST(SpeculationStats, ForcedDraftsAreTheirOwnSource) {
   SpeculationStats s;
-  s.RecordForced(3, 2, 4);  // both drafter drafts and 2 of 3 forced accepted
-  s.RecordForced(2, 2, 1);  // a drafter draft rejected: the forced part was never tested
-  s.RecordForced(0, 1, 1);  // nothing forced
+  s.RecordForced({false, false, false}, 2, 4);  // both drafter drafts and 2 of 3 forced accepted
+  s.RecordForced({false, false}, 2, 1);  // a drafter draft rejected: the forced part untested
+  s.RecordForced({}, 1, 1);              // nothing forced
   EXPECT_EQ(s.forced, 5);
   EXPECT_EQ(s.forced_accepted, 2);
+  EXPECT_EQ(s.guessed, 0);
   EXPECT_EQ(s.grammar.drafted, 3);
   EXPECT_EQ(s.grammar.accepted, 2);
   EXPECT_EQ(s.grammar.AcceptanceByPosition(), (std::vector<double>{1.0, 1.0, 0.0}));
@@ -153,6 +154,26 @@ TEST(SpeculationStats, ForcedDraftsAreTheirOwnSource) {
   SpeculationStats sum;
   sum.Add(s);
   EXPECT_EQ(sum.grammar.accepted, 2);
+}
+
+// Layout guesses share the grammar's tail with forced tokens: counted apart, by their place.
+TEST(SpeculationStats, LayoutGuessesAreCountedApartFromForcedDrafts) {
+  SpeculationStats s;
+  // One drafter draft, then guess, forced, guess, forced; drafter + guess + forced accepted.
+  s.RecordForced({true, false, true, false}, 1, 3);
+  EXPECT_EQ(s.guessed, 2);
+  EXPECT_EQ(s.guessed_accepted, 1);
+  EXPECT_EQ(s.forced, 2);
+  EXPECT_EQ(s.forced_accepted, 1);
+  EXPECT_EQ(s.grammar.drafted, 4);
+  EXPECT_EQ(s.grammar.accepted, 2);
+  const nlohmann::json j = s.ToJson();
+  EXPECT_EQ(j["guessed"], 2);
+  EXPECT_EQ(j["guessed_accepted"], 1);
+  SpeculationStats sum;
+  sum.Add(s);
+  sum.Add(s);
+  EXPECT_EQ(sum.guessed_accepted, 2);
 }
 
 }  // namespace

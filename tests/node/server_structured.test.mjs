@@ -232,6 +232,32 @@ describe('structured output', { skip: skipReason() ?? false, timeout: 170000 }, 
     assert.match(r.message, /response_format\.type/);
   });
 
+  test('sampled json_schema: layout guesses are drafted, counted apart, and the output validates', async () => {
+    // A sampled request prices its rows statically (its drafts must not depend on timings), so
+    // the trained pair's repeated layout ("\n" and the same indentation before each ",") is
+    // guessed; the counts come back in `timings` and /metrics.
+    const before = await metric(server.base, 'spec_layout_guess_tokens_total');
+    let guessed = 0;
+    let guessedAccepted = 0;
+    for (const seed of [1, 2, 3]) {
+      const r = await client.chat.completions.create({
+        model: MODEL_ID(), messages: user('Describe read_lines as JSON.'), max_tokens: 300,
+        temperature: 0.7, seed,
+        response_format: { type: 'json_schema', json_schema: { name: 'person', schema: personSchema, strict: true } },
+      });
+      if (r.choices[0].finish_reason === 'stop') {
+        assertValid(personSchema, JSON.parse(r.choices[0].message.content), `seed ${seed}`);
+      }
+      const s = r.timings.speculative;
+      assert.ok(s.guessed_accepted >= 0 && s.guessed_accepted <= s.guessed, JSON.stringify(s));
+      guessed += s.guessed;
+      guessedAccepted += s.guessed_accepted;
+    }
+    assert.ok(guessed > 0, 'no layout guesses in three sampled requests');
+    assert.equal(await metric(server.base, 'spec_layout_guess_tokens_total'), before + guessed);
+    assert.ok(await metric(server.base, 'spec_layout_guess_accepted_tokens_total') >= guessedAccepted);
+  });
+
   test('/metrics counts grammar-forced drafts', async () => {
     const forced = await metric(server.base, 'spec_forced_tokens_total');
     const accepted = await metric(server.base, 'spec_forced_accepted_tokens_total');
