@@ -69,7 +69,6 @@ bool SlotGrammar::MaskLogits(float* logits, int n_vocab) {
 
 void SlotGrammar::FillAllowed() {
   matcher_->FillNextTokenMask(mask_);
-  if (phase_ == Phase::kAnswer) RememberChoice();  // the mask is at hand: Commit will need it
   if (phase_ == Phase::kStart) {
     mask_.Set(constraint_.thought_open);
   } else if (const int32_t canonical = CanonicalForced(); canonical >= 0) {
@@ -98,6 +97,9 @@ const float* SlotGrammar::Mask(const float* logits) {
          "grammar: no allowed token has a finite logit (the document is complete, or logit_bias "
          "bans every token it allows)");
   }
+  // The committed state's mask is at hand (restricted to one token where a forced string is
+  // pending, which is no choice either): Commit will need its choice key.
+  if (phase_ == Phase::kAnswer && matcher_ && !ThoughtExhausted()) RememberChoice();
   return masked_.data();
 }
 
