@@ -1,6 +1,7 @@
 // The random tiny-e2b target and MTP assistant (Q8_0, centroid head) the constrained
 // speculation tests draft and verify with (spec_grammar_test, spec_grammar_drafter_test,
-// spec_layout_guess_test), their test vocabulary and the target's plain logits.
+// spec_layout_guess_test), their test vocabulary, sampled request parameters and the target's
+// plain logits.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "engine/request.h"
+#include "grammar/compiled_grammar.h"
 #include "grammar/token_vocabulary.h"
 #include "model/gemma4_assistant.h"
 #include "model/gemma4_model.h"
@@ -58,6 +61,23 @@ inline Pair MakePair(const std::string& name) {
   p.target = Gemma4Model::Load(dir + "target.gguf");
   p.assistant = Gemma4Assistant::Load(dir + "assistant.gguf", *p.target);
   return p;
+}
+
+// A sampled constrained request: temperature 1, top-k 40 (no top-p, min-p), fixed draft length
+// `draft_max` (the type is the caller's), n_predict tokens, generation ending at kEog.
+inline GenerateParams SampledConstrained(std::shared_ptr<CompiledGrammar> grammar, int n_predict,
+                                         int draft_max) {
+  GenerateParams params;
+  params.n_predict = n_predict;
+  params.sampling.temperature = 1.0f;
+  params.sampling.top_k = 40;
+  params.sampling.top_p = 1.0f;
+  params.sampling.min_p = 0.0f;
+  params.spec.draft_max = draft_max;
+  params.spec.adaptive = false;
+  params.eog_tokens = {kEog};
+  params.grammar.grammar = std::move(grammar);
+  return params;
 }
 
 // The target's logits row after `tokens`, from one plain (f32 KV) prefill forward.

@@ -221,17 +221,9 @@ TEST(SpecGrammar, SampledConstrainedOutputKeepsTheMaskedDistribution) {
       ParseGbnf("root ::= [a-m] [a-z0-9]+ | [n-z] [0-9A-Z]+ | \"ab\" [{}\\[\\]:,]+"), vocab);
   ThreadPool pool(1);
   const std::vector<int32_t> prompt = {2, 310, 311, 312, 313};
-  GenerateParams params;
-  params.n_predict = 3;  // t1 from the prompt's logits, then a round drafting one token for t2
-  params.sampling.temperature = 1.0f;
-  params.sampling.top_k = 40;
-  params.sampling.top_p = 1.0f;
-  params.sampling.min_p = 0.0f;
+  // t1 from the prompt's logits, then a round drafting one token for t2.
+  GenerateParams params = SampledConstrained(compiled, 3, 1);
   params.spec.type = SpecType::kMtp;
-  params.spec.draft_max = 1;
-  params.spec.adaptive = false;
-  params.eog_tokens = {kEog};
-  params.grammar.grammar = compiled;
   Generator gen(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool), pool,
                 {.type = TensorType::kF32, .n_ctx = 64});
   std::vector<int> observed(V, 0);
@@ -312,16 +304,8 @@ TEST(SpecGrammar, SampledOutputKeepsTheCanonicallyRestrictedDistribution) {
   const int32_t open = id("{\""), ab = id("ab");
   const std::vector<int32_t> ends = {id("\""), id("\":"), id("\": "), id("\": \"")};
   const std::vector<int32_t> prompt = {2, 310, 311, 312, 313};
-  GenerateParams params;
-  params.n_predict = 5;  // t1 t2, `{"` `ab`, then the free end of the forced string
-  params.sampling.temperature = 1.0f;
-  params.sampling.top_k = 40;
-  params.sampling.top_p = 1.0f;
-  params.sampling.min_p = 0.0f;
-  params.spec.draft_max = 3;
-  params.spec.adaptive = false;
-  params.eog_tokens = {kEog};
-  params.grammar.grammar = compiled;
+  // t1 t2, `{"` `ab`, then the free end of the forced string.
+  GenerateParams params = SampledConstrained(compiled, 5, 3);
   ThreadPool pool(1);
   Sampler sampler(params.sampling);
   // The sampler's distribution of the target's row after `tokens`, only `allowed` left.

@@ -84,16 +84,8 @@ TEST(SpecLayoutGuess, SampledOutputKeepsTheConstrainedDistribution) {
   std::vector<int32_t> letters;
   for (const char c : std::string("abcd")) letters.push_back(2 + c - 32);
   const std::vector<int32_t> prompt = {2, 310, 311, 312, 313};
-  GenerateParams params;
-  params.n_predict = 7;  // the six, then the end (room for the guess in the last round)
-  params.sampling.temperature = 1.0f;
-  params.sampling.top_k = 40;
-  params.sampling.top_p = 1.0f;
-  params.sampling.min_p = 0.0f;
-  params.spec.draft_max = 3;
-  params.spec.adaptive = false;
-  params.eog_tokens = {kEog};
-  params.grammar.grammar = compiled;
+  // The six, then the end (room for the guess in the last round).
+  GenerateParams params = SampledConstrained(compiled, 7, 3);
   ThreadPool pool(1);
   Sampler sampler(params.sampling);
   auto masked = [&](const std::vector<int32_t>& tokens) {

@@ -37,5 +37,4 @@ uint64_t EncodedBytes(const RowEncodeJob& job);
 void EncodeRows(const RowEncodeJob& job, const RowReader& read, const GgufByteSink& sink,
                 ThreadPool& pool, const std::function<void(uint64_t bytes)>& progress);
 
-
 }  // namespace tandem
