@@ -61,10 +61,11 @@ print(sys.argv[1], sys.argv[2], round(j.get("timings", {}).get("predicted_per_se
   done
 done
 for entry in "${names[@]}"; do
-  # forced: all grammar-forced drafts; source="grammar": those verification reached (a forced
-  # draft after a rejected drafter draft is never tested), and of them accepted.
+  # forced: all grammar-forced drafts; layout_guess: the guessed ones; source="grammar": both,
+  # those verification reached (a grammar draft after a rejected drafter draft is never
+  # tested), and of them accepted.
   echo "${entry%:*} /metrics: $(curl -s "localhost:${entry##*:}/metrics" |
-    grep -E '^tandem_spec_(forced|drafted|accepted)_(accepted_)?tokens_total|^tandem_spec_source_(drafted|accepted)_tokens_total\{source="grammar"' |
+    grep -E '^tandem_spec_(forced|layout_guess|drafted|accepted)_(accepted_)?tokens_total|^tandem_spec_source_(drafted|accepted)_tokens_total\{source="grammar"' |
     sed 's/^tandem_spec_//' | tr '\n' ' ')"
 done
 python3 - "$out" <<'PY'
