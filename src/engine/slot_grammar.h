@@ -1,7 +1,8 @@
 // A request's grammar constraint inside the speculative round (issue 16): the grammar state of
 // the committed tokens, the mask applied to the target's logits at every verified position, the
 // drafts' constraint (masked drafting, rolled back afterwards), the cut at the first draft the
-// grammar rejects, and the forced tokens the grammar alone determines (drafted for free).
+// grammar rejects, the forced tokens the grammar alone determines (drafted for free), and where
+// it leaves a choice, the request's layout habit (LayoutGuesses: drafted for free, verified).
 //
 // Thinking stays unconstrained: with a thought channel (`thought_open` >= 0), the first token may
 // also open it; inside it nothing is masked, and the grammar starts after `thought_close`.
