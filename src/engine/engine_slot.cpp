@@ -335,16 +335,8 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
   // Grammar-forced drafts (the last forced_drafts_) are counted apart from the drafters'.
   const int k_drafter = k - forced_drafts_;
   if (forced_drafts_ > 0) {
-    stats.RecordForced(forced_guessed_, k_drafter, accepted);
-    // The guesses verification reached: those up to the first rejected draft, if it reached
-    // the grammar's part at all.
-    int reached = 0, guesses_accepted = 0;
-    for (int i = 0; i < forced_drafts_ && k_drafter + i <= accepted; ++i) {
-      if (!forced_guessed_[i]) continue;
-      ++reached;
-      if (k_drafter + i < accepted) ++guesses_accepted;
-    }
-    grammar_->RecordGuesses(reached, guesses_accepted);
+    const auto guesses = stats.RecordForced(forced_guessed_, k_drafter, accepted);
+    grammar_->RecordGuesses(guesses.reached, guesses.accepted);
   }
   if (k_drafter > 0)
     forced_runs_.RecordRound(std::min(accepted + 1, k_drafter), std::min(accepted, k_drafter));

@@ -120,8 +120,12 @@ uint64_t SlotGrammar::ChoiceKey(int32_t prev) {
     matcher_->FillNextTokenMask(mask_);
     it = RememberChoice();
   }
-  if (it->second == 0) return 0;
-  const uint64_t key = it->second ^ ((static_cast<uint64_t>(prev) + 1) * 0x9e3779b97f4a7c15ull);
+  return KeyAfter(it->second, prev);
+}
+
+uint64_t SlotGrammar::KeyAfter(uint64_t choice, int32_t prev) {
+  if (choice == 0) return 0;
+  const uint64_t key = choice ^ ((static_cast<uint64_t>(prev) + 1) * 0x9e3779b97f4a7c15ull);
   return key != 0 ? key : 1;
 }
 
@@ -254,9 +258,11 @@ int SlotGrammar::AppendForced(DraftResult& drafts, int n_max, bool sampled,
       ++taken;
     }
     if (forced.empty()) {
-      // A choice: the model's layout habit there, if it has one the grammar allows.
+      // A choice: the model's layout habit there, if it has one the grammar allows. In the
+      // answer phase ForcedTokens left this state's mask in mask_: no second fill.
       const int32_t prev = drafts.tokens.empty() ? last_token_ : drafts.tokens.back();
-      const uint64_t key = ChoiceKey(prev);
+      const uint64_t key =
+          phase_ == Phase::kAnswer && matcher_ ? KeyAfter(RememberChoice()->second, prev) : 0;
       const int32_t guess = key != 0 ? layout_.Guess(key) : -1;
       const int rows = static_cast<int>(drafts.tokens.size()) + 2;  // with the last token's row
       if (guess >= 0 && layout_.Pays(row_cost(rows)) && Step(guess)) {

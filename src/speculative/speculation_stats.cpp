@@ -98,16 +98,22 @@ void SpeculationStats::RecordRound(int n_drafted, int n_accepted, int n_lookup) 
   }
 }
 
-void SpeculationStats::RecordForced(const std::vector<bool>& guesses, int n_drafter,
-                                    int n_accepted) {
+SpeculationStats::GuessOutcome SpeculationStats::RecordForced(const std::vector<bool>& guesses,
+                                                              int n_drafter, int n_accepted) {
+  GuessOutcome outcome;
   const int n = static_cast<int>(guesses.size());
-  if (n == 0) return;
+  if (n == 0) return outcome;
   const int tail_accepted = std::clamp(n_accepted - n_drafter, 0, n);
+  // Verification reached the tail's first tail_accepted + 1 drafts, if it reached the tail.
+  const int tail_reached = n_accepted >= n_drafter ? std::min(n, tail_accepted + 1) : 0;
   for (int i = 0; i < n; ++i) {
     (guesses[i] ? guessed : forced) += 1;
     if (i < tail_accepted) (guesses[i] ? guessed_accepted : forced_accepted) += 1;
+    if (guesses[i] && i < tail_reached) ++outcome.reached;
+    if (guesses[i] && i < tail_accepted) ++outcome.accepted;
   }
   if (n_accepted >= n_drafter) grammar.Record(n, tail_accepted);
+  return outcome;
 }
 
 double SpeculationStats::TokensPerTargetForward() const {

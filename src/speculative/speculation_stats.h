@@ -57,8 +57,12 @@ struct SpeculationStats {
   void RecordRound(int n_drafted, int n_accepted, int n_lookup = 0);
   // A round's grammar drafts after `n_drafter` drafter ones (`guessed`[i]: the i-th is a layout
   // guess, else forced), `n_accepted` of all its drafts accepted (forced, guessed, their
-  // accepted counts and `grammar`; not drafted/accepted).
-  void RecordForced(const std::vector<bool>& guessed, int n_drafter, int n_accepted);
+  // accepted counts and `grammar`; not drafted/accepted). Returns how many of its guesses
+  // verification reached (those up to the first rejected draft) and how many it accepted.
+  struct GuessOutcome {
+    int reached = 0, accepted = 0;
+  };
+  GuessOutcome RecordForced(const std::vector<bool>& guessed, int n_drafter, int n_accepted);
   double AcceptanceRate() const { return drafted ? double(accepted) / double(drafted) : 0.0; }
   // Grammar drafts accepted of those verification reached (`grammar`): a grammar draft after a
   // rejected drafter draft was never tested, so forced_accepted / forced understates it.

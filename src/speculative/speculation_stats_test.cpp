@@ -160,7 +160,9 @@ TEST(SpeculationStats, ForcedDraftsAreTheirOwnSource) {
 TEST(SpeculationStats, LayoutGuessesAreCountedApartFromForcedDrafts) {
   SpeculationStats s;
   // One drafter draft, then guess, forced, guess, forced; drafter + guess + forced accepted.
-  s.RecordForced({true, false, true, false}, 1, 3);
+  const SpeculationStats::GuessOutcome outcome = s.RecordForced({true, false, true, false}, 1, 3);
+  EXPECT_EQ(outcome.reached, 2);  // the second guess is the first draft rejected
+  EXPECT_EQ(outcome.accepted, 1);
   EXPECT_EQ(s.guessed, 2);
   EXPECT_EQ(s.guessed_accepted, 1);
   EXPECT_EQ(s.forced, 2);
@@ -174,6 +176,12 @@ TEST(SpeculationStats, LayoutGuessesAreCountedApartFromForcedDrafts) {
   sum.Add(s);
   sum.Add(s);
   EXPECT_EQ(sum.guessed_accepted, 2);
+  // A rejected drafter draft: verification never reached the guesses.
+  SpeculationStats t;
+  const SpeculationStats::GuessOutcome unreached = t.RecordForced({true, false}, 2, 1);
+  EXPECT_EQ(unreached.reached, 0);
+  EXPECT_EQ(unreached.accepted, 0);
+  EXPECT_EQ(t.guessed, 1);
 }
 
 }  // namespace
