@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -246,10 +247,28 @@ void RegisterAll() {
 }  // namespace
 }  // namespace tandem::bench
 
+// --threads=N (before Google Benchmark's own flags are read): the pool's size, default the
+// physical cores. One thread compares kernels without waiting for a descheduled second vCPU.
+int ThreadsFlag(int& argc, char** argv) {
+  int threads = 0;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--threads=", 0) == 0) {
+      threads = std::atoi(arg.c_str() + 10);
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  return threads;
+}
+
 int main(int argc, char** argv) {
   using namespace tandem;
+  const int threads = ThreadsFlag(argc, argv);
   benchmark::Initialize(&argc, argv);
-  ThreadPool& pool = GlobalThreadPool();
+  ThreadPool& pool = GlobalThreadPool(threads);
   bench::g_membw = bench::MeasureReadBandwidth(pool);
   std::printf("isa %s, %d threads, read bandwidth %.1f GB/s\n",
               std::string(kernels::IsaName(kernels::ActiveIsa())).c_str(), pool.size(),

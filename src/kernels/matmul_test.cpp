@@ -366,16 +366,17 @@ TEST(MatMulTest, BitwiseInvariantOverBatchPositionAndThreads) {
 
 // Packed (interleaved) weights give bitwise the row-major results on every path, for row counts
 // that are not multiples of the group, every activation-chunk tail and tiles of several groups
-// (the AVX2 kernels take activation rows 8 at a time: T = 8, 9, 16, 17 are full chunks and tails).
+// (the AVX2 kernels take activation rows 8 (Q4_0), 6 (Q4_K, Q6_K) or 4 (Q8_0) at a time: T = 6,
+// 7, 8, 9, 12, 13, 16, 17 are full chunks and tails).
 TEST(MatMulTest, PackedLayoutMatchesRowMajorOnEveryIsa) {
   IsaScope guard;
   ThreadPool pool(3);
   struct Shape {
     int64_t rows, blocks, n_t;
   };
-  const Shape shapes[] = {{1, 1, 1},  {7, 2, 3},    {8, 3, 4},   {9, 1, 5},
-                          {37, 2, 2}, {300, 40, 6}, {61, 8, 13}, {2100, 2, 7},
-                          {24, 3, 8}, {17, 2, 9},   {40, 5, 16}, {9, 4, 17}};
+  const Shape shapes[] = {{1, 1, 1},    {7, 2, 3},   {8, 3, 4},    {9, 1, 5},  {37, 2, 2},
+                          {300, 40, 6}, {61, 8, 13}, {2100, 2, 7}, {24, 3, 8}, {17, 2, 9},
+                          {40, 5, 16},  {9, 4, 17},  {10, 3, 12},  {15, 2, 13}};
   for (TensorType type : {T::kQ4_0, T::kQ8_0, T::kQ4_K, T::kQ6_K}) {
     ASSERT_TRUE(HasPackedLayout(type));
     for (const Shape& s : shapes) {

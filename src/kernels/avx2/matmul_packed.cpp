@@ -1,10 +1,15 @@
 // AVX2 tiles over interleaved weights (matmul_repack.h) for Q4_0, Q8_0, Q4_K and Q6_K: lane r of
 // a group is weight row r, and one 32-byte load gives all 8 rows' next 4 quants, so a block needs
 // no transposition or gathers. Each block is decoded once per chunk of K::kActRows activation
-// rows (8, except Q8_0's 4). Q4_0, Q4_K and Q6_K unpack one quant vector (Q6_K: a pair) at a
-// time and use it for every row of the chunk at once, so what stays live is one 16-bit or 32-bit
-// partial sum per row (PinPartials keeps GCC from hoisting the products and spilling them); a
-// whole decoded block (8 vectors for Q4_0, 64+ for the K-quants) would spill to the stack.
+// rows. Q4_0, Q4_K and Q6_K unpack one quant vector (Q6_K: a pair) at a time and use it for
+// every row of the chunk at once, so what stays live is one 16-bit or 32-bit partial sum per row
+// (PinPartials keeps GCC from hoisting the products and spilling them); a whole decoded block
+// (8 vectors for Q4_0, 64+ for the K-quants) would spill to the stack. The chunk is as wide as
+// AVX2's 16 registers allow: Q4_0 keeps one 16-bit partial per row (8 rows), Q8_0 a decoded
+// block (4), and the K-quants a 16-bit sub-block partial and a 32-bit block sum per row, so 6
+// rows (12 registers, plus the quant vector, its mask and a broadcast activation). At 8 rows
+// they spilled to the stack (Zen 3, one thread, bench_matmul prefill512: Q6_K 95-101 GFLOP/s at
+// 8 rows, 114-126 at 6; Q4_K 153-169, 167-176).
 //
 // Per output element the sequence is the reference's (dot_ref.h): exact integer block sums (any
 // grouping of an exact integer sum gives the same integer), then the same f32 multiplies and
@@ -185,7 +190,7 @@ inline __m256i PairPattern(int lo, int hi) {
 // of scales, 32 of quants). Quants dword 8c + l holds elements 64c + 4l..+3 (low nibbles) and
 // 64c + 32 + 4l..+3 (high nibbles): sub-block j is nibble half j % 2 of dwords 8(j / 2)..+7.
 struct PackedQ4_K {
-  static constexpr int kActRows = 8;
+  static constexpr int kActRows = 6;
   static constexpr int64_t kBlockValues = 256;
   static constexpr int64_t kBlockBytes = 8 * 144;
   // acc = fma(d * d_a, float(sum_j sc_j * sum_{i in j} w_i a_i), acc);
@@ -250,7 +255,7 @@ struct PackedQ4_K {
 // (high nibble for k >= 2), high bits (qh dword 32 + 8n + l) >> 2k; its 6-bit q has value
 // q - 32. Those 32 elements are sub-blocks 8n + 2k (l < 4) and 8n + 2k + 1.
 struct PackedQ6_K {
-  static constexpr int kActRows = 8;
+  static constexpr int kActRows = 6;
   static constexpr int64_t kBlockValues = 256;
   static constexpr int64_t kBlockBytes = 8 * 210;
   // acc = fma(d * d_a, float(sum_j sc_j * sum_{i in j} (q_i - 32) a_i), acc), the integer as
