@@ -366,7 +366,7 @@ TEST(MatMulTest, BitwiseInvariantOverBatchPositionAndThreads) {
 
 // Packed (interleaved) weights give bitwise the row-major results on every path, for row counts
 // that are not multiples of the group, every activation-chunk tail and tiles of several groups
-// (the AVX2 kernels take activation rows 8 (Q4_0), 6 (Q4_K, Q6_K) or 4 (Q8_0) at a time: T = 6,
+// (the AVX2 kernels take activation rows 8 (Q4_0, Q8_0) or 6 (Q4_K, Q6_K) at a time: T = 6,
 // 7, 8, 9, 12, 13, 16, 17 are full chunks and tails).
 TEST(MatMulTest, PackedLayoutMatchesRowMajorOnEveryIsa) {
   IsaScope guard;

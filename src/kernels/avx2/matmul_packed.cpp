@@ -1,15 +1,16 @@
 // AVX2 tiles over interleaved weights (matmul_repack.h) for Q4_0, Q8_0, Q4_K and Q6_K: lane r of
 // a group is weight row r, and one 32-byte load gives all 8 rows' next 4 quants, so a block needs
 // no transposition or gathers. Each block is decoded once per chunk of K::kActRows activation
-// rows. Q4_0, Q4_K and Q6_K unpack one quant vector (Q6_K: a pair) at a time and use it for
-// every row of the chunk at once, so what stays live is one 16-bit or 32-bit partial sum per row
+// rows. Each type unpacks one quant vector (Q6_K: a pair) at a time and uses it for every row
+// of the chunk at once, so what stays live is one 16-bit or 32-bit partial sum per row
 // (PinPartials keeps GCC from hoisting the products and spilling them); a whole decoded block
-// (8 vectors for Q4_0, 64+ for the K-quants) would spill to the stack. The chunk is as wide as
-// AVX2's 16 registers allow: Q4_0 keeps one 16-bit partial per row (8 rows), Q8_0 a decoded
-// block (4), and the K-quants a 16-bit sub-block partial and a 32-bit block sum per row, so 6
-// rows (12 registers, plus the quant vector, its mask and a broadcast activation). At 8 rows
-// they spilled to the stack (Zen 3, one thread, bench_matmul prefill512: Q6_K 95-101 GFLOP/s at
-// 8 rows, 114-126 at 6; Q4_K 153-169, 167-176).
+// (8 vectors for Q4_0, 16 for Q8_0, 64+ for the K-quants) would spill to the stack. The chunk is
+// as wide as AVX2's 16 registers allow: Q4_0 and Q8_0 keep one partial per row (8 rows), the
+// K-quants a 16-bit sub-block partial and a 32-bit block sum per row, so 6 rows (12 registers,
+// plus the quant vector, its mask and a broadcast activation). Wider chunks spilled (Zen 3, one
+// thread, bench_matmul prefill512, GFLOP/s: Q6_K 95-101 at 8 rows, 114-126 at 6; Q4_K 153-169,
+// 167-176; Q8_0 as a decoded block of 16 vectors against 4 rows 79-103, one vector against 8
+// rows 102-114).
 //
 // Per output element the sequence is the reference's (dot_ref.h): exact integer block sums (any
 // grouping of an exact integer sum gives the same integer), then the same f32 multiplies and
@@ -48,35 +49,6 @@ struct ActRows {
   const int32_t* sum32[NT];
 };
 
-// Q8_0 group block: 8 fp16 scales, then 8 x 32 bytes (chunk k lane r = row r's qs[4k..4k+3]).
-struct PackedQ8_0 {
-  static constexpr int64_t kBlockValues = 32;
-  static constexpr int64_t kBlockBytes = 8 * 34;
-  struct Block {
-    __m256i w[8];
-    __m256i w_abs[8];
-    __m256 d;
-  };
-  static void Decode(const uint8_t* p, Block* b) {
-    b->d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    for (int k = 0; k < 8; ++k) {
-      b->w[k] = Load(p + 16 + 32 * k);
-      b->w_abs[k] = _mm256_abs_epi8(b->w[k]);
-    }
-  }
-  // Exact sum_i w_i a_i per lane via |w| * sign(a, w) (activations are never -128).
-  static __m256i Dot(const Block& b, const int8_t* a, int32_t) {
-    const __m256i ones = _mm256_set1_epi16(1);
-    __m256i s = _mm256_setzero_si256();
-    for (int k = 0; k < 8; ++k) {
-      const __m256i p =
-          _mm256_maddubs_epi16(b.w_abs[k], _mm256_sign_epi8(BroadcastDword(a + 4 * k), b.w[k]));
-      s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
-    }
-    return s;
-  }
-};
-
 // Keeps the compiler from hoisting the next step's products above this point: without it GCC
 // computes a whole block's maddubs products first and spills them to the stack (11 cycles per
 // 8-row block and activation row on Zen 3 instead of 8.5). It emits no instruction.
@@ -86,23 +58,40 @@ inline void PinPartials(__m256i (&s)[NT]) {
   for (int t = 0; t < NT; ++t) __asm__ volatile("" : "+x"(s[t]));
 }
 
-// acc = fma(d_w * d_a, float(sum_i w_i a_i), acc) for the Q8_0-activation types.
-template <class W>
-struct Q8_0Family : W {
-  static constexpr int kActRows = 4;
-  template <int NT>
-  static void Accumulate(const typename W::Block& blk, const ActRows<NT>& rows, int64_t b, int t,
-                         __m256& acc) {
-    const __m256i sum = W::Dot(blk, rows.qs[t] + 32 * b, rows.sum32[t][b]);
-    const __m256 scale = _mm256_mul_ps(blk.d, _mm256_set1_ps(rows.d[t][b]));
-    acc = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(sum), acc);
-  }
-  // The block decoded once and used for every activation row.
+// Q8_0 group block: 8 fp16 scales, then 8 x 32 bytes (chunk k lane r = row r's qs[4k..4k+3]).
+// Against up to 8 activation rows per decoded block, one quant vector at a time as for Q4_0: per
+// lane and row the exact sum_i w_i a_i, as |w| * sign(a, w) (activations are never -128) in
+// 32-bit lanes (two products of 127 * 127 overflow 16 bits), then acc = fma(d_w * d_a, float(sum),
+// acc).
+struct PackedQ8_0Rows {
+  static constexpr int kActRows = 8;
+  static constexpr int64_t kBlockValues = 32;
+  static constexpr int64_t kBlockBytes = 8 * 34;
   template <int NT>
   static void Block(const uint8_t* p, const ActRows<NT>& rows, int64_t b, __m256 acc[NT]) {
-    typename W::Block blk;
-    W::Decode(p, &blk);
-    for (int t = 0; t < NT; ++t) Accumulate<NT>(blk, rows, b, t, acc[t]);
+    const __m256i ones = _mm256_set1_epi16(1);
+    const int8_t* a[NT];
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) a[t] = rows.qs[t] + 32 * b;
+    __m256i s[NT];
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) {
+      const __m256i w = Load(p + 16 + 32 * k);
+      const __m256i w_abs = _mm256_abs_epi8(w);
+#pragma GCC unroll 16
+      for (int t = 0; t < NT; ++t) {
+        const __m256i x = _mm256_madd_epi16(
+            _mm256_maddubs_epi16(w_abs, _mm256_sign_epi8(BroadcastDword(a[t] + 4 * k), w)), ones);
+        s[t] = k == 0 ? x : _mm256_add_epi32(s[t], x);
+      }
+      PinPartials<NT>(s);
+    }
+    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) {
+      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(rows.d[t][b]));
+      acc[t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(s[t]), acc[t]);
+    }
   }
 };
 
@@ -113,7 +102,7 @@ struct Q8_0Family : W {
 // partial sums stay in a register (NT of them) instead of the block's 8 unpacked vectors.
 // Per lane and row: sum_i q_i a_i over the block (16-bit pair sums: 16 products of q <= 15 and
 // |a| <= 127 are at most 30480), then - 8 * sum(a) in int32: the exact sum_i (q_i - 8) a_i, and
-// the same f32 sequence as Q8_0Family.
+// the same f32 sequence as PackedQ8_0Rows.
 struct PackedQ4_0Rows {
   static constexpr int kActRows = 8;
   static constexpr int64_t kBlockValues = 32;
@@ -329,11 +318,10 @@ struct PackedQ6_K {
   }
 };
 
-// Rows of one group against activation rows t0..t0+NT-1, stored to y (the group's column 0).
+// Rows of one group against the activation rows of `rows`, stored to y (the group's column 0).
 template <class K, int NT>
-void GroupRows(const uint8_t* group, int64_t nb, const QuantizedActivations& acts, int64_t t0,
-               int n_rows, float* y, int64_t ldy) {
-  const ActRows<NT> rows(acts, t0);
+void GroupRows(const uint8_t* group, int64_t nb, const ActRows<NT>& rows, int n_rows, float* y,
+               int64_t ldy) {
   __m256 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
@@ -355,8 +343,11 @@ void GroupRows(const uint8_t* group, int64_t nb, const QuantizedActivations& act
 template <class K, int NT>
 void GroupsPass(const PackedTile& tile, int64_t nb, const QuantizedActivations& acts, int64_t t0,
                 float* y, int64_t ldy) {
+  // The activation rows' pointers once per pass (per group they cost as much as the work on a
+  // small matrix: 256 columns are 8 Q8_0 blocks).
+  const ActRows<NT> rows(acts, t0);
   for (int g = 0; g < tile.n_groups; ++g) {
-    GroupRows<K, NT>(tile.groups + g * tile.group_bytes, nb, acts, t0, tile.n_rows - kPackRows * g,
+    GroupRows<K, NT>(tile.groups + g * tile.group_bytes, nb, rows, tile.n_rows - kPackRows * g,
                      y + t0 * ldy + kPackRows * g, ldy);
   }
 }
@@ -392,7 +383,7 @@ void MatMulPackedQ4_0(const PackedTile& tile, const QuantizedActivations& acts, 
 }
 void MatMulPackedQ8_0(const PackedTile& tile, const QuantizedActivations& acts, float* y,
                       int64_t ldy) {
-  RunPackedTile<Q8_0Family<PackedQ8_0>>(tile, acts, y, ldy);
+  RunPackedTile<PackedQ8_0Rows>(tile, acts, y, ldy);
 }
 void MatMulPackedQ4_K(const PackedTile& tile, const QuantizedActivations& acts, float* y,
                       int64_t ldy) {
