@@ -279,6 +279,12 @@ void DraftLengthController::RecordRound(int n_drafted, int n_accepted) {
   if (n_drafted > 0) probe_.Observe(n_accepted > 0);
 }
 
+void DraftLengthController::RecordNextPosition(int position, bool matched) {
+  if (position < 0 || position >= draft_max_) return;
+  tried_[position] += 1.0;
+  if (matched) accepted_[position] += 1.0;
+}
+
 void DraftLengthController::MarkDraftsFree() {
   free_drafts_ = true;
 }
@@ -296,13 +302,26 @@ void DraftLengthController::RecordDraftTime(int n_steps, double ms) {
   if (n_steps > 0 && !static_costs_) Ema(draft_step_ms_, ms / n_steps);
 }
 
-void DraftLengthController::RecordVerifyTime(int rows, double ms) {
+void DraftLengthController::RecordVerifyTime(int rows, double ms, bool borrowed) {
   if (static_costs_) return;
   if (rows < 1 || rows >= static_cast<int>(verify_ms_.size())) return;
+  if (rows == 1) borrowed = false;  // a plain step is a plain step
+  // Borrowed times stand in only until this controller has a multi-row time of its own: then
+  // its curve is inter- and extrapolated from its own times (a borrowed verify(2) of 2x a plain
+  // step, where its own rounds verify 2 rows at 1.45x, ruled lookup's short drafts out).
+  if (borrowed && own_multi_row_) return;
+  if (!borrowed && rows >= 2 && !own_multi_row_) {
+    own_multi_row_ = true;
+    for (Samples& s : verify_ms_) {
+      if (s.borrowed) s = Samples();
+    }
+  }
+  Samples& samples = verify_ms_[rows];
   // An old time (maybe one stall of a busy machine, or a busier hour) is replaced, not
   // combined with.
-  if (!Fresh(rows)) verify_ms_[rows] = Samples();
-  verify_ms_[rows].Add(ms, rows == 1 ? 0.0 : PlainMs());
+  if (!Fresh(rows)) samples = Samples();
+  samples.borrowed = borrowed;
+  samples.Add(ms, rows == 1 ? 0.0 : PlainMs());
   measured_at_[rows] = round_;
   if (rows == 1) since_plain_ = 0;
   UpdateSteep();

@@ -49,9 +49,17 @@ class DraftLengthController {
 
   // After a round that drafted n tokens of which the first `accepted` were accepted.
   void RecordRound(int n_drafted, int n_accepted);
+  // Evidence at one more position of the round just recorded, whose drafts were all accepted:
+  // the token the round emitted after them matched a draft proposed there, or not (a lookup
+  // proposal longer than the part drafted).
+  void RecordNextPosition(int position, bool matched);
   // Measured wall time of `n_steps` draft steps, and of a target forward of `rows` rows.
   void RecordDraftTime(int n_steps, double ms);
-  void RecordVerifyTime(int rows, double ms);
+  // `borrowed`: the forward verified another kind of round (prompt lookup's controller seeing a
+  // round in which the assistant drafted, whose verify costs more: the assistant's steps evict
+  // the target's working set). A borrowed time stands in for a row count only until one of its
+  // own kind is measured (a multi-row one: then every borrowed time is dropped).
+  void RecordVerifyTime(int rows, double ms, bool borrowed = false);
 
   // Model estimates (for reports and tests).
   double ConditionalAcceptance(int position) const;  // P(accept i | accepted 0..i-1)
@@ -76,6 +84,7 @@ class DraftLengthController {
   struct Samples {
     double ms[kSamples] = {}, plain[kSamples] = {};
     int count = 0, next = 0;
+    bool borrowed = false;  // every time in it is borrowed
     void Add(double value, double plain_ms);
     double Min(double plain_now) const;
   };
@@ -105,6 +114,7 @@ class DraftLengthController {
   bool static_costs_ = false;             // times are not measured (UseStaticCosts)
   bool free_drafts_ = false;              // MarkDraftsFree
   bool steep_ = false;                    // lone outliers are the curve, not stalls
+  bool own_multi_row_ = false;            // a multi-row verify time not borrowed was recorded
   ProbeBudget probe_;                     // accrued by plain steps, spent by probes
   int explore_count_ = 0;                 // drafting rounds since trying one draft more
   int since_plain_ = 0;                   // rounds since verify(1) was last measured

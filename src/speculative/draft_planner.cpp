@@ -67,6 +67,7 @@ int DraftPlanner::ChooseTail(int n, int room) {
 
 int DraftPlanner::Choose(std::span<const int32_t> history, int cap) {
   plan_lookup_ = 0;
+  model_drafted_ = false;
   proposal_.clear();
   committed_ = history.size();
   cap = std::min(cap, MaxDrafts());
@@ -105,12 +106,13 @@ int64_t DraftPlanner::remeasures() const {
 }
 
 void DraftPlanner::RecordDraftTime(int steps, double ms) {
+  model_drafted_ = model_drafted_ || steps > 0;
   model_.RecordDraftTime(steps, ms);
   tail_.RecordDraftTime(steps, ms);
 }
 
 void DraftPlanner::RecordVerifyTime(int rows, double ms) {
-  lookup_.RecordVerifyTime(rows, ms);
+  lookup_.RecordVerifyTime(rows, ms, model_drafted_);
   model_.RecordVerifyTime(rows, ms);
   tail_.RecordVerifyTime(rows, ms);
 }
@@ -149,6 +151,16 @@ void DraftPlanner::RecordRound(int n_lookup, int n_drafted, int accepted,
   }
   shadow_.clear();  // the lookup drafted: its own evidence supersedes the followed proposal
   lookup_.RecordRound(n_lookup, std::min(accepted, n_lookup));
+  // Every lookup draft accepted and the proposal went on: the token the round emitted next
+  // shows whether the proposal's next one was right, as if it had been drafted (a point mass is
+  // accepted exactly when the target's token equals it). Without it a length ruled out once
+  // (a proposal rejected where the text changed) stayed out while the proposals went on
+  // matching: lookup kept drafting 2 a round through a loop it predicted exactly.
+  const size_t next = committed_ + static_cast<size_t>(n_lookup);
+  if (accepted >= n_lookup && proposal_.size() > static_cast<size_t>(n_lookup) &&
+      history.size() > next) {
+    lookup_.RecordNextPosition(n_lookup, history[next] == proposal_[n_lookup]);
+  }
   // The extension's fate is seen only when every lookup token was accepted.
   if (n_model > 0 && accepted >= n_lookup) {
     tail_.RecordRound(n_model, accepted - n_lookup);

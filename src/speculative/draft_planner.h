@@ -92,6 +92,7 @@ class DraftPlanner {
   std::vector<int32_t> proposal_;  // this round's lookup proposal
   int plan_lookup_ = 0;            // ... of which the plan takes this many
   size_t committed_ = 0;           // history length at Choose
+  bool model_drafted_ = false;     // the model drafted this round (RecordDraftTime)
   std::vector<int32_t> shadow_;    // an unused proposal followed as tokens arrive
   size_t shadow_at_ = 0;           // ... from this history length
   DraftLengthController lookup_{0, false}, model_{0, false}, tail_{0, false};
