@@ -311,17 +311,14 @@ void DraftLengthController::RecordVerifyTime(int rows, double ms, bool borrowed)
   // step, where its own rounds verify 2 rows at 1.45x, ruled lookup's short drafts out).
   if (borrowed && own_multi_row_) return;
   if (!borrowed && rows >= 2 && !own_multi_row_) {
+    // Until now every multi-row time was borrowed.
     own_multi_row_ = true;
-    for (Samples& s : verify_ms_) {
-      if (s.borrowed) s = Samples();
-    }
+    for (size_t r = 2; r < verify_ms_.size(); ++r) verify_ms_[r] = Samples();
   }
-  Samples& samples = verify_ms_[rows];
   // An old time (maybe one stall of a busy machine, or a busier hour) is replaced, not
   // combined with.
-  if (!Fresh(rows)) samples = Samples();
-  samples.borrowed = borrowed;
-  samples.Add(ms, rows == 1 ? 0.0 : PlainMs());
+  if (!Fresh(rows)) verify_ms_[rows] = Samples();
+  verify_ms_[rows].Add(ms, rows == 1 ? 0.0 : PlainMs());
   measured_at_[rows] = round_;
   if (rows == 1) since_plain_ = 0;
   UpdateSteep();

@@ -84,7 +84,6 @@ class DraftLengthController {
   struct Samples {
     double ms[kSamples] = {}, plain[kSamples] = {};
     int count = 0, next = 0;
-    bool borrowed = false;  // every time in it is borrowed
     void Add(double value, double plain_ms);
     double Min(double plain_now) const;
   };
@@ -114,10 +113,10 @@ class DraftLengthController {
   bool static_costs_ = false;             // times are not measured (UseStaticCosts)
   bool free_drafts_ = false;              // MarkDraftsFree
   bool steep_ = false;                    // lone outliers are the curve, not stalls
-  bool own_multi_row_ = false;            // a multi-row verify time not borrowed was recorded
-  ProbeBudget probe_;                     // accrued by plain steps, spent by probes
-  int explore_count_ = 0;                 // drafting rounds since trying one draft more
-  int since_plain_ = 0;                   // rounds since verify(1) was last measured
+  bool own_multi_row_ = false;  // a multi-row time not borrowed was recorded (before: all were)
+  ProbeBudget probe_;           // accrued by plain steps, spent by probes
+  int explore_count_ = 0;       // drafting rounds since trying one draft more
+  int since_plain_ = 0;         // rounds since verify(1) was last measured
   int64_t remeasures_ = 0;
 };
 
