@@ -43,6 +43,11 @@ struct ActRows {
       sum32[t] = acts.sum32 + (t0 + t) * acts.sum32_stride;
     }
   }
+  // a[t] = row t's codes of block b (blocks of `values` codes).
+  void BlockCodes(int64_t b, int64_t values, const int8_t* (&a)[NT]) const {
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) a[t] = qs[t] + values * b;
+  }
   const int8_t* qs[NT];
   const float* d[NT];
   const int32_t* sum16[NT];
@@ -71,8 +76,7 @@ struct PackedQ8_0Rows {
   static void Block(const uint8_t* p, const ActRows<NT>& rows, int64_t b, __m256 acc[NT]) {
     const __m256i ones = _mm256_set1_epi16(1);
     const int8_t* a[NT];
-#pragma GCC unroll 16
-    for (int t = 0; t < NT; ++t) a[t] = rows.qs[t] + 32 * b;
+    rows.BlockCodes(b, 32, a);
     __m256i s[NT];
 #pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) {
@@ -111,8 +115,7 @@ struct PackedQ4_0Rows {
   static void Block(const uint8_t* p, const ActRows<NT>& rows, int64_t b, __m256 acc[NT]) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     const int8_t* a[NT];
-#pragma GCC unroll 16
-    for (int t = 0; t < NT; ++t) a[t] = rows.qs[t] + 32 * b;
+    rows.BlockCodes(b, 32, a);
     __m256i s[NT];
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
@@ -194,11 +197,9 @@ struct PackedQ4_K {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     const int8_t* a[NT];
     __m256i isum[NT];
+    rows.BlockCodes(b, 256, a);
 #pragma GCC unroll 16
-    for (int t = 0; t < NT; ++t) {
-      a[t] = rows.qs[t] + 256 * b;
-      isum[t] = _mm256_setzero_si256();
-    }
+    for (int t = 0; t < NT; ++t) isum[t] = _mm256_setzero_si256();
 #pragma GCC unroll 16
     for (int j = 0; j < 8; ++j) {
       __m256i part[NT];  // 16-bit pair sums of sub-block j, one quant vector at a time
@@ -255,11 +256,9 @@ struct PackedQ6_K {
     const __m256i m4 = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
     const int8_t* a[NT];
     __m256i isum[NT];
+    rows.BlockCodes(b, 256, a);
 #pragma GCC unroll 16
-    for (int t = 0; t < NT; ++t) {
-      a[t] = rows.qs[t] + 256 * b;
-      isum[t] = _mm256_setzero_si256();
-    }
+    for (int t = 0; t < NT; ++t) isum[t] = _mm256_setzero_si256();
 #pragma GCC unroll 16
     for (int n = 0; n < 2; ++n) {
 #pragma GCC unroll 16
