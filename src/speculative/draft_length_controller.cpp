@@ -62,13 +62,18 @@ double DraftLengthController::ConditionalAcceptance(int i) const {
 }
 
 double DraftLengthController::ExpectedTokens(int n) const {
-  double expected = 1.0, all_accepted = 1.0, p = kPrior;
-  for (int i = 0; i < n; ++i) {
-    p = (accepted_[i] + p * kPriorWeight) / (tried_[i] + kPriorWeight);
-    all_accepted *= p;
-    expected += all_accepted;
+  if (expected_tokens_.empty()) {
+    expected_tokens_.resize(draft_max_ + 1);
+    double expected = 1.0, all_accepted = 1.0, p = kPrior;
+    expected_tokens_[0] = expected;
+    for (int i = 0; i < draft_max_; ++i) {
+      p = (accepted_[i] + p * kPriorWeight) / (tried_[i] + kPriorWeight);
+      all_accepted *= p;
+      expected += all_accepted;
+      expected_tokens_[i + 1] = expected;
+    }
   }
-  return expected;
+  return expected_tokens_[std::clamp(n, 0, draft_max_)];
 }
 
 bool DraftLengthController::Known(int rows) const {
@@ -115,7 +120,23 @@ bool DraftLengthController::Confirmed(int rows) const {
   return Known(rows) && (rows == 1 || static_costs_ || verify_ms_[rows].count > 1);
 }
 
+void DraftLengthController::BuildCurve() const {
+  const size_t n = verify_ms_.size();
+  verify_curve_.assign(n, 0.0);
+  monotone_curve_.assign(n, 0.0);
+  for (size_t rows = 1; rows < n; ++rows) {
+    verify_curve_[rows] = ComputeVerifyMs(static_cast<int>(rows));
+    monotone_curve_[rows] =
+        rows == 1 ? verify_curve_[1] : std::max(monotone_curve_[rows - 1], verify_curve_[rows]);
+  }
+}
+
 double DraftLengthController::VerifyMs(int rows) const {
+  if (verify_curve_.empty()) BuildCurve();
+  return verify_curve_[rows];
+}
+
+double DraftLengthController::ComputeVerifyMs(int rows) const {
   double ms = EstimatedVerifyMs(rows);
   // T rows never cost less than one plus kMinRowCost per extra row, nor, by the estimate, more
   // than T single-row forwards (the weights are read once either way) unless repeated
@@ -182,9 +203,8 @@ double DraftLengthController::NeighbourVerifyMs(int rows, bool confirmed_only) c
 double DraftLengthController::MonotoneVerifyMs(int rows) const {
   // Verifying more rows never costs less: a noisy or stale estimate (verify(1) last measured
   // while the weights were still being paged in) must not make drafting look free.
-  double ms = VerifyMs(1);
-  for (int r = 2; r <= rows; ++r) ms = std::max(ms, VerifyMs(r));
-  return ms;
+  if (verify_curve_.empty()) BuildCurve();
+  return monotone_curve_[rows];
 }
 
 double DraftLengthController::ProbeExcessMs() const {
@@ -218,6 +238,7 @@ int DraftLengthController::Choose(int cap) {
   }
   const int limit = std::min({cap, draft_max_, std::max(observed, longest == 0 ? 1 : 2 * longest)});
   ++round_;
+  CostsChanged();  // which times are fresh
   // The plain step is the yardstick: once a draft has been verified, measure it before
   // relying on a guess of it (it only gets measured by plain steps).
   if (!static_costs_ && verify_ms_[1].count == 0 && longest > 0) {
@@ -267,6 +288,7 @@ int DraftLengthController::Choose(int cap) {
 }
 
 void DraftLengthController::RecordRound(int n_drafted, int n_accepted) {
+  expected_tokens_.clear();
   for (int i = 0; i < draft_max_; ++i) {
     accepted_[i] *= kDecay;
     tried_[i] *= kDecay;
@@ -281,12 +303,14 @@ void DraftLengthController::RecordRound(int n_drafted, int n_accepted) {
 
 void DraftLengthController::RecordNextPosition(int position, bool matched) {
   if (position < 0 || position >= draft_max_) return;
+  expected_tokens_.clear();
   tried_[position] += 1.0;
   if (matched) accepted_[position] += 1.0;
 }
 
 void DraftLengthController::MarkDraftsFree() {
   free_drafts_ = true;
+  CostsChanged();
 }
 
 void DraftLengthController::UseStaticCosts(double draft_step_cost) {
@@ -296,6 +320,7 @@ void DraftLengthController::UseStaticCosts(double draft_step_cost) {
     verify_ms_[rows] = Samples();
     verify_ms_[rows].Add(1.0 + kStaticRowCost * (rows - 1), 0.0);
   }
+  CostsChanged();
 }
 
 void DraftLengthController::RecordDraftTime(int n_steps, double ms) {
@@ -322,6 +347,7 @@ void DraftLengthController::RecordVerifyTime(int rows, double ms, bool borrowed)
   measured_at_[rows] = round_;
   if (rows == 1) since_plain_ = 0;
   UpdateSteep();
+  CostsChanged();
 }
 
 }  // namespace tandem

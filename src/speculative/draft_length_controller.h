@@ -90,7 +90,8 @@ class DraftLengthController {
 
   double PlainMs() const;             // the plain step's estimate (0: unmeasured)
   double MeasuredMs(int rows) const;  // Samples::Min of a measured row count
-  double VerifyMs(int rows) const;
+  double VerifyMs(int rows) const;    // from the curve cache
+  double ComputeVerifyMs(int rows) const;
   // Measured (a length measured once no dearer than its confirmed neighbours predict), else
   // inter- or extrapolated from the confirmed row counts.
   double EstimatedVerifyMs(int rows) const;
@@ -101,7 +102,9 @@ class DraftLengthController {
   void UpdateSteep();                       // steep_ from the lone outliers
   bool Confirmed(int rows) const;           // Known, the plain step or measured more than once
   double MonotoneVerifyMs(int rows) const;  // max of VerifyMs(1..rows)
-  double ProbeExcessMs() const;             // what a failing one-token probe costs over plain
+  void BuildCurve() const;                  // fills verify_curve_ and monotone_curve_
+  void CostsChanged() { verify_curve_.clear(); }
+  double ProbeExcessMs() const;  // what a failing one-token probe costs over plain
 
   int draft_max_;
   bool adaptive_;
@@ -118,6 +121,12 @@ class DraftLengthController {
   int explore_count_ = 0;       // drafting rounds since trying one draft more
   int since_plain_ = 0;         // rounds since verify(1) was last measured
   int64_t remeasures_ = 0;
+  // The estimates by row count and by length, computed once per change of what they depend on
+  // (empty: stale). A round's planning asks for them for every candidate length of lookup,
+  // extension and assistant, and recomputed each time (every estimate scanning its neighbours)
+  // that cost a quarter of a plain step per round on the trained pair.
+  mutable std::vector<double> verify_curve_, monotone_curve_;  // index = rows
+  mutable std::vector<double> expected_tokens_;                // index = drafted tokens
 };
 
 }  // namespace tandem

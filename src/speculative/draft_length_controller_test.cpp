@@ -338,5 +338,28 @@ TEST(DraftLengthController, StaticCostsIgnoreMeasuredTimes) {
   }
 }
 
+TEST(DraftLengthController, EstimatesFollowEveryMeasurementAndRound) {
+  // The estimates are cached between the events that change them: each event must show.
+  DraftLengthController c(8, true);
+  c.RecordVerifyTime(1, 10.0);
+  c.RecordVerifyTime(1, 10.0);
+  const double before = c.EstimatedRoundMs(3);
+  c.RecordVerifyTime(4, 40.0);
+  c.RecordVerifyTime(4, 40.0);
+  const double measured = c.EstimatedRoundMs(3);
+  EXPECT_GT(measured, before);
+  EXPECT_GE(measured, 40.0);  // a confirmed verify(4) of 40 ms, plus the draft steps
+  EXPECT_DOUBLE_EQ(measured, 3 * 1.0 + 40.0);  // unmeasured draft steps: 0.1 x plain
+  const double tokens = c.ExpectedTokens(3);
+  c.RecordRound(3, 3);
+  EXPECT_GT(c.ExpectedTokens(3), tokens);
+  const double three = c.ExpectedTokens(3), four = c.ExpectedTokens(4);
+  c.RecordNextPosition(3, false);
+  EXPECT_EQ(c.ExpectedTokens(3), three);  // position 3 is past a 3-token round
+  EXPECT_LT(c.ExpectedTokens(4), four);
+  c.RecordDraftTime(3, 30.0);
+  EXPECT_DOUBLE_EQ(c.EstimatedRoundMs(3), 3 * 10.0 + 40.0);
+}
+
 }  // namespace
 }  // namespace tandem
