@@ -121,6 +121,7 @@ void Rope::Apply(float* x, int64_t n_rows, size_t row_stride, int n_heads,
   for (int64_t r = 0; r < n_rows; ++r) {
     const float pos = static_cast<float>(positions[r]);
     for (int i = 0; i < half; ++i) {
+      if (inv_freq_[i] == 0.0f) continue;      // un-rotated (3/4 of Gemma 4's global pairs)
       const float angle = pos * inv_freq_[i];  // f32 product, as HF computes freqs
       cos_v[i] = static_cast<float>(std::cos(static_cast<double>(angle)));
       sin_v[i] = static_cast<float>(std::sin(static_cast<double>(angle)));

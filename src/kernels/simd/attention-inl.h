@@ -4,9 +4,9 @@
 //
 // Fixed orders: a score is q·k summed in two accumulators, vector c of the row (values
 // [c·kLanes, (c + 1)·kLanes)) going to accumulator c % 2, combined at the end; each output value
-// accumulates its keys in ascending position. Scores of up to four keys are computed side by
-// side, and the query heads sharing a KV head reuse each loaded block; neither changes any key's
-// or head's order of operations.
+// accumulates its keys in ascending position. The query heads sharing a KV head share each
+// loaded (decoded) block of K and V, up to four heads at a time, and fewer heads take several
+// keys side by side; neither changes any key's or head's order of operations.
 #pragma once
 
 #include <emmintrin.h>
@@ -74,55 +74,97 @@ struct LoadQ4_0 {
   }
 };
 
-// scores[j] = scale · q·K[rows[j]] for N keys side by side.
-template <VecTrait V, typename L, int N>
-inline void Scores(const float* q, const uint8_t* const* rows, int hd, float scale, float* scores) {
+// p[g][j0 + j] = scale · q_g·K[rows[j]] for G query heads (q_g = q + g·hd) and N keys side by
+// side: each loaded block of K serves the G heads.
+template <VecTrait V, typename L, int G, int N>
+inline void Scores(const float* q, const uint8_t* const* rows, int hd, float scale,
+                   float (*p)[kAttentionKeyBlock], int j0) {
   constexpr int kL = V::kLanes;
-  typename V::V acc0[N], acc1[N];
-  for (int j = 0; j < N; ++j) acc0[j] = acc1[j] = V::Zero();
+  typename V::V acc0[G][N], acc1[G][N];
+  for (int g = 0; g < G; ++g) {
+    for (int j = 0; j < N; ++j) acc0[g][j] = acc1[g][j] = V::Zero();
+  }
   int i = 0;
   for (; i + 2 * kL <= hd; i += 2 * kL) {  // one vector into each accumulator
-    const auto q0 = V::Load(q + i), q1 = V::Load(q + i + kL);
     for (int j = 0; j < N; ++j) {
       typename V::V k[2];
       for (int u = 0; u < 2 / V::kPer16; ++u) L::Load(rows[j], i + 16 * u, k + u * V::kPer16);
-      acc0[j] = V::MulAdd(q0, k[0], acc0[j]);
-      acc1[j] = V::MulAdd(q1, k[1], acc1[j]);
+      for (int g = 0; g < G; ++g) {
+        acc0[g][j] = V::MulAdd(V::Load(q + g * hd + i), k[0], acc0[g][j]);
+        acc1[g][j] = V::MulAdd(V::Load(q + g * hd + i + kL), k[1], acc1[g][j]);
+      }
     }
   }
   if constexpr (V::kPer16 == 1) {
     if (i < hd) {  // one last chunk of 16: an even vector
-      const auto q0 = V::Load(q + i);
       for (int j = 0; j < N; ++j) {
         typename V::V k[1];
         L::Load(rows[j], i, k);
-        acc0[j] = V::MulAdd(q0, k[0], acc0[j]);
+        for (int g = 0; g < G; ++g)
+          acc0[g][j] = V::MulAdd(V::Load(q + g * hd + i), k[0], acc0[g][j]);
       }
     }
   }
-  for (int j = 0; j < N; ++j) scores[j] = V::ReduceSum(V::Add(acc0[j], acc1[j])) * scale;
+  for (int g = 0; g < G; ++g) {
+    for (int j = 0; j < N; ++j) p[g][j0 + j] = V::ReduceSum(V::Add(acc0[g][j], acc1[g][j])) * scale;
+  }
 }
 
-// acc[0, 16·NU) = acc · alpha + Σ_j p[j] · V_j[i, i + 16·NU), keys j ascending. NU·kPer16
-// independent accumulator chains per key hide the FMA latency; each value's own sum order is
-// unchanged.
-template <VecTrait V, typename L, int NU>
-inline void AccumulateV(float* acc, int i, const uint8_t* const* rows, const float* p, int n,
-                        typename V::V alpha) {
+// The scores of n keys for G heads, N keys at a time (G·N accumulator pairs in registers).
+template <VecTrait V, typename L, int G, int N>
+inline void ScoreKeys(const float* q, const uint8_t* const* rows, int n, int hd, float scale,
+                      float (*p)[kAttentionKeyBlock]) {
+  int j = 0;
+  for (; j + N <= n; j += N) Scores<V, L, G, N>(q, rows + j, hd, scale, p, j);
+  for (; j < n; ++j) Scores<V, L, G, 1>(q, rows + j, hd, scale, p, j);
+}
+
+// acc[g][i, i + 16·NU) = acc[g] · alpha[g] + Σ_j p[g][j] · V_j[i, i + 16·NU) for G heads, keys j
+// ascending: each loaded block of V serves the G heads. NU·kPer16 independent accumulator
+// chains per head hide the FMA latency; each value's own sum order is unchanged.
+template <VecTrait V, typename L, int G, int NU>
+inline void AccumulateV(float (*acc)[kMaxHeadDim], int i, const uint8_t* const* rows,
+                        const float (*p)[kAttentionKeyBlock], int n, const float* alpha) {
   constexpr int kNV = NU * V::kPer16;
-  typename V::V a[kNV];
-  for (int v = 0; v < kNV; ++v) a[v] = V::Mul(V::LoadAligned(acc + V::kLanes * v), alpha);
+  typename V::V a[G][kNV];
+  for (int g = 0; g < G; ++g) {
+    const auto al = V::Set1(alpha[g]);
+    for (int v = 0; v < kNV; ++v) a[g][v] = V::Mul(V::LoadAligned(acc[g] + i + V::kLanes * v), al);
+  }
   for (int j = 0; j < n; ++j) {
-    const auto pj = V::Set1(p[j]);
-    for (int u = 0; u < NU; ++u) {
-      typename V::V vals[V::kPer16];
-      L::Load(rows[j], i + 16 * u, vals);
-      for (int k = 0; k < V::kPer16; ++k) {
-        a[u * V::kPer16 + k] = V::MulAdd(pj, vals[k], a[u * V::kPer16 + k]);
-      }
+    typename V::V vals[kNV];
+    for (int u = 0; u < NU; ++u) L::Load(rows[j], i + 16 * u, vals + u * V::kPer16);
+    for (int g = 0; g < G; ++g) {
+      const auto pj = V::Set1(p[g][j]);
+      for (int v = 0; v < kNV; ++v) a[g][v] = V::MulAdd(pj, vals[v], a[g][v]);
     }
   }
-  for (int v = 0; v < kNV; ++v) V::StoreAligned(acc + V::kLanes * v, a[v]);
+  for (int g = 0; g < G; ++g) {
+    for (int v = 0; v < kNV; ++v) V::StoreAligned(acc[g] + i + V::kLanes * v, a[g][v]);
+  }
+}
+
+// The values of one key block for G heads: runs of 8 accumulator vectors, then chunks of 16.
+template <VecTrait V, typename L, int G>
+inline void AccumulateValues(float (*acc)[kMaxHeadDim], int hd, const uint8_t* const* rows,
+                             const float (*p)[kAttentionKeyBlock], int n, const float* alpha) {
+  constexpr int kNU = std::max(1, 8 / (G * V::kPer16));
+  int i = 0;
+  if constexpr (kNU > 1) {
+    for (; i + 16 * kNU <= hd; i += 16 * kNU) AccumulateV<V, L, G, kNU>(acc, i, rows, p, n, alpha);
+  }
+  for (; i + 16 <= hd; i += 16) AccumulateV<V, L, G, 1>(acc, i, rows, p, n, alpha);
+}
+
+// rows[j] = the row of position first + j of kv head `head` in `base` (K or V), j < n.
+inline void KeyRows(const KvView& kv, const void* base, int32_t first, int n, int head,
+                    const uint8_t** rows) {
+  const uint8_t* b = static_cast<const uint8_t*>(base) + head * kv.head_stride_bytes;
+  int64_t slot = kv.Slot(first);  // one division per block, then the ring's wrap
+  for (int j = 0; j < n; ++j) {
+    rows[j] = b + slot * kv.slot_stride_bytes;
+    if (++slot == kv.n_slots) slot = 0;
+  }
 }
 
 template <VecTrait V, typename L>
@@ -143,47 +185,54 @@ void Attend(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange
 
   for (int32_t block = keys.begin; block < keys.end; block += kAttentionKeyBlock) {
     const int n = std::min<int32_t>(kAttentionKeyBlock, keys.end - block);
-    for (int j = 0; j < n; ++j) rows[j] = kv.KRow(block + j, kv_head);
-    int j = 0;
-    for (; j + 4 <= n; j += 4) {
-      for (int g = 0; g < n_heads; ++g) Scores<V, L, 4>(q + g * hd, rows + j, hd, scale, p[g] + j);
+    KeyRows(kv, kv.k, block, n, kv_head, rows);
+    // Heads in fours; the last one to three with more keys side by side.
+    int g = 0;
+    for (; g + 4 <= n_heads; g += 4) ScoreKeys<V, L, 4, 1>(q + g * hd, rows, n, hd, scale, p + g);
+    switch (n_heads - g) {
+      case 3:
+        ScoreKeys<V, L, 3, 1>(q + g * hd, rows, n, hd, scale, p + g);
+        break;
+      case 2:
+        ScoreKeys<V, L, 2, 2>(q + g * hd, rows, n, hd, scale, p + g);
+        break;
+      case 1:
+        ScoreKeys<V, L, 1, 4>(q + g * hd, rows, n, hd, scale, p + g);
+        break;
+      default:
+        break;
     }
-    for (; j < n; ++j) {
-      for (int g = 0; g < n_heads; ++g) Scores<V, L, 1>(q + g * hd, rows + j, hd, scale, p[g] + j);
-    }
-    for (int g = 0; g < n_heads; ++g) {
+    for (g = 0; g < n_heads; ++g) {
       float block_max = -INFINITY;
-      for (j = 0; j < n; ++j) block_max = std::fmax(block_max, p[g][j]);
-      const float new_max = std::fmax(max_score[g], block_max);
+      // The comparison, not std::fmax (a libm call per score, 4 % of a tiny model's decode);
+      // the same maximum for every score that is not NaN (a NaN is skipped, as by fmax).
+      for (int j = 0; j < n; ++j) block_max = p[g][j] > block_max ? p[g][j] : block_max;
+      const float new_max = block_max > max_score[g] ? block_max : max_score[g];
       alpha[g] = block == keys.begin ? 0.0f : std::exp(max_score[g] - new_max);
-      for (j = 0; j < n; ++j) p[g][j] -= new_max;
+      for (int j = 0; j < n; ++j) p[g][j] -= new_max;
       Map<V>(p[g], n, p[g], Exp<V>);
       float block_sum = 0.0f;
-      for (j = 0; j < n; ++j) block_sum += p[g][j];
+      for (int j = 0; j < n; ++j) block_sum += p[g][j];
       sum[g] = sum[g] * alpha[g] + block_sum;
       max_score[g] = new_max;
     }
 
-    // The values in runs of 8 vectors (accumulator registers), then 4 chunks of 16, then 1.
-    constexpr int kWide = 8 / V::kPer16;
-    for (j = 0; j < n; ++j) rows[j] = kv.VRow(block + j, kv_head);
-    int i = 0;
-    if constexpr (kWide > 4) {
-      for (; i + 16 * kWide <= hd; i += 16 * kWide) {
-        for (int g = 0; g < n_heads; ++g) {
-          AccumulateV<V, L, kWide>(acc[g] + i, i, rows, p[g], n, V::Set1(alpha[g]));
-        }
-      }
+    KeyRows(kv, kv.v, block, n, kv_head, rows);
+    for (g = 0; g + 4 <= n_heads; g += 4) {
+      AccumulateValues<V, L, 4>(acc + g, hd, rows, p + g, n, alpha + g);
     }
-    for (; i + 64 <= hd; i += 64) {
-      for (int g = 0; g < n_heads; ++g) {
-        AccumulateV<V, L, 4>(acc[g] + i, i, rows, p[g], n, V::Set1(alpha[g]));
-      }
-    }
-    for (; i + 16 <= hd; i += 16) {
-      for (int g = 0; g < n_heads; ++g) {
-        AccumulateV<V, L, 1>(acc[g] + i, i, rows, p[g], n, V::Set1(alpha[g]));
-      }
+    switch (n_heads - g) {
+      case 3:
+        AccumulateValues<V, L, 3>(acc + g, hd, rows, p + g, n, alpha + g);
+        break;
+      case 2:
+        AccumulateValues<V, L, 2>(acc + g, hd, rows, p + g, n, alpha + g);
+        break;
+      case 1:
+        AccumulateValues<V, L, 1>(acc + g, hd, rows, p + g, n, alpha + g);
+        break;
+      default:
+        break;
     }
   }
   for (int g = 0; g < n_heads; ++g) {
