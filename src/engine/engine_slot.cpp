@@ -239,10 +239,29 @@ int EngineSlot::AddRows(ForwardBatch& batch) {
     return end == n_prompt ? 1 : 0;
   }
   step_pos_ = static_cast<int32_t>(history_.size()) - 1;
-  batch.Add(history_.back(), step_pos_, seq_, true);
   const int k = static_cast<int>(drafts_.tokens.size());
-  for (int i = 0; i < k; ++i) batch.Add(drafts_.tokens[i], step_pos_ + 1 + i, seq_, true);
-  return k + 1;
+  // Row r's logits verify draft r (the last row's choose the next token).
+  row_logits_.assign(k + 1, -1);
+  int n_logits = 0;
+  for (int r = 0; r <= k; ++r) {
+    if (r == k || !ForcedWithoutLogits(r)) row_logits_[r] = n_logits++;
+  }
+  batch.Add(history_.back(), step_pos_, seq_, row_logits_[0] >= 0);
+  for (int i = 0; i < k; ++i) {
+    batch.Add(drafts_.tokens[i], step_pos_ + 1 + i, seq_, row_logits_[i + 1] >= 0);
+  }
+  return n_logits;
+}
+
+bool EngineSlot::ForcedWithoutLogits(int i) const {
+  const int first = static_cast<int>(drafts_.tokens.size()) - forced_drafts_;
+  if (i < first || forced_guessed_[i - first]) return false;
+  if (params_.top_logprobs >= 0 || !params_.synthetic_acceptance.empty()) return false;
+  const int32_t token = drafts_.tokens[i];
+  for (const LogitBias& b : params_.sampling.logit_bias) {
+    if (b.token == token && b.bias == -std::numeric_limits<float>::infinity()) return false;
+  }
+  return true;
 }
 
 void EngineSlot::OnForward(const ForwardOutput& out, int row0, int logit0, double forward_ms,
@@ -291,7 +310,7 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
     ++stats.plain_steps;
     stats.plain_ms += forward_ms;
     hidden_.assign(out.Hidden(row0), out.Hidden(row0) + n_embd_);
-    const float* logits = out.Logits(logit0);
+    const float* logits = out.Logits(logit0 + row_logits_[0]);
     Emit(sampler_.Sample(Constrained(logits), n_vocab_, history_, rng_, probs_), logits);
     if (drafter_ != nullptr) {
       const auto t0 = EngineClock::now();
@@ -305,8 +324,17 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
   // (A synthetic-acceptance benchmark request is not lossless: its drafts' lengths matter.)
   int accepted = 0;
   for (int i = 0; i <= k && phase_ == SlotPhase::kGenerate; ++i) {
+    if (row_logits_[i] < 0) {
+      // A grammar-forced draft (ForcedWithoutLogits): accepted, with the one random draw the
+      // point-mass rule makes (so sampled output is the same as with the logits).
+      if (!greedy_) rng_.Uniform();
+      ++accepted;
+      if (InRepetitionLoop(history_)) ++stats.repetition_accepted;
+      Emit(drafts_.tokens[i], nullptr);
+      continue;
+    }
     // The grammar state is the committed one: every token emitted so far this round was a draft.
-    const float* raw = out.Logits(logit0 + i);
+    const float* raw = out.Logits(logit0 + row_logits_[i]);
     const float* logits = Constrained(raw);
     int32_t token;
     bool match = false;

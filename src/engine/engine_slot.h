@@ -99,7 +99,8 @@ class EngineSlot {
   void PlanPrefill(int n_rows) { planned_prefill_ = n_rows; }
 
   // Appends this step's rows to `batch`: the planned prompt chunk (logits only for the last
-  // prompt row) or [last, drafts...] (all with logits). Returns how many rows carry logits.
+  // prompt row) or [last, drafts...] (with logits, but for the rows that verify a grammar-forced
+  // draft: see ForcedWithoutLogits). Returns how many rows carry logits.
   int AddRows(ForwardBatch& batch);
   // Consumes this slot's rows of a forward: its first row is batch row `row0`, its first logits
   // row is `logit0`. Samples, verifies, emits token events, rolls back rejected drafts.
@@ -135,6 +136,12 @@ class EngineSlot {
                       bool record_verify_time);
   // The target's logits at a verified position, masked by the grammar (if any).
   const float* Constrained(const float* logits);
+  // Whether draft i is grammar-forced (not a layout guess) and the row verifying it needs no
+  // logits: the grammar allows that token alone there, so the masked distribution is a point
+  // mass on it whatever the logits (accepted whenever reached). Not when the request wants
+  // logprobs, a synthetic acceptance, or bans the token (a -inf logit bias: then the forced
+  // token is an error the sampler reports).
+  bool ForcedWithoutLogits(int i) const;
   // SlotGrammar::AppendForced on this round's drafts (guesses priced by the planner's row
   // costs), its flags into forced_guessed_; returns how many it appended.
   int AppendGrammarDrafts(int n_max);
@@ -172,6 +179,7 @@ class EngineSlot {
   DraftResult drafts_;                    // this round's drafts
   int forced_drafts_ = 0;                 // ... of which the last ones are the grammar's
   std::vector<bool> forced_guessed_;      // ... [i]: the i-th of those is a layout guess
+  std::vector<int> row_logits_;           // this round's rows: index among its logits, or -1
   int draft_n_max_ = 0;                   // the drafter's n_max this round
   std::unique_ptr<SlotGrammar> grammar_;  // the request's constraint, or null
   ForcedRunPolicy forced_runs_;           // ... whether drafts go on through its forced runs

@@ -1,0 +1,124 @@
+// Rows that verify a grammar-forced draft compute no logits (EngineSlot::ForcedWithoutLogits):
+// the grammar allows that token alone, so the masked distribution is a point mass on it. What
+// still needs those logits keeps them: a request asking for logprobs gets the same bitwise
+// logprobs for every token as plain decoding, and a request whose logit bias bans the token the
+// grammar forces fails as it does without speculation (every token it allows there is banned).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "base/thread_pool.h"
+#include "engine/engine.h"
+#include "grammar/compiled_grammar.h"
+#include "grammar/gbnf_parser.h"
+#include "greedy_params.h"
+#include "spec_grammar_pair.h"
+#include "speculative/loaded_drafters.h"
+
+namespace tandem {
+namespace {
+
+// Long forced runs ("function", the keys and their separators) between short free words.
+const char kRecordGbnf[] =
+    R"(root ::= "{\"name\": \"" [a-z]{1,4} "\", \"kind\": \"function\", \"path\": \"" [a-z]{1,4} "\"}")";
+
+struct Outcome {
+  std::vector<int32_t> tokens;
+  std::vector<TokenLogprobs> logprobs;
+  int missing_logprobs = 0;
+  int64_t forced = 0;
+  std::string error;
+};
+
+Outcome RunOnEngine(const Pair& pair, ThreadPool& pool, const GenerateParams& params) {
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 10; ++i) prompt.push_back(2 + (i * 37) % 500);
+  EngineOptions options;
+  options.own_thread = false;
+  options.kv = {.type = TensorType::kF32, .n_ctx = 128, .n_seq = 1, .max_batch = 64};
+  Engine engine(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool), pool,
+                options);
+  Outcome o;
+  engine.RunHere({prompt, params, [&](const EngineEvent& e) {
+                    if (e.final) {
+                      o.error = e.error;
+                      if (e.result != nullptr) o.forced = e.result->spec.forced;
+                      return true;
+                    }
+                    o.tokens.push_back(e.token);
+                    if (e.logprobs == nullptr) {
+                      ++o.missing_logprobs;
+                    } else {
+                      o.logprobs.push_back(*e.logprobs);
+                    }
+                    return true;
+                  }});
+  return o;
+}
+
+GenerateParams Constrained(std::shared_ptr<CompiledGrammar> grammar, SpecType type) {
+  GenerateParams p = Greedy(60, type, 8, false);
+  p.eog_tokens = {kEog};
+  p.grammar.grammar = std::move(grammar);
+  return p;
+}
+
+TEST(SpecForcedRows, LogprobsOfForcedTokensAreThoseOfPlainDecoding) {
+  Pair pair = MakePair("sfr_logprobs");
+  auto vocab = TestVocabulary(pair.target->config().n_vocab);
+  auto compiled = std::make_shared<CompiledGrammar>(ParseGbnf(kRecordGbnf), vocab);
+  ThreadPool pool(2);
+  GenerateParams plain = Constrained(compiled, SpecType::kNone);
+  plain.top_logprobs = 3;
+  const Outcome want = RunOnEngine(pair, pool, plain);
+  ASSERT_EQ(want.error, "");
+  ASSERT_GT(want.tokens.size(), 30u);
+  for (const SpecType type : {SpecType::kMtp, SpecType::kNgram}) {
+    GenerateParams p = Constrained(compiled, type);
+    p.top_logprobs = 3;
+    const Outcome got = RunOnEngine(pair, pool, p);
+    EXPECT_EQ(got.error, "") << SpecTypeName(type);
+    EXPECT_GT(got.forced, 10) << SpecTypeName(type) << ": forced runs must be drafted";
+    EXPECT_EQ(got.tokens, want.tokens) << SpecTypeName(type);
+    EXPECT_EQ(got.missing_logprobs, 0) << SpecTypeName(type);
+    ASSERT_EQ(got.logprobs.size(), want.logprobs.size()) << SpecTypeName(type);
+    for (size_t i = 0; i < got.logprobs.size(); ++i) {
+      EXPECT_EQ(got.logprobs[i].chosen.token, want.logprobs[i].chosen.token);
+      EXPECT_EQ(got.logprobs[i].chosen.logprob, want.logprobs[i].chosen.logprob)
+          << SpecTypeName(type) << i;
+      ASSERT_EQ(got.logprobs[i].top.size(), want.logprobs[i].top.size());
+      for (size_t j = 0; j < got.logprobs[i].top.size(); ++j) {
+        EXPECT_EQ(got.logprobs[i].top[j].token, want.logprobs[i].top[j].token);
+        EXPECT_EQ(got.logprobs[i].top[j].logprob, want.logprobs[i].top[j].logprob);
+      }
+    }
+  }
+}
+
+TEST(SpecForcedRows, ABannedForcedTokenFailsWithAndWithoutSpeculation) {
+  Pair pair = MakePair("sfr_banned");
+  auto vocab = TestVocabulary(pair.target->config().n_vocab);
+  auto compiled = std::make_shared<CompiledGrammar>(ParseGbnf(kRecordGbnf), vocab);
+  ThreadPool pool(2);
+  // 'u' occurs only in "function": where the grammar forces it, no allowed token is finite.
+  const int32_t u = 2 + 'u' - 32;
+  ASSERT_EQ(vocab->piece(u), "u");
+  const GenerateParams free_run = Constrained(compiled, SpecType::kMtp);
+  ASSERT_EQ(RunOnEngine(pair, pool, free_run).error, "");
+  std::string plain_error;
+  for (const SpecType type : {SpecType::kNone, SpecType::kMtp, SpecType::kNgram}) {
+    GenerateParams p = Constrained(compiled, type);
+    p.sampling.logit_bias.push_back({u, -INFINITY});
+    const Outcome o = RunOnEngine(pair, pool, p);
+    EXPECT_NE(o.error.find("every token is banned"), std::string::npos)
+        << SpecTypeName(type) << ": " << o.error;
+    if (type == SpecType::kNone) plain_error = o.error;
+    EXPECT_EQ(o.error, plain_error) << SpecTypeName(type);
+    const std::string text = Text(*vocab, o.tokens);
+    EXPECT_EQ(text.find("fu"), std::string::npos) << SpecTypeName(type) << ": " << text;
+  }
+}
+
+}  // namespace
+}  // namespace tandem
