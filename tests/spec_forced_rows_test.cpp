@@ -1,5 +1,6 @@
 // Rows that verify a grammar-forced draft compute no logits (EngineSlot::ForcedWithoutLogits):
-// the grammar allows that token alone, so the masked distribution is a point mass on it. What
+// the grammar allows that token alone, so the masked distribution is a point mass on it; without
+// speculation the forced runs are still verified in batches (jump-forward decoding). What
 // still needs those logits keeps them: a request asking for logprobs gets the same bitwise
 // logprobs for every token as plain decoding, and a request whose logit bias bans the token the
 // grammar forces fails as it does without speculation (every token it allows there is banned).
@@ -28,6 +29,7 @@ struct Outcome {
   std::vector<TokenLogprobs> logprobs;
   int missing_logprobs = 0;
   int64_t forced = 0;
+  int64_t forwards = 0;  // target forwards: drafting rounds + plain steps
   std::string error;
 };
 
@@ -43,7 +45,10 @@ Outcome RunOnEngine(const Pair& pair, ThreadPool& pool, const GenerateParams& pa
   engine.RunHere({prompt, params, [&](const EngineEvent& e) {
                     if (e.final) {
                       o.error = e.error;
-                      if (e.result != nullptr) o.forced = e.result->spec.forced;
+                      if (e.result != nullptr) {
+                        o.forced = e.result->spec.forced;
+                        o.forwards = e.result->spec.rounds + e.result->spec.plain_steps;
+                      }
                       return true;
                     }
                     o.tokens.push_back(e.token);
@@ -70,11 +75,13 @@ TEST(SpecForcedRows, LogprobsOfForcedTokensAreThoseOfPlainDecoding) {
   auto compiled = std::make_shared<CompiledGrammar>(ParseGbnf(kRecordGbnf), vocab);
   ThreadPool pool(2);
   GenerateParams plain = Constrained(compiled, SpecType::kNone);
+  plain.spec.draft_max = 0;  // one token per forward: no forced runs in batches either
   plain.top_logprobs = 3;
   const Outcome want = RunOnEngine(pair, pool, plain);
   ASSERT_EQ(want.error, "");
   ASSERT_GT(want.tokens.size(), 30u);
-  for (const SpecType type : {SpecType::kMtp, SpecType::kNgram}) {
+  EXPECT_EQ(want.forced, 0);
+  for (const SpecType type : {SpecType::kNone, SpecType::kMtp, SpecType::kNgram}) {
     GenerateParams p = Constrained(compiled, type);
     p.top_logprobs = 3;
     const Outcome got = RunOnEngine(pair, pool, p);
@@ -93,6 +100,29 @@ TEST(SpecForcedRows, LogprobsOfForcedTokensAreThoseOfPlainDecoding) {
         EXPECT_EQ(got.logprobs[i].top[j].logprob, want.logprobs[i].top[j].logprob);
       }
     }
+  }
+}
+
+TEST(SpecForcedRows, WithoutSpeculationForcedRunsAreBatchedAndChangeNoOutput) {
+  // Jump-forward decoding: --spec-type none still verifies the grammar's forced runs in one
+  // forward (they are its only choices), greedy and sampled, with the same output and random
+  // stream as one token per forward (draft_max 0).
+  Pair pair = MakePair("sfr_none");
+  auto vocab = TestVocabulary(pair.target->config().n_vocab);
+  auto compiled = std::make_shared<CompiledGrammar>(ParseGbnf(kRecordGbnf), vocab);
+  ThreadPool pool(2);
+  for (const float temperature : {0.0f, 1.0f}) {
+    GenerateParams batched = Constrained(compiled, SpecType::kNone);
+    batched.sampling.temperature = temperature;
+    batched.sampling.seed = 7;
+    GenerateParams single = batched;
+    single.spec.draft_max = 0;
+    const Outcome a = RunOnEngine(pair, pool, batched), b = RunOnEngine(pair, pool, single);
+    EXPECT_EQ(a.error, "");
+    EXPECT_GT(a.forced, 10) << "temperature " << temperature;
+    EXPECT_EQ(b.forced, 0);
+    EXPECT_LT(a.forwards, b.forwards) << "temperature " << temperature;
+    EXPECT_EQ(a.tokens, b.tokens) << "temperature " << temperature;
   }
 }
 

@@ -61,6 +61,14 @@ std::string GenerationSummary(const GenerateResult& r, const LoadedModels& m, si
   s += buf;
   s += "memory: weights mapped " + Mib(m.mapped_bytes) + ", KV " + Mib(kv_bytes) + ", resident " +
        Mib(ResidentBytes()) + "\n";
+  if (m.spec.type == SpecType::kNone && r.spec.forced > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "grammar-forced tokens verified in batches (jump-forward, no speculation): %lld "
+                  "in %lld rounds + %lld plain steps, %.2f tokens per target forward\n",
+                  static_cast<long long>(r.spec.forced), static_cast<long long>(r.spec.rounds),
+                  static_cast<long long>(r.spec.plain_steps), r.spec.TokensPerTargetForward());
+    s += buf;
+  }
   if (m.spec.type != SpecType::kNone) {
     const SpeculationStats& st = r.spec;
     std::snprintf(buf, sizeof buf,

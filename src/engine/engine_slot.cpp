@@ -149,11 +149,14 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
 }
 
 int EngineSlot::DraftCap() const {
-  if (drafter_ == nullptr) return 0;
+  // Without a drafter only a grammar's forced runs are drafted (jump-forward decoding: no
+  // speculation, each such draft is the grammar's only choice), up to draft_max.
+  if (drafter_ == nullptr && !grammar_) return 0;
+  const int most = drafter_ != nullptr ? planner_.MaxDrafts() : params_.spec.draft_max;
   const int64_t pos = static_cast<int64_t>(history_.size()) - 1;
   const int64_t remaining = max_tokens_ - result_.spec.generated;
-  const int64_t cap = std::min<int64_t>(
-      {remaining - 1, cache_.n_ctx() - pos - 1, cache_.max_batch() - 1, planner_.MaxDrafts()});
+  const int64_t cap =
+      std::min<int64_t>({remaining - 1, cache_.n_ctx() - pos - 1, cache_.max_batch() - 1, most});
   return static_cast<int>(std::max<int64_t>(0, cap));
 }
 

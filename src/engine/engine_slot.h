@@ -73,7 +73,7 @@ class EngineSlot {
   bool speculating() const { return drafter_ != nullptr; }
   Drafter* drafter() const { return drafter_; }  // the running request's drafter, or null
   // Most drafts this round may have (Generator's cap: remaining tokens - 1, the context, the
-  // per-call batch limit, draft_max); 0 when not speculating.
+  // per-call batch limit, draft_max); 0 when not speculating, unless a grammar may force tokens.
   int DraftCap() const;
   // The planner's choice for this round (lookup and model drafts), in [0, cap]; its time is
   // counted in SpeculationStats::plan_ms.
