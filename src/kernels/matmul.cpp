@@ -215,9 +215,10 @@ void RunPacked(const WeightMatrix& w, PackedTileFn kernel, const QuantizedActiva
   const size_t group_bytes = PackedGroupBytes(w);
   const int64_t n_groups = (w.rows + kPackRows - 1) / kPackRows;
   // Decode-sized batches: 16-row tiles for an even thread split; larger ones: L2-sized tiles.
-  const int64_t tile_groups = acts.n_rows <= 4
-                                  ? kTileRows / kPackRows
-                                  : std::clamp<int64_t>(kPackedTileBytes / group_bytes, 2, 32);
+  // An even number of groups: the AVX-512 tiles take them two at a time.
+  const int64_t tile_groups =
+      acts.n_rows <= 4 ? kTileRows / kPackRows
+                       : std::clamp<int64_t>(kPackedTileBytes / group_bytes, 2, 32) / 2 * 2;
   const int64_t n_tiles = (n_groups + tile_groups - 1) / tile_groups;
   auto run = [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {

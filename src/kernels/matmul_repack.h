@@ -1,4 +1,6 @@
-// Load-time repacking of weight matrices into the interleaved layout the AVX2 kernels stream.
+// Load-time repacking of weight matrices into the interleaved layout the AVX2 and AVX-512 kernels
+// stream (avx2/matmul_packed.cpp: one group of 8 rows per ymm; avx512/matmul_packed.cpp: two
+// groups per zmm).
 //
 // Layout: rows are taken in groups of kPackRows = 8 (the last group repeats the last row); a
 // group holds its rows' blocks in order, and each block's bytes are interleaved over the 8 rows

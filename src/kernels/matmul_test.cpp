@@ -366,17 +366,19 @@ TEST(MatMulTest, BitwiseInvariantOverBatchPositionAndThreads) {
 
 // Packed (interleaved) weights give bitwise the row-major results on every path, for row counts
 // that are not multiples of the group, every activation-chunk tail and tiles of several groups
-// (the AVX2 kernels take activation rows 8 (Q4_0, Q8_0) or 6 (Q4_K, Q6_K) at a time: T = 6,
-// 7, 8, 9, 12, 13, 16, 17 are full chunks and tails).
+// (the AVX2 kernels take activation rows 8 (Q4_0, Q8_0) or 6 (Q4_K, Q6_K) at a time, the
+// AVX-512 ones 16 or 8, and groups two at a time: T = 6..9, 12, 13, 16, 17, 31, 33, 47 are full
+// chunks and tails; 3 and 5 groups leave a lone last group).
 TEST(MatMulTest, PackedLayoutMatchesRowMajorOnEveryIsa) {
   IsaScope guard;
   ThreadPool pool(3);
   struct Shape {
     int64_t rows, blocks, n_t;
   };
-  const Shape shapes[] = {{1, 1, 1},    {7, 2, 3},   {8, 3, 4},    {9, 1, 5},  {37, 2, 2},
-                          {300, 40, 6}, {61, 8, 13}, {2100, 2, 7}, {24, 3, 8}, {17, 2, 9},
-                          {40, 5, 16},  {9, 4, 17},  {10, 3, 12},  {15, 2, 13}};
+  const Shape shapes[] = {{1, 1, 1},    {7, 2, 3},   {8, 3, 4},    {9, 1, 5},   {37, 2, 2},
+                          {300, 40, 6}, {61, 8, 13}, {2100, 2, 7}, {24, 3, 8},  {17, 2, 9},
+                          {40, 5, 16},  {9, 4, 17},  {10, 3, 12},  {15, 2, 13}, {40, 2, 33},
+                          {16, 3, 31},  {24, 1, 47}};
   for (TensorType type : {T::kQ4_0, T::kQ8_0, T::kQ4_K, T::kQ6_K}) {
     ASSERT_TRUE(HasPackedLayout(type));
     for (const Shape& s : shapes) {

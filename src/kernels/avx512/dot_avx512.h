@@ -1,7 +1,7 @@
 // AVX-512 micro-kernels for MatMul (built with AVX-512 F/BW/VL/DQ/VNNI flags; reached only
 // through the kernel table when the host supports them). Contracts as in matmul_kernel.h; the
-// quantized tiles (which need VNNI) and activation quantizers are bitwise equal to the ref::
-// versions.
+// quantized tiles (which need VNNI), the packed-layout tiles and the activation quantizers are
+// bitwise equal to the ref:: versions.
 #pragma once
 
 #include <cstdint>
@@ -11,5 +11,6 @@
 namespace tandem::kernels::avx512 {
 
 TANDEM_DECLARE_MATMUL_KERNELS
+TANDEM_MATMUL_PACKED_TILES(TANDEM_DECLARE_PACKED_TILE)
 
 }  // namespace tandem::kernels::avx512

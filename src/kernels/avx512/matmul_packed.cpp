@@ -1,0 +1,533 @@
+// AVX-512 VNNI tiles over interleaved weights (matmul_repack.h) for Q4_0, Q8_0, Q4_K and Q6_K:
+// the same 8-row groups the AVX2 tiles read, taken two at a time, so zmm lane r is row r of
+// group g (r < 8) or row r - 8 of group g + 1. One 64-byte vector then holds 16 rows' next 4
+// quants and one VPDPBUSD against a broadcast activation dword adds 64 exact byte products: the
+// AVX2 tiles spend a broadcast, a maddubs and an add per 32.
+//
+// Small batches (decode, verification: T <= K::kActRows) decode each block as it is used and
+// keep one accumulator per activation row in registers; chunks of kActRows rows take larger
+// batches the same way for Q4_0 and Q8_0, whose unpacking is cheap. For Q4_K and Q6_K, whose
+// unpacking costs a third to all of the products, a larger batch decodes each pair's blocks
+// once, a few at a time, into L1, and every activation row reads them there (RunDecodeOnce).
+// Zen 5, one thread, bench_matmul prefill512 1536x6144 against this path's row-major tiles:
+// Q4_0 1.15x, Q4_K 0.87x, Q6_K 0.73x; matvec (the decode step) Q4_K 0.47 -> 0.85 of the read
+// bandwidth, Q6_K 0.61 -> 0.79 (bench/README.md, AVX-512 Zen 5).
+//
+// Per output element the sequence is the reference's (dot_ref.h): exact integer block sums
+// (weights as unsigned bytes w + o against signed activations, minus o * sum(a): the same
+// integer), then the same f32 multiplies and fused multiply-adds in block order, the same for
+// every T, so results are bitwise equal to the row-major tiles and to every other path.
+
+// GCC 12 reports its own _mm512_undefined_*() placeholders inside intrinsics as uninitialized.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/avx512/dot_avx512.h"
+#include "kernels/avx512/dot_lanes.h"
+
+namespace tandem::kernels::avx512 {
+namespace {
+
+constexpr int64_t kPrefetchAhead = 1024;  // bytes ahead of the block being decoded
+
+// The two groups of a pair: lanes 0..7 read `lo`, lanes 8..15 read `hi` (the same group when a
+// tile has an odd number of groups; those lanes are not stored).
+struct GroupPair {
+  const uint8_t* lo;
+  const uint8_t* hi;
+  // The 32 bytes at `offset` of each group: lane r = dword r of lo's, lane 8 + r of hi's.
+  __m512i Load(int64_t offset) const {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lo + offset));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hi + offset));
+    return _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1);
+  }
+  // The 8 fp16 values at `offset` of each group as 16 f32 lanes.
+  __m512 Halves(int64_t offset) const {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(lo + offset));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(hi + offset));
+    return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1));
+  }
+  void Prefetch(int64_t offset, int64_t bytes) const {
+    for (int64_t l = 0; l < bytes; l += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(lo + offset + l), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(hi + offset + l), _MM_HINT_T0);
+    }
+  }
+};
+
+// Row t0 + t of each activation array, resolved once per pass.
+template <int NT>
+struct ActRows {
+  ActRows(const QuantizedActivations& acts, int64_t t0) {
+    for (int t = 0; t < NT; ++t) {
+      qs[t] = acts.qs + (t0 + t) * acts.qs_stride;
+      d[t] = acts.d + (t0 + t) * acts.d_stride;
+      sum16[t] = acts.sum16 + (t0 + t) * acts.sum16_stride;
+      sum32[t] = acts.sum32 + (t0 + t) * acts.sum32_stride;
+    }
+  }
+  const int8_t* qs[NT];
+  const float* d[NT];
+  const int32_t* sum16[NT];
+  const int32_t* sum32[NT];
+};
+
+// acc = fma(d_w * d_a, float(s), acc), as the reference for a 32-value block.
+inline __m512 ScaleAdd(__m512 d, float da, __m512i s, __m512 acc) {
+  return _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(da)), _mm512_cvtepi32_ps(s), acc);
+}
+
+// sum_k w[k] . a[4k..4k+3] - (sum_a << shift) over a 32-value block, exact: two chains of 4
+// dot products (one chain of 8 waits on VPDPBUSD's latency 8 times per row).
+inline __m512i DotBlock(const __m512i (&w)[8], const int8_t* a, int32_t sum_a, int shift) {
+  __m512i even = _mm512_setzero_si512(), odd = _mm512_setzero_si512();
+#pragma GCC unroll 4
+  for (int k = 0; k < 8; k += 2) {
+    even = _mm512_dpbusd_epi32(even, w[k], BroadcastDword(a + 4 * k));
+    odd = _mm512_dpbusd_epi32(odd, w[k + 1], BroadcastDword(a + 4 * k + 4));
+  }
+  const __m512i offset = _mm512_slli_epi32(_mm512_set1_epi32(sum_a), shift);
+  return _mm512_sub_epi32(_mm512_add_epi32(even, odd), offset);
+}
+
+// Lane r: (lo lane r & 0xFFFF) | (hi lane r << 16), the 16-bit pair VPDPWSSD multiplies.
+inline __m512i Pair16(__m512i lo, __m512i hi) {
+  return _mm512_or_si512(_mm512_and_si512(lo, _mm512_set1_epi32(0xFFFF)),
+                         _mm512_slli_epi32(hi, 16));
+}
+
+// Broadcast of the int16 pair (s[0], s[1]) (both within int16).
+inline __m512i BroadcastPair16(const int32_t* s) {
+  return _mm512_set1_epi32(static_cast<int32_t>((static_cast<uint32_t>(s[0]) & 0xFFFF) |
+                                                (static_cast<uint32_t>(s[1]) << 16)));
+}
+
+// Q4_0 group block: 8 fp16 scales, then 4 x 32 bytes (chunk k lane r = row r's qs[4k..4k+3]:
+// low nibbles q of elements 4k..4k+3, high nibbles of 16 + 4k..+3; the value is q - 8).
+// Per lane and row: -8 * sum(a) + sum_i q_i a_i, exact in int32.
+struct PackedQ4_0 {
+  static constexpr int kActRows = 16;
+  static constexpr bool kDecodeOnce = false;  // decoding is as cheap as reading a decoded copy
+  static constexpr int64_t kBlockValues = 32;
+  static constexpr int64_t kBlockBytes = 8 * 18;
+  struct Decoded {
+    __m512i w[8];  // w[k] holds elements 4k..4k+3 (k < 4: low nibbles; else 16 + 4(k - 4)..)
+    __m512 d;
+  };
+  static void Decode(const GroupPair& g, int64_t off, Decoded* out) {
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      const __m512i raw = g.Load(off + 16 + 32 * k);
+      out->w[k] = LowNibbles(raw);
+      out->w[4 + k] = HighNibbles(raw);
+    }
+    out->d = g.Halves(off);
+  }
+  template <int NT>
+  static void Accumulate(const Decoded& dec, const ActRows<NT>& rows, int64_t b, __m512 acc[NT]) {
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) {
+      const __m512i s = DotBlock(dec.w, rows.qs[t] + 32 * b, rows.sum32[t][b], 3);
+      acc[t] = ScaleAdd(dec.d, rows.d[t][b], s, acc[t]);
+    }
+  }
+  template <int NT>
+  static void Block(const GroupPair& g, int64_t off, const ActRows<NT>& rows, int64_t b,
+                    __m512 acc[NT]) {
+    Decoded dec;
+    Decode(g, off, &dec);
+    Accumulate<NT>(dec, rows, b, acc);
+  }
+};
+
+// Q8_0 group block: 8 fp16 scales, then 8 x 32 bytes (chunk k lane r = row r's qs[4k..4k+3]).
+// Per lane and row: sum_i (w_i + 128) a_i - 128 * sum(a), exact in int32.
+struct PackedQ8_0 {
+  static constexpr int kActRows = 16;
+  static constexpr bool kDecodeOnce = false;
+  static constexpr int64_t kBlockValues = 32;
+  static constexpr int64_t kBlockBytes = 8 * 34;
+  using Decoded = PackedQ4_0::Decoded;
+  static void Decode(const GroupPair& g, int64_t off, Decoded* out) {
+    const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) out->w[k] = _mm512_xor_si512(g.Load(off + 16 + 32 * k), flip);
+    out->d = g.Halves(off);
+  }
+  template <int NT>
+  static void Accumulate(const Decoded& dec, const ActRows<NT>& rows, int64_t b, __m512 acc[NT]) {
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) {
+      const __m512i s = DotBlock(dec.w, rows.qs[t] + 32 * b, rows.sum32[t][b], 7);
+      acc[t] = ScaleAdd(dec.d, rows.d[t][b], s, acc[t]);
+    }
+  }
+  template <int NT>
+  static void Block(const GroupPair& g, int64_t off, const ActRows<NT>& rows, int64_t b,
+                    __m512 acc[NT]) {
+    Decoded dec;
+    Decode(g, off, &dec);
+    Accumulate<NT>(dec, rows, b, acc);
+  }
+};
+
+inline __m512i Bits(__m512i v, int shift, int mask) {
+  return _mm512_and_si512(_mm512_srli_epi32(v, shift), _mm512_set1_epi32(mask));
+}
+
+// Q4_K group block: 36 x 32 bytes, chunk k lane r = dword k of row r's block (d|dmin, 3 dwords
+// of scales, 32 of quants). Quants dword 8c + l holds elements 64c + 4l..+3 (low nibbles) and
+// 64c + 32 + 4l..+3 (high nibbles): sub-block j is nibble half j % 2 of dwords 8(j / 2)..+7.
+// acc = fma(d * d_a, float(sum_j sc_j * sum_{i in j} q_i a_i), acc);
+// acc = fma(-(dmin * d_a), float(sum_j m_j * bsum_j), acc).
+struct PackedQ4_K {
+  static constexpr int kActRows = 8;
+  static constexpr bool kDecodeOnce = true;  // unpacking costs a third of the products
+  static constexpr int64_t kBlockValues = 256;
+  static constexpr int64_t kBlockBytes = 8 * 144;
+  struct Scales {
+    __m512i sc[8];
+    __m512i mins[4];  // (m_2i, m_2i+1) as int16 pairs
+    __m512 d, dmin;
+  };
+  struct Decoded {
+    Scales s;
+    __m512i w[64];  // w[8j + l]: sub-block j's elements 32j + 4l..+3
+  };
+  static void DecodeScales(const GroupPair& g, int64_t off, Scales* out) {
+    const __m512i h0 = g.Load(off), h1 = g.Load(off + 32), h2 = g.Load(off + 64),
+                  h3 = g.Load(off + 96);
+    __m512i m[8];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      out->sc[j] = Bits(h1, 8 * j, 63);
+      m[j] = Bits(h2, 8 * j, 63);
+      out->sc[j + 4] =
+          _mm512_or_si512(Bits(h3, 8 * j, 0xF), _mm512_slli_epi32(Bits(h1, 8 * j + 6, 3), 4));
+      m[j + 4] =
+          _mm512_or_si512(Bits(h3, 8 * j + 4, 0xF), _mm512_slli_epi32(Bits(h2, 8 * j + 6, 3), 4));
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) out->mins[i] = Pair16(m[2 * i], m[2 * i + 1]);
+    out->d = HalfToFloat(h0);
+    out->dmin = HalfToFloat<true>(h0);
+  }
+  // Sub-block j's 8 quant vectors.
+  static void Quants(const GroupPair& g, int64_t off, int j, __m512i w[8]) {
+#pragma GCC unroll 8
+    for (int l = 0; l < 8; ++l) {
+      const __m512i raw = g.Load(off + 128 + 32 * (8 * (j / 2) + l));
+      w[l] = j % 2 == 0 ? LowNibbles(raw) : HighNibbles(raw);
+    }
+  }
+  static void Decode(const GroupPair& g, int64_t off, Decoded* out) {
+    DecodeScales(g, off, &out->s);
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) Quants(g, off, j, out->w + 8 * j);
+  }
+  // isum[t] += sc * sum_l w[l] . a[t][4l..4l+3] (the rows' chains interleave: one chain would
+  // wait on VPDPBUSD's latency).
+  template <int NT, int kSlots>
+  static void SubBlock(const __m512i* w, __m512i sc, const int8_t* const (&a)[NT],
+                       __m512i (&isum)[NT]) {
+    __m512i s[NT];
+#pragma GCC unroll 8
+    for (int l = 0; l < kSlots; ++l) {
+#pragma GCC unroll 16
+      for (int t = 0; t < NT; ++t) {
+        const __m512i x = BroadcastDword(a[t] + 4 * l);
+        s[t] = _mm512_dpbusd_epi32(l == 0 ? _mm512_setzero_si512() : s[t], w[l], x);
+      }
+    }
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(s[t], sc));
+  }
+  template <int NT>
+  static void Finish(const Scales& sc, const ActRows<NT>& rows, int64_t b,
+                     const __m512i (&isum)[NT], __m512 acc[NT]) {
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) {
+      const int32_t* sums = rows.sum32[t] + 8 * b;
+      __m512i imin = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) {
+        imin = _mm512_dpwssd_epi32(imin, sc.mins[i], BroadcastPair16(sums + 2 * i));
+      }
+      const __m512 da = _mm512_set1_ps(rows.d[t][b]);
+      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(sc.d, da), _mm512_cvtepi32_ps(isum[t]), acc[t]);
+      acc[t] = _mm512_fnmadd_ps(_mm512_mul_ps(sc.dmin, da), _mm512_cvtepi32_ps(imin), acc[t]);
+    }
+  }
+  // Activation row t's codes of sub-block j, for every row.
+  template <int NT>
+  static void SubBlockCodes(const ActRows<NT>& rows, int64_t b, int j, const int8_t* (&a)[NT]) {
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) a[t] = rows.qs[t] + 256 * b + 32 * j;
+  }
+  // Decoded as it is used: each sub-block's quants stay in registers.
+  template <int NT>
+  static void Block(const GroupPair& g, int64_t off, const ActRows<NT>& rows, int64_t b,
+                    __m512 acc[NT]) {
+    Scales sc;
+    DecodeScales(g, off, &sc);
+    __m512i isum[NT];
+    for (int t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      __m512i w[8];
+      Quants(g, off, j, w);
+      const int8_t* a[NT];
+      SubBlockCodes(rows, b, j, a);
+      SubBlock<NT, 8>(w, sc.sc[j], a, isum);
+    }
+    Finish(sc, rows, b, isum, acc);
+  }
+  template <int NT>
+  static void Accumulate(const Decoded& dec, const ActRows<NT>& rows, int64_t b, __m512 acc[NT]) {
+    __m512i isum[NT];
+    for (int t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      const int8_t* a[NT];
+      SubBlockCodes(rows, b, j, a);
+      SubBlock<NT, 8>(dec.w + 8 * j, dec.s.sc[j], a, isum);
+    }
+    Finish(dec.s, rows, b, isum, acc);
+  }
+};
+
+// Q6_K group block: 52 x 32 bytes (chunk k lane r = dword k of row r's ql, qh, scales), then the
+// 8 fp16 scales d. Element 128n + 32k + 4l (l < 8): low bits in ql dword 16n + 8(k & 1) + l
+// (high nibble for k >= 2), high bits (qh dword 32 + 8n + l) >> 2k; its 6-bit q has value
+// q - 32. Those 32 elements are sub-blocks 8n + 2k (l < 4) and 8n + 2k + 1.
+// acc = fma(d * d_a, float(sum_j sc_j * sum_{i in j} q_i a_i - 32 * sum_j sc_j * bsum_j), acc).
+struct PackedQ6_K {
+  static constexpr int kActRows = 6;
+  static constexpr bool kDecodeOnce = true;  // unpacking costs as much as the products
+  static constexpr int64_t kBlockValues = 256;
+  static constexpr int64_t kBlockBytes = 8 * 210;
+  struct Scales {
+    __m512i sc[16];
+    __m512i scp[8];  // (sc_2i, sc_2i+1) as int16 pairs
+    __m512 d;
+  };
+  struct Decoded {
+    Scales s;
+    __m512i w[64];  // w[4j + l]: sub-block j's elements 16j + 4l..+3
+  };
+  static void DecodeScales(const GroupPair& g, int64_t off, Scales* out) {
+    // Scale of sub-block j: signed byte j % 4 of scale dword j / 4.
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+      const __m512i sd = g.Load(off + 32 * (48 + i));
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        out->sc[4 * i + j] = _mm512_srai_epi32(_mm512_slli_epi32(sd, 24 - 8 * j), 24);
+      }
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) out->scp[i] = Pair16(out->sc[2 * i], out->sc[2 * i + 1]);
+    out->d = g.Halves(off + 52 * 32);
+  }
+  // Sub-blocks 2p and 2p + 1 (p = 4n + k): 8 quant vectors.
+  static void Quants(const GroupPair& g, int64_t off, int p, __m512i w[8]) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
+    const int n = p / 4, k = p % 4;
+#pragma GCC unroll 8
+    for (int l = 0; l < 8; ++l) {
+      const __m512i ql = g.Load(off + 32 * (16 * n + 8 * (k & 1) + l));
+      const __m512i qh = g.Load(off + 32 * (32 + 8 * n + l));
+      const __m512i lo = _mm512_and_si512(k < 2 ? ql : _mm512_srli_epi16(ql, 4), m4);
+      const __m512i hi = k == 0   ? _mm512_slli_epi16(qh, 4)
+                         : k == 1 ? _mm512_slli_epi16(qh, 2)
+                         : k == 2 ? qh
+                                  : _mm512_srli_epi16(qh, 2);
+      w[l] = _mm512_or_si512(lo, _mm512_and_si512(hi, m30));
+    }
+  }
+  static void Decode(const GroupPair& g, int64_t off, Decoded* out) {
+    DecodeScales(g, off, &out->s);
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; ++p) Quants(g, off, p, out->w + 8 * p);
+  }
+  template <int NT>
+  static void Finish(const Scales& sc, const ActRows<NT>& rows, int64_t b,
+                     const __m512i (&isum)[NT], __m512 acc[NT]) {
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) {
+      const int32_t* sums = rows.sum16[t] + 16 * b;
+      __m512i corr = _mm512_setzero_si512();
+#pragma GCC unroll 8
+      for (int i = 0; i < 8; ++i) {
+        corr = _mm512_dpwssd_epi32(corr, sc.scp[i], BroadcastPair16(sums + 2 * i));
+      }
+      const __m512i q = _mm512_sub_epi32(isum[t], _mm512_slli_epi32(corr, 5));
+      const __m512 da = _mm512_set1_ps(rows.d[t][b]);
+      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(sc.d, da), _mm512_cvtepi32_ps(q), acc[t]);
+    }
+  }
+  // Sub-blocks 2p and 2p + 1 from their 8 quant vectors.
+  template <int NT>
+  static void Pair(const __m512i* w, const Scales& sc, const ActRows<NT>& rows, int64_t b, int p,
+                   __m512i (&isum)[NT]) {
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const int j = 2 * p + h;
+      const int8_t* a[NT];
+#pragma GCC unroll 16
+      for (int t = 0; t < NT; ++t) a[t] = rows.qs[t] + 256 * b + 16 * j;
+      PackedQ4_K::SubBlock<NT, 4>(w + 4 * h, sc.sc[j], a, isum);
+    }
+  }
+  template <int NT>
+  static void Block(const GroupPair& g, int64_t off, const ActRows<NT>& rows, int64_t b,
+                    __m512 acc[NT]) {
+    Scales sc;
+    DecodeScales(g, off, &sc);
+    __m512i isum[NT];
+    for (int t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; ++p) {
+      __m512i w[8];
+      Quants(g, off, p, w);
+      Pair(w, sc, rows, b, p, isum);
+    }
+    Finish(sc, rows, b, isum, acc);
+  }
+  template <int NT>
+  static void Accumulate(const Decoded& dec, const ActRows<NT>& rows, int64_t b, __m512 acc[NT]) {
+    __m512i isum[NT];
+    for (int t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; ++p) Pair(dec.w + 8 * p, dec.s, rows, b, p, isum);
+    Finish(dec.s, rows, b, isum, acc);
+  }
+};
+
+// The rows of one pair of groups against the activation rows of `rows`, each block decoded and
+// used at once, stored to y (the pair's column 0), n_rows of its 16 lanes.
+template <class K, int NT>
+void PairRows(const GroupPair& g, int64_t nb, const ActRows<NT>& rows, __mmask16 mask, float* y,
+              int64_t ldy) {
+  __m512 acc[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const int64_t off = b * K::kBlockBytes;
+    g.Prefetch(off + kPrefetchAhead, K::kBlockBytes);
+    K::template Block<NT>(g, off, rows, b, acc);
+  }
+  for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + t * ldy, mask, acc[t]);
+}
+
+// Lanes of the pair starting at group g that hold output rows.
+inline __mmask16 PairMask(const PackedTile& tile, int g) {
+  const int n = tile.n_rows - kPackRows * g;
+  return n >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n) - 1);
+}
+
+inline GroupPair PairAt(const PackedTile& tile, int g) {
+  const uint8_t* lo = tile.groups + g * tile.group_bytes;
+  return {lo, g + 1 < tile.n_groups ? lo + tile.group_bytes : lo};
+}
+
+// Activation rows t0..t0+NT-1 over every pair of the tile.
+template <class K, int NT>
+void PairsPass(const PackedTile& tile, int64_t nb, const QuantizedActivations& acts, int64_t t0,
+               float* y, int64_t ldy) {
+  const ActRows<NT> rows(acts, t0);
+  for (int g = 0; g < tile.n_groups; g += 2) {
+    PairRows<K, NT>(PairAt(tile, g), nb, rows, PairMask(tile, g), y + t0 * ldy + kPackRows * g,
+                    ldy);
+  }
+}
+
+// Activation rows in chunks of K::kActRows (the tail with a narrower pass), each chunk over all
+// the tile's groups: the groups stay in cache while the activations stream.
+template <class K>
+void RunFused(const PackedTile& tile, const QuantizedActivations& acts, float* y, int64_t ldy) {
+  const int64_t nb = acts.cols / K::kBlockValues;
+  int64_t t = 0;
+  for (; t + K::kActRows <= acts.n_rows; t += K::kActRows) {
+    PairsPass<K, K::kActRows>(tile, nb, acts, t, y, ldy);
+  }
+  WithRowCount<K::kActRows - 1>(acts.n_rows - t,
+                                [&]<int NT>() { PairsPass<K, NT>(tile, nb, acts, t, y, ldy); });
+}
+
+// Activation rows t0..t0+NT-1 against `n` decoded blocks from block b0, the accumulators carried
+// through y between calls (f32 stores and loads: the same values).
+template <class K, int NT>
+void AccumulateDecoded(const typename K::Decoded* dec, int n, const QuantizedActivations& acts,
+                       int64_t b0, int64_t t0, __mmask16 mask, float* y, int64_t ldy) {
+  const ActRows<NT> rows(acts, t0);
+  __m512 acc[NT];
+  for (int t = 0; t < NT; ++t) {
+    acc[t] = b0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mask, y + (t0 + t) * ldy);
+  }
+  for (int i = 0; i < n; ++i) K::template Accumulate<NT>(dec[i], rows, b0 + i, acc);
+  for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * ldy, mask, acc[t]);
+}
+
+// Large batches of types whose unpacking is dear: each pair's blocks are decoded once, a few at a
+// time, into L1, and every activation row reads them there.
+template <class K>
+void RunDecodeOnce(const PackedTile& tile, const QuantizedActivations& acts, float* y,
+                   int64_t ldy) {
+  constexpr int kChunkBlocks = 4;  // 4 decoded blocks: 20-23 KB, in L1
+  constexpr int kRows = 4;         // activation rows per pass over them (8 spilled)
+  const int64_t nb = acts.cols / K::kBlockValues;
+  alignas(64) typename K::Decoded dec[kChunkBlocks];
+  for (int g = 0; g < tile.n_groups; g += 2) {
+    const GroupPair pair = PairAt(tile, g);
+    const __mmask16 mask = PairMask(tile, g);
+    float* yg = y + kPackRows * g;
+    for (int64_t b0 = 0; b0 < nb; b0 += kChunkBlocks) {
+      const int n = static_cast<int>(std::min<int64_t>(kChunkBlocks, nb - b0));
+      for (int i = 0; i < n; ++i) {
+        const int64_t off = (b0 + i) * K::kBlockBytes;
+        pair.Prefetch(off + kPrefetchAhead, K::kBlockBytes);
+        K::Decode(pair, off, &dec[i]);
+      }
+      int64_t t = 0;
+      for (; t + kRows <= acts.n_rows; t += kRows) {
+        AccumulateDecoded<K, kRows>(dec, n, acts, b0, t, mask, yg, ldy);
+      }
+      WithRowCount<kRows - 1>(acts.n_rows - t, [&]<int NT>() {
+        AccumulateDecoded<K, NT>(dec, n, acts, b0, t, mask, yg, ldy);
+      });
+    }
+  }
+}
+
+template <class K>
+void RunPackedTile(const PackedTile& tile, const QuantizedActivations& acts, float* y,
+                   int64_t ldy) {
+  if (K::kDecodeOnce && acts.n_rows > K::kActRows) return RunDecodeOnce<K>(tile, acts, y, ldy);
+  RunFused<K>(tile, acts, y, ldy);
+}
+
+}  // namespace
+
+void MatMulPackedQ4_0(const PackedTile& tile, const QuantizedActivations& acts, float* y,
+                      int64_t ldy) {
+  RunPackedTile<PackedQ4_0>(tile, acts, y, ldy);
+}
+void MatMulPackedQ8_0(const PackedTile& tile, const QuantizedActivations& acts, float* y,
+                      int64_t ldy) {
+  RunPackedTile<PackedQ8_0>(tile, acts, y, ldy);
+}
+void MatMulPackedQ4_K(const PackedTile& tile, const QuantizedActivations& acts, float* y,
+                      int64_t ldy) {
+  RunPackedTile<PackedQ4_K>(tile, acts, y, ldy);
+}
+void MatMulPackedQ6_K(const PackedTile& tile, const QuantizedActivations& acts, float* y,
+                      int64_t ldy) {
+  RunPackedTile<PackedQ6_K>(tile, acts, y, ldy);
+}
+
+}  // namespace tandem::kernels::avx512
