@@ -31,8 +31,7 @@ Json MiniTokenizerJson() {
                          "b",
                          "ab",
                          "\xE2\x96\x81",
-                         "\xE2\x96\x81"
-                         "a"};
+                         "\u2581a"};
   int id = 0;
   for (const char* t : texts) vocab[t] = id++;
   vocab["<|channel>"] = 20;  // leaves ids 12..19 unassigned

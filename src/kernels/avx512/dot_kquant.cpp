@@ -2,8 +2,10 @@
 // Lane r = tile row r; see dot_lanes.h.
 
 // GCC 12 reports its own _mm512_undefined_*() placeholders inside intrinsics as uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include <immintrin.h>
 

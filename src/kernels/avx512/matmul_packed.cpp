@@ -19,8 +19,10 @@
 // every T, so results are bitwise equal to the row-major tiles and to every other path.
 
 // GCC 12 reports its own _mm512_undefined_*() placeholders inside intrinsics as uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include <immintrin.h>
 
@@ -107,18 +109,37 @@ inline __m512i BroadcastPair16(const int32_t* s) {
                                                 (static_cast<uint32_t>(s[1]) << 16)));
 }
 
-// Q4_0 group block: 8 fp16 scales, then 4 x 32 bytes (chunk k lane r = row r's qs[4k..4k+3]:
-// low nibbles q of elements 4k..4k+3, high nibbles of 16 + 4k..+3; the value is q - 8).
-// Per lane and row: -8 * sum(a) + sum_i q_i a_i, exact in int32.
-struct PackedQ4_0 {
+// The 32-value types (Q4_0, Q8_0: 8 fp16 scales, then the quants): W::Decode gives each
+// block's 8 quant vectors as unsigned bytes w + 2^kShift, and per lane and row the exact
+// sum_i (w_i + 2^kShift) a_i - (sum(a) << kShift) enters acc = fma(d_w * d_a, float(.), acc).
+// Unpacking is as cheap as reading a decoded copy, so every batch takes the fused path.
+template <class W, int kShift>
+struct Packed32 {
   static constexpr int kActRows = 16;
-  static constexpr bool kDecodeOnce = false;  // decoding is as cheap as reading a decoded copy
+  static constexpr bool kDecodeOnce = false;
   static constexpr int64_t kBlockValues = 32;
-  static constexpr int64_t kBlockBytes = 8 * 18;
   struct Decoded {
-    __m512i w[8];  // w[k] holds elements 4k..4k+3 (k < 4: low nibbles; else 16 + 4(k - 4)..)
+    __m512i w[8];  // w[k]: elements 4k..4k+3
     __m512 d;
   };
+  template <int NT>
+  static void Block(const GroupPair& g, int64_t off, const ActRows<NT>& rows, int64_t b,
+                    __m512 acc[NT]) {
+    Decoded dec;
+    W::Decode(g, off, &dec);
+    dec.d = g.Halves(off);
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) {
+      const __m512i s = DotBlock(dec.w, rows.qs[t] + 32 * b, rows.sum32[t][b], kShift);
+      acc[t] = ScaleAdd(dec.d, rows.d[t][b], s, acc[t]);
+    }
+  }
+};
+
+// Q4_0 group block: 8 fp16 scales, then 4 x 32 bytes (chunk k lane r = row r's qs[4k..4k+3]:
+// low nibbles q of elements 4k..4k+3, high nibbles of 16 + 4k..+3; the value is q - 8).
+struct PackedQ4_0 : Packed32<PackedQ4_0, 3> {
+  static constexpr int64_t kBlockBytes = 8 * 18;
   static void Decode(const GroupPair& g, int64_t off, Decoded* out) {
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
@@ -126,53 +147,16 @@ struct PackedQ4_0 {
       out->w[k] = LowNibbles(raw);
       out->w[4 + k] = HighNibbles(raw);
     }
-    out->d = g.Halves(off);
-  }
-  template <int NT>
-  static void Accumulate(const Decoded& dec, const ActRows<NT>& rows, int64_t b, __m512 acc[NT]) {
-#pragma GCC unroll 16
-    for (int t = 0; t < NT; ++t) {
-      const __m512i s = DotBlock(dec.w, rows.qs[t] + 32 * b, rows.sum32[t][b], 3);
-      acc[t] = ScaleAdd(dec.d, rows.d[t][b], s, acc[t]);
-    }
-  }
-  template <int NT>
-  static void Block(const GroupPair& g, int64_t off, const ActRows<NT>& rows, int64_t b,
-                    __m512 acc[NT]) {
-    Decoded dec;
-    Decode(g, off, &dec);
-    Accumulate<NT>(dec, rows, b, acc);
   }
 };
 
 // Q8_0 group block: 8 fp16 scales, then 8 x 32 bytes (chunk k lane r = row r's qs[4k..4k+3]).
-// Per lane and row: sum_i (w_i + 128) a_i - 128 * sum(a), exact in int32.
-struct PackedQ8_0 {
-  static constexpr int kActRows = 16;
-  static constexpr bool kDecodeOnce = false;
-  static constexpr int64_t kBlockValues = 32;
+struct PackedQ8_0 : Packed32<PackedQ8_0, 7> {
   static constexpr int64_t kBlockBytes = 8 * 34;
-  using Decoded = PackedQ4_0::Decoded;
   static void Decode(const GroupPair& g, int64_t off, Decoded* out) {
     const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
 #pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) out->w[k] = _mm512_xor_si512(g.Load(off + 16 + 32 * k), flip);
-    out->d = g.Halves(off);
-  }
-  template <int NT>
-  static void Accumulate(const Decoded& dec, const ActRows<NT>& rows, int64_t b, __m512 acc[NT]) {
-#pragma GCC unroll 16
-    for (int t = 0; t < NT; ++t) {
-      const __m512i s = DotBlock(dec.w, rows.qs[t] + 32 * b, rows.sum32[t][b], 7);
-      acc[t] = ScaleAdd(dec.d, rows.d[t][b], s, acc[t]);
-    }
-  }
-  template <int NT>
-  static void Block(const GroupPair& g, int64_t off, const ActRows<NT>& rows, int64_t b,
-                    __m512 acc[NT]) {
-    Decoded dec;
-    Decode(g, off, &dec);
-    Accumulate<NT>(dec, rows, b, acc);
   }
 };
 
@@ -507,7 +491,9 @@ void RunDecodeOnce(const PackedTile& tile, const QuantizedActivations& acts, flo
 template <class K>
 void RunPackedTile(const PackedTile& tile, const QuantizedActivations& acts, float* y,
                    int64_t ldy) {
-  if (K::kDecodeOnce && acts.n_rows > K::kActRows) return RunDecodeOnce<K>(tile, acts, y, ldy);
+  if constexpr (K::kDecodeOnce) {
+    if (acts.n_rows > K::kActRows) return RunDecodeOnce<K>(tile, acts, y, ldy);
+  }
   RunFused<K>(tile, acts, y, ldy);
 }
 
