@@ -20,18 +20,8 @@ const std::string kSp = "\xE2\x96\x81";
 // A miniature Gemma-style tokenizer.json: BPE with byte fallback over "▁"-escaped text.
 Json MiniTokenizerJson() {
   Json vocab = Json::object();
-  const char* texts[] = {"<pad>",
-                         "<eos>",
-                         "<bos>",
-                         "<unk>",
-                         "<mask>",
-                         "<0x41>",
-                         "<0xFF>",
-                         "a",
-                         "b",
-                         "ab",
-                         "\xE2\x96\x81",
-                         "\u2581a"};
+  const char* texts[] = {"<pad>",  "<eos>", "<bos>", "<unk>", "<mask>",       "<0x41>",
+                         "<0xFF>", "a",     "b",     "ab",    "\xE2\x96\x81", "\u2581a"};
   int id = 0;
   for (const char* t : texts) vocab[t] = id++;
   vocab["<|channel>"] = 20;  // leaves ids 12..19 unassigned
