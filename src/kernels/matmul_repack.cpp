@@ -6,6 +6,8 @@
 #include <cstring>
 #include <new>
 
+#include <sys/mman.h>
+
 #include "base/error.h"
 #include "kernels/matmul_kernel.h"
 
@@ -65,9 +67,17 @@ PackedMatrix PackWeightMatrix(const WeightMatrix& w) {
   const size_t group_bytes = PackedGroupBytes(w);
   PackedMatrix m;
   m.bytes_ = static_cast<size_t>(n_groups) * group_bytes;
-  const size_t alloc = (m.bytes_ + 63) / 64 * 64;
-  m.data_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, alloc > 0 ? alloc : 64)));
+  // Matrices of a huge page or more are huge-page aligned and advised so (transparent huge pages
+  // are often "madvise" only): decoding streams them, and with 4 KiB pages every 4 KiB read
+  // is a TLB miss.
+  constexpr size_t kHugePage = size_t{2} << 20;
+  const size_t align = m.bytes_ >= kHugePage ? kHugePage : 64;
+  const size_t alloc = std::max<size_t>((m.bytes_ + align - 1) / align * align, align);
+  m.data_.reset(static_cast<uint8_t*>(std::aligned_alloc(align, alloc)));
   if (!m.data_) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  if (align == kHugePage) ::madvise(m.data_.get(), alloc, MADV_HUGEPAGE);
+#endif
   const auto* src = static_cast<const uint8_t*>(w.data);
   for (int64_t g = 0; g < n_groups; ++g) {
     const uint8_t* rows[kPackRows];
