@@ -68,6 +68,30 @@ using QuantTileFn = void (*)(const WeightTile& tile, const QuantizedActivations&
 using FloatTileFn = void (*)(const WeightTile& tile, int64_t cols, const float* x, int64_t ldx,
                              int64_t n_x, float* y, int64_t ldy);
 
+// Rows t0..t0+NT-1 of each QuantizedActivations array, resolved once per pass of a tile over a
+// chunk of activation rows (the packed-layout kernels: per weight group they would cost as much
+// as the work on a small matrix).
+template <int NT>
+struct ActRows {
+  ActRows(const QuantizedActivations& acts, int64_t t0) {
+    for (int t = 0; t < NT; ++t) {
+      qs[t] = acts.qs + (t0 + t) * acts.qs_stride;
+      d[t] = acts.d + (t0 + t) * acts.d_stride;
+      sum16[t] = acts.sum16 + (t0 + t) * acts.sum16_stride;
+      sum32[t] = acts.sum32 + (t0 + t) * acts.sum32_stride;
+    }
+  }
+  // a[t] = row t's codes of block b (blocks of `values` codes).
+  void BlockCodes(int64_t b, int64_t values, const int8_t* (&a)[NT]) const {
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) a[t] = qs[t] + values * b;
+  }
+  const int8_t* qs[NT];
+  const float* d[NT];
+  const int32_t* sum16[NT];
+  const int32_t* sum32[NT];
+};
+
 // One activation row of the QuantizedActivations arrays (pointers to row t of each).
 struct QuantizedRow {
   int8_t* qs;      // [cols]
@@ -160,6 +184,18 @@ struct MatMulKernelTable {
                           int64_t ldy);
 #define TANDEM_REGISTER_PACKED_TILE(Name) \
   t.packed_tile[static_cast<size_t>(TensorType::k##Name)] = MatMulPacked##Name;
+
+// Inside an ISA namespace with packed-layout kernels: defines MatMulKernels() with them too.
+#define TANDEM_DEFINE_MATMUL_KERNEL_TABLE_WITH_PACKED         \
+  const MatMulKernelTable& MatMulKernels() {                  \
+    static const MatMulKernelTable table = [] {               \
+      MatMulKernelTable t;                                    \
+      TANDEM_FILL_MATMUL_KERNEL_TABLE                         \
+      TANDEM_MATMUL_PACKED_TILES(TANDEM_REGISTER_PACKED_TILE) \
+      return t;                                               \
+    }();                                                      \
+    return table;                                             \
+  }
 
 namespace ref {
 const MatMulKernelTable& MatMulKernels();

@@ -32,28 +32,6 @@ inline __m256i Load(const uint8_t* p) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
 }
 
-// Row t0 + t of each activation array, resolved once per pass rather than once per block.
-template <int NT>
-struct ActRows {
-  ActRows(const QuantizedActivations& acts, int64_t t0) {
-    for (int t = 0; t < NT; ++t) {
-      qs[t] = acts.qs + (t0 + t) * acts.qs_stride;
-      d[t] = acts.d + (t0 + t) * acts.d_stride;
-      sum16[t] = acts.sum16 + (t0 + t) * acts.sum16_stride;
-      sum32[t] = acts.sum32 + (t0 + t) * acts.sum32_stride;
-    }
-  }
-  // a[t] = row t's codes of block b (blocks of `values` codes).
-  void BlockCodes(int64_t b, int64_t values, const int8_t* (&a)[NT]) const {
-#pragma GCC unroll 16
-    for (int t = 0; t < NT; ++t) a[t] = qs[t] + values * b;
-  }
-  const int8_t* qs[NT];
-  const float* d[NT];
-  const int32_t* sum16[NT];
-  const int32_t* sum32[NT];
-};
-
 // Keeps the compiler from hoisting the next step's products above this point: without it GCC
 // computes a whole block's maddubs products first and spills them to the stack (11 cycles per
 // 8-row block and activation row on Zen 3 instead of 8.5). It emits no instruction.

@@ -3,14 +3,6 @@
 
 namespace tandem::kernels::avx512 {
 
-const MatMulKernelTable& MatMulKernels() {
-  static const MatMulKernelTable table = [] {
-    MatMulKernelTable t;
-    TANDEM_FILL_MATMUL_KERNEL_TABLE
-    TANDEM_MATMUL_PACKED_TILES(TANDEM_REGISTER_PACKED_TILE)
-    return t;
-  }();
-  return table;
-}
+TANDEM_DEFINE_MATMUL_KERNEL_TABLE_WITH_PACKED
 
 }  // namespace tandem::kernels::avx512

@@ -62,23 +62,6 @@ struct GroupPair {
   }
 };
 
-// Row t0 + t of each activation array, resolved once per pass.
-template <int NT>
-struct ActRows {
-  ActRows(const QuantizedActivations& acts, int64_t t0) {
-    for (int t = 0; t < NT; ++t) {
-      qs[t] = acts.qs + (t0 + t) * acts.qs_stride;
-      d[t] = acts.d + (t0 + t) * acts.d_stride;
-      sum16[t] = acts.sum16 + (t0 + t) * acts.sum16_stride;
-      sum32[t] = acts.sum32 + (t0 + t) * acts.sum32_stride;
-    }
-  }
-  const int8_t* qs[NT];
-  const float* d[NT];
-  const int32_t* sum16[NT];
-  const int32_t* sum32[NT];
-};
-
 // acc = fma(d_w * d_a, float(s), acc), as the reference for a 32-value block.
 inline __m512 ScaleAdd(__m512 d, float da, __m512i s, __m512 acc) {
   return _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(da)), _mm512_cvtepi32_ps(s), acc);
@@ -164,24 +147,80 @@ inline __m512i Bits(__m512i v, int shift, int mask) {
   return _mm512_and_si512(_mm512_srli_epi32(v, shift), _mm512_set1_epi32(mask));
 }
 
+// isum[t] += sc * sum_l w[l] . a_t[4l..4l+3] for the kSlots quant vectors of one sub-block whose
+// first value is `first` of super-block b (the rows' chains interleave: one chain would wait on
+// VPDPBUSD's latency).
+template <int NT, int kSlots>
+inline void SubBlock(const __m512i* w, __m512i sc, const ActRows<NT>& rows, int64_t b, int first,
+                     __m512i (&isum)[NT]) {
+  __m512i s[NT];
+#pragma GCC unroll 8
+  for (int l = 0; l < kSlots; ++l) {
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) {
+      const __m512i x = BroadcastDword(rows.qs[t] + 256 * b + first + 4 * l);
+      s[t] = _mm512_dpbusd_epi32(l == 0 ? _mm512_setzero_si512() : s[t], w[l], x);
+    }
+  }
+#pragma GCC unroll 16
+  for (int t = 0; t < NT; ++t) isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(s[t], sc));
+}
+
+// The 256-value types (Q4_K, Q6_K): a super-block is 8 parts of 8 quant vectors each.
+// Q::DecodeScales, Q::Quants(part) unpack them, Q::Part adds a part's products to isum and
+// Q::Finish turns isum into the f32 accumulation. Block unpacks each part as it is used (its
+// quants stay in registers); Decode and Accumulate split the same work for the decode-once path.
+template <class Q>
+struct PackedK {
+  static constexpr int64_t kBlockValues = 256;
+  static constexpr bool kDecodeOnce = true;
+  struct Decoded {
+    typename Q::Scales s;
+    __m512i w[64];  // part p's quant vectors at 8p
+  };
+  static void Decode(const GroupPair& g, int64_t off, Decoded* out) {
+    Q::DecodeScales(g, off, &out->s);
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; ++p) Q::Quants(g, off, p, out->w + 8 * p);
+  }
+  template <int NT>
+  static void Block(const GroupPair& g, int64_t off, const ActRows<NT>& rows, int64_t b,
+                    __m512 acc[NT]) {
+    typename Q::Scales sc;
+    Q::DecodeScales(g, off, &sc);
+    __m512i isum[NT];
+    for (int t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; ++p) {
+      __m512i w[8];
+      Q::Quants(g, off, p, w);
+      Q::Part(w, sc, rows, b, p, isum);
+    }
+    Q::Finish(sc, rows, b, isum, acc);
+  }
+  template <int NT>
+  static void Accumulate(const Decoded& dec, const ActRows<NT>& rows, int64_t b, __m512 acc[NT]) {
+    __m512i isum[NT];
+    for (int t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int p = 0; p < 8; ++p) Q::Part(dec.w + 8 * p, dec.s, rows, b, p, isum);
+    Q::Finish(dec.s, rows, b, isum, acc);
+  }
+};
+
 // Q4_K group block: 36 x 32 bytes, chunk k lane r = dword k of row r's block (d|dmin, 3 dwords
 // of scales, 32 of quants). Quants dword 8c + l holds elements 64c + 4l..+3 (low nibbles) and
-// 64c + 32 + 4l..+3 (high nibbles): sub-block j is nibble half j % 2 of dwords 8(j / 2)..+7.
+// 64c + 32 + 4l..+3 (high nibbles): sub-block j is nibble half j % 2 of dwords 8(j / 2)..+7, and
+// part j is sub-block j. Unpacking costs a third of the products.
 // acc = fma(d * d_a, float(sum_j sc_j * sum_{i in j} q_i a_i), acc);
 // acc = fma(-(dmin * d_a), float(sum_j m_j * bsum_j), acc).
-struct PackedQ4_K {
+struct PackedQ4_K : PackedK<PackedQ4_K> {
   static constexpr int kActRows = 8;
-  static constexpr bool kDecodeOnce = true;  // unpacking costs a third of the products
-  static constexpr int64_t kBlockValues = 256;
   static constexpr int64_t kBlockBytes = 8 * 144;
   struct Scales {
     __m512i sc[8];
     __m512i mins[4];  // (m_2i, m_2i+1) as int16 pairs
     __m512 d, dmin;
-  };
-  struct Decoded {
-    Scales s;
-    __m512i w[64];  // w[8j + l]: sub-block j's elements 32j + 4l..+3
   };
   static void DecodeScales(const GroupPair& g, int64_t off, Scales* out) {
     const __m512i h0 = g.Load(off), h1 = g.Load(off + 32), h2 = g.Load(off + 64),
@@ -209,27 +248,10 @@ struct PackedQ4_K {
       w[l] = j % 2 == 0 ? LowNibbles(raw) : HighNibbles(raw);
     }
   }
-  static void Decode(const GroupPair& g, int64_t off, Decoded* out) {
-    DecodeScales(g, off, &out->s);
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) Quants(g, off, j, out->w + 8 * j);
-  }
-  // isum[t] += sc * sum_l w[l] . a[t][4l..4l+3] (the rows' chains interleave: one chain would
-  // wait on VPDPBUSD's latency).
-  template <int NT, int kSlots>
-  static void SubBlock(const __m512i* w, __m512i sc, const int8_t* const (&a)[NT],
-                       __m512i (&isum)[NT]) {
-    __m512i s[NT];
-#pragma GCC unroll 8
-    for (int l = 0; l < kSlots; ++l) {
-#pragma GCC unroll 16
-      for (int t = 0; t < NT; ++t) {
-        const __m512i x = BroadcastDword(a[t] + 4 * l);
-        s[t] = _mm512_dpbusd_epi32(l == 0 ? _mm512_setzero_si512() : s[t], w[l], x);
-      }
-    }
-#pragma GCC unroll 16
-    for (int t = 0; t < NT; ++t) isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(s[t], sc));
+  template <int NT>
+  static void Part(const __m512i* w, const Scales& sc, const ActRows<NT>& rows, int64_t b, int j,
+                   __m512i (&isum)[NT]) {
+    SubBlock<NT, 8>(w, sc.sc[j], rows, b, 32 * j, isum);
   }
   template <int NT>
   static void Finish(const Scales& sc, const ActRows<NT>& rows, int64_t b,
@@ -247,62 +269,21 @@ struct PackedQ4_K {
       acc[t] = _mm512_fnmadd_ps(_mm512_mul_ps(sc.dmin, da), _mm512_cvtepi32_ps(imin), acc[t]);
     }
   }
-  // Activation row t's codes of sub-block j, for every row.
-  template <int NT>
-  static void SubBlockCodes(const ActRows<NT>& rows, int64_t b, int j, const int8_t* (&a)[NT]) {
-#pragma GCC unroll 16
-    for (int t = 0; t < NT; ++t) a[t] = rows.qs[t] + 256 * b + 32 * j;
-  }
-  // Decoded as it is used: each sub-block's quants stay in registers.
-  template <int NT>
-  static void Block(const GroupPair& g, int64_t off, const ActRows<NT>& rows, int64_t b,
-                    __m512 acc[NT]) {
-    Scales sc;
-    DecodeScales(g, off, &sc);
-    __m512i isum[NT];
-    for (int t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) {
-      __m512i w[8];
-      Quants(g, off, j, w);
-      const int8_t* a[NT];
-      SubBlockCodes(rows, b, j, a);
-      SubBlock<NT, 8>(w, sc.sc[j], a, isum);
-    }
-    Finish(sc, rows, b, isum, acc);
-  }
-  template <int NT>
-  static void Accumulate(const Decoded& dec, const ActRows<NT>& rows, int64_t b, __m512 acc[NT]) {
-    __m512i isum[NT];
-    for (int t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) {
-      const int8_t* a[NT];
-      SubBlockCodes(rows, b, j, a);
-      SubBlock<NT, 8>(dec.w + 8 * j, dec.s.sc[j], a, isum);
-    }
-    Finish(dec.s, rows, b, isum, acc);
-  }
 };
 
 // Q6_K group block: 52 x 32 bytes (chunk k lane r = dword k of row r's ql, qh, scales), then the
 // 8 fp16 scales d. Element 128n + 32k + 4l (l < 8): low bits in ql dword 16n + 8(k & 1) + l
 // (high nibble for k >= 2), high bits (qh dword 32 + 8n + l) >> 2k; its 6-bit q has value
-// q - 32. Those 32 elements are sub-blocks 8n + 2k (l < 4) and 8n + 2k + 1.
+// q - 32. Those 32 elements are sub-blocks 8n + 2k (l < 4) and 8n + 2k + 1: part p = 4n + k.
+// Unpacking costs as much as the products.
 // acc = fma(d * d_a, float(sum_j sc_j * sum_{i in j} q_i a_i - 32 * sum_j sc_j * bsum_j), acc).
-struct PackedQ6_K {
+struct PackedQ6_K : PackedK<PackedQ6_K> {
   static constexpr int kActRows = 6;
-  static constexpr bool kDecodeOnce = true;  // unpacking costs as much as the products
-  static constexpr int64_t kBlockValues = 256;
   static constexpr int64_t kBlockBytes = 8 * 210;
   struct Scales {
     __m512i sc[16];
     __m512i scp[8];  // (sc_2i, sc_2i+1) as int16 pairs
     __m512 d;
-  };
-  struct Decoded {
-    Scales s;
-    __m512i w[64];  // w[4j + l]: sub-block j's elements 16j + 4l..+3
   };
   static void DecodeScales(const GroupPair& g, int64_t off, Scales* out) {
     // Scale of sub-block j: signed byte j % 4 of scale dword j / 4.
@@ -318,7 +299,7 @@ struct PackedQ6_K {
     for (int i = 0; i < 8; ++i) out->scp[i] = Pair16(out->sc[2 * i], out->sc[2 * i + 1]);
     out->d = g.Halves(off + 52 * 32);
   }
-  // Sub-blocks 2p and 2p + 1 (p = 4n + k): 8 quant vectors.
+  // Part p's 8 quant vectors: sub-blocks 2p (the first 4) and 2p + 1.
   static void Quants(const GroupPair& g, int64_t off, int p, __m512i w[8]) {
     const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
     const int n = p / 4, k = p % 4;
@@ -334,10 +315,14 @@ struct PackedQ6_K {
       w[l] = _mm512_or_si512(lo, _mm512_and_si512(hi, m30));
     }
   }
-  static void Decode(const GroupPair& g, int64_t off, Decoded* out) {
-    DecodeScales(g, off, &out->s);
-#pragma GCC unroll 8
-    for (int p = 0; p < 8; ++p) Quants(g, off, p, out->w + 8 * p);
+  template <int NT>
+  static void Part(const __m512i* w, const Scales& sc, const ActRows<NT>& rows, int64_t b, int p,
+                   __m512i (&isum)[NT]) {
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const int j = 2 * p + h;
+      SubBlock<NT, 4>(w + 4 * h, sc.sc[j], rows, b, 16 * j, isum);
+    }
   }
   template <int NT>
   static void Finish(const Scales& sc, const ActRows<NT>& rows, int64_t b,
@@ -354,42 +339,6 @@ struct PackedQ6_K {
       const __m512 da = _mm512_set1_ps(rows.d[t][b]);
       acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(sc.d, da), _mm512_cvtepi32_ps(q), acc[t]);
     }
-  }
-  // Sub-blocks 2p and 2p + 1 from their 8 quant vectors.
-  template <int NT>
-  static void Pair(const __m512i* w, const Scales& sc, const ActRows<NT>& rows, int64_t b, int p,
-                   __m512i (&isum)[NT]) {
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; ++h) {
-      const int j = 2 * p + h;
-      const int8_t* a[NT];
-#pragma GCC unroll 16
-      for (int t = 0; t < NT; ++t) a[t] = rows.qs[t] + 256 * b + 16 * j;
-      PackedQ4_K::SubBlock<NT, 4>(w + 4 * h, sc.sc[j], a, isum);
-    }
-  }
-  template <int NT>
-  static void Block(const GroupPair& g, int64_t off, const ActRows<NT>& rows, int64_t b,
-                    __m512 acc[NT]) {
-    Scales sc;
-    DecodeScales(g, off, &sc);
-    __m512i isum[NT];
-    for (int t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
-#pragma GCC unroll 8
-    for (int p = 0; p < 8; ++p) {
-      __m512i w[8];
-      Quants(g, off, p, w);
-      Pair(w, sc, rows, b, p, isum);
-    }
-    Finish(sc, rows, b, isum, acc);
-  }
-  template <int NT>
-  static void Accumulate(const Decoded& dec, const ActRows<NT>& rows, int64_t b, __m512 acc[NT]) {
-    __m512i isum[NT];
-    for (int t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
-#pragma GCC unroll 8
-    for (int p = 0; p < 8; ++p) Pair(dec.w + 8 * p, dec.s, rows, b, p, isum);
-    Finish(dec.s, rows, b, isum, acc);
   }
 };
 
