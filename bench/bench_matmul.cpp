@@ -108,7 +108,7 @@ struct WeightSet {
   WeightMatrix Get(size_t i) const {
     WeightMatrix m =
         kernels::DenseWeightMatrix(type, copies[i % copies.size()].data(), shape.rows, shape.cols);
-    if (packed) m.packed = packs[i % packs.size()].data();
+    if (packed) m = packs[i % packs.size()].Attach(m);
     return m;
   }
   size_t matrix_bytes() const { return copies[0].size(); }

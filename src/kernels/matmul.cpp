@@ -206,19 +206,31 @@ PackedTileFn PackedKernel(TensorType type) {
   return TableFor(ActiveIsa(), true).packed_tile[static_cast<size_t>(type)];
 }
 
+// The active path's kernel for w's packed copy, or null where it reads `data` (no copy, no
+// kernel, or a copy in another path's group size).
+PackedTileFn PackedKernel(const WeightMatrix& w) {
+  if (w.packed == nullptr) return nullptr;
+  const MatMulKernelTable& t = TableFor(ActiveIsa(), true);
+  if (t.packed_group_rows != w.packed_group_rows) return nullptr;
+  return t.packed_tile[static_cast<size_t>(w.type)];
+}
+
 // Weight bytes a packed tile should span when it is reused for many activation rows: small
 // enough to stay in L2 while the activations stream past it.
 constexpr size_t kPackedTileBytes = 96 * 1024;
+constexpr int64_t kPackedTileMaxRows = 256;
 
 void RunPacked(const WeightMatrix& w, PackedTileFn kernel, const QuantizedActivations& acts,
                float* y, ThreadPool& pool) {
-  const size_t group_bytes = PackedGroupBytes(w);
-  const int64_t n_groups = (w.rows + kPackRows - 1) / kPackRows;
+  const int group_rows = w.packed_group_rows;
+  const size_t group_bytes = PackedGroupBytes(w, group_rows);
+  const int64_t n_groups = (w.rows + group_rows - 1) / group_rows;
   // Decode-sized batches: 16-row tiles for an even thread split; larger ones: L2-sized tiles.
-  // An even number of groups: the AVX-512 tiles take them two at a time.
-  const int64_t tile_groups =
-      acts.n_rows <= 4 ? kTileRows / kPackRows
-                       : std::clamp<int64_t>(kPackedTileBytes / group_bytes, 2, 32) / 2 * 2;
+  const int64_t min_groups = std::max(1, kTileRows / group_rows);
+  const int64_t tile_groups = acts.n_rows <= 4
+                                  ? min_groups
+                                  : std::clamp<int64_t>(kPackedTileBytes / group_bytes, min_groups,
+                                                        kPackedTileMaxRows / group_rows);
   const int64_t n_tiles = (n_groups + tile_groups - 1) / tile_groups;
   auto run = [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
@@ -226,10 +238,11 @@ void RunPacked(const WeightMatrix& w, PackedTileFn kernel, const QuantizedActiva
       PackedTile tile;
       tile.groups = w.packed + g0 * group_bytes;
       tile.group_bytes = static_cast<int64_t>(group_bytes);
+      tile.end = w.packed + n_groups * group_bytes;
       tile.n_groups = static_cast<int>(std::min(tile_groups, n_groups - g0));
       tile.n_rows =
-          static_cast<int>(std::min<int64_t>(tile.n_groups * kPackRows, w.rows - g0 * kPackRows));
-      kernel(tile, acts, y + g0 * kPackRows, w.rows);
+          static_cast<int>(std::min<int64_t>(tile.n_groups * group_rows, w.rows - g0 * group_rows));
+      kernel(tile, acts, y + g0 * group_rows, w.rows);
     }
   };
   if (static_cast<uint64_t>(w.rows) * w.row_bytes * static_cast<uint64_t>(acts.n_rows) <
@@ -254,8 +267,8 @@ void Run(const WeightMatrix& w, RowIndex row_index, bool dense, int64_t n_out, c
   QuantizedActivations acts;
   if (family == Family::kQ8_0 || family == Family::kQ8_1 || family == Family::kQ8_K) {
     acts = QuantizeActivations(family, k.quantize, x, T, w.cols, pool);
-    if (dense && w.packed != nullptr) {
-      if (const PackedTileFn kernel = PackedKernel(w.type)) {
+    if (dense) {
+      if (const PackedTileFn kernel = PackedKernel(w)) {
         return RunPacked(w, kernel, acts, y, pool);
       }
     }
@@ -292,6 +305,11 @@ WeightMatrix DenseWeightMatrix(TensorType type, const void* data, int64_t rows, 
 
 bool MatMulReadsPacked(TensorType type) {
   return PackedKernel(type) != nullptr;
+}
+
+int PackedGroupRows() {
+  const int rows = TableFor(ActiveIsa(), true).packed_group_rows;
+  return rows > 0 ? rows : 8;
 }
 
 bool MatMulSupportsType(TensorType type) {

@@ -27,9 +27,11 @@ struct WeightMatrix {
   int64_t rows = 0;      // output features
   int64_t cols = 0;      // input features; a multiple of the type's block size
   size_t row_bytes = 0;  // >= RowBytes(type, cols)
-  // The same rows interleaved in groups (matmul_repack.h), or null. MatMul reads it where the
-  // active path has kernels for it, `data` otherwise; the results are the same bits either way.
+  // The same rows interleaved in groups of packed_group_rows (matmul_repack.h), or null. MatMul
+  // reads it where the active path has kernels for that layout, `data` otherwise; the results are
+  // the same bits either way.
   const uint8_t* packed = nullptr;
+  int packed_group_rows = 0;
 };
 
 // A WeightMatrix over a dense buffer (row_bytes = RowBytes(type, cols)).

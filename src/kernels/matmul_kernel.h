@@ -18,7 +18,6 @@
 namespace tandem::kernels {
 
 inline constexpr int kTileRows = 16;  // weight rows per micro-kernel call
-inline constexpr int kPackRows = 8;   // weight rows interleaved in a packed group
 
 // Up to kTileRows weight rows. Entries at index >= n_rows repeat the last valid row, so kernels
 // may load a full tile and discard the extra lanes.
@@ -106,12 +105,14 @@ struct QuantizedRow {
 // values: the fp16 ones of Q8_0/Q8_1 converted to f32).
 using QuantizeRowFn = void (*)(const float* x, int64_t cols, const QuantizedRow& out);
 
-// Interleaved (repacked) weights, matmul_repack.h: n_groups consecutive groups of kPackRows rows,
-// group_bytes apart; n_rows (<= kPackRows * n_groups) of them are output rows. y[t * ldy + i] =
-// dot(row i, activation row t), with exactly the per-element sequence of the row-major tiles.
+// Interleaved (repacked) weights, matmul_repack.h: n_groups consecutive groups of the ISA's
+// packed_group_rows rows, group_bytes apart; n_rows (<= packed_group_rows * n_groups) of them are
+// output rows. y[t * ldy + i] = dot(row i, activation row t), with exactly the per-element
+// sequence of the row-major tiles.
 struct PackedTile {
   const uint8_t* groups;
   int64_t group_bytes;
+  const uint8_t* end;  // the end of the packed matrix: prefetches stop there
   int n_groups;
   int n_rows;
 };
@@ -125,6 +126,7 @@ struct MatMulKernelTable {
   std::array<QuantTileFn, kTensorTypeIdLimit> quant_tile{};
   // Kernels reading the interleaved layout; nullptr where the ISA reads row-major weights.
   std::array<PackedTileFn, kTensorTypeIdLimit> packed_tile{};
+  int packed_group_rows = 0;  // rows per interleaved group those kernels read (8 or 16)
   QuantizeRowFn quantize_q8_0 = nullptr;
   QuantizeRowFn quantize_q8_1 = nullptr;
   QuantizeRowFn quantize_q8_k = nullptr;
@@ -185,13 +187,15 @@ struct MatMulKernelTable {
 #define TANDEM_REGISTER_PACKED_TILE(Name) \
   t.packed_tile[static_cast<size_t>(TensorType::k##Name)] = MatMulPacked##Name;
 
-// Inside an ISA namespace with packed-layout kernels: defines MatMulKernels() with them too.
+// Inside an ISA namespace with packed-layout kernels over groups of kPackedGroupRows rows:
+// defines MatMulKernels() with them too.
 #define TANDEM_DEFINE_MATMUL_KERNEL_TABLE_WITH_PACKED         \
   const MatMulKernelTable& MatMulKernels() {                  \
     static const MatMulKernelTable table = [] {               \
       MatMulKernelTable t;                                    \
       TANDEM_FILL_MATMUL_KERNEL_TABLE                         \
       TANDEM_MATMUL_PACKED_TILES(TANDEM_REGISTER_PACKED_TILE) \
+      t.packed_group_rows = kPackedGroupRows;                 \
       return t;                                               \
     }();                                                      \
     return table;                                             \

@@ -1,4 +1,4 @@
-// Interleaving of Q4_0/Q8_0/Q4_K/Q6_K rows in groups of kPackRows (layout in matmul_repack.h).
+// Interleaving of Q4_0/Q8_0/Q4_K/Q6_K rows in groups of 8 or 16 (layout in matmul_repack.h).
 #include "kernels/matmul_repack.h"
 
 #include <algorithm>
@@ -13,6 +13,8 @@
 
 namespace tandem::kernels {
 namespace {
+
+constexpr int kMaxGroupRows = 16;
 
 // A byte range of one block, interleaved over the group's rows in units of `unit` bytes.
 struct Segment {
@@ -50,8 +52,9 @@ bool HasPackedLayout(TensorType type) {
   return FormatOf(type).n_segments > 0;
 }
 
-size_t PackedGroupBytes(const WeightMatrix& w) {
-  return kPackRows * RowBytes(*FindTensorTypeTraits(static_cast<uint32_t>(w.type)), w.cols);
+size_t PackedGroupBytes(const WeightMatrix& w, int group_rows) {
+  return static_cast<size_t>(group_rows) *
+         RowBytes(*FindTensorTypeTraits(static_cast<uint32_t>(w.type)), w.cols);
 }
 
 PackedMatrix PackWeightMatrix(const WeightMatrix& w) {
@@ -63,10 +66,12 @@ PackedMatrix PackWeightMatrix(const WeightMatrix& w) {
   const TensorTypeTraits& traits = GetTensorTypeTraits(w.type);
   const size_t block = traits.block_bytes;
   const int64_t nb = w.cols / traits.block_size;
-  const int64_t n_groups = (w.rows + kPackRows - 1) / kPackRows;
-  const size_t group_bytes = PackedGroupBytes(w);
+  const int group_rows = PackedGroupRows();
+  const int64_t n_groups = (w.rows + group_rows - 1) / group_rows;
+  const size_t group_bytes = PackedGroupBytes(w, group_rows);
   PackedMatrix m;
   m.bytes_ = static_cast<size_t>(n_groups) * group_bytes;
+  m.group_rows_ = group_rows;
   // Matrices of a huge page or more are huge-page aligned and advised so (transparent huge pages
   // are often "madvise" only): decoding streams them, and with 4 KiB pages every 4 KiB read
   // is a TLB miss.
@@ -80,9 +85,9 @@ PackedMatrix PackWeightMatrix(const WeightMatrix& w) {
 #endif
   const auto* src = static_cast<const uint8_t*>(w.data);
   for (int64_t g = 0; g < n_groups; ++g) {
-    const uint8_t* rows[kPackRows];
-    for (int r = 0; r < kPackRows; ++r) {
-      const int64_t row = std::min<int64_t>(g * kPackRows + r, w.rows - 1);
+    const uint8_t* rows[kMaxGroupRows];
+    for (int r = 0; r < group_rows; ++r) {
+      const int64_t row = std::min<int64_t>(g * group_rows + r, w.rows - 1);
       rows[r] = src + row * w.row_bytes;
     }
     uint8_t* out = m.data_.get() + g * group_bytes;
@@ -90,7 +95,7 @@ PackedMatrix PackWeightMatrix(const WeightMatrix& w) {
       for (int i = 0; i < format.n_segments; ++i) {
         const Segment& seg = format.segments[i];
         for (size_t k = 0; k < seg.bytes; k += seg.unit) {
-          for (int r = 0; r < kPackRows; ++r) {
+          for (int r = 0; r < group_rows; ++r) {
             std::memcpy(out, rows[r] + b * block + seg.offset + k, seg.unit);
             out += seg.unit;
           }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/cpu_features.h"
 #include "base/error.h"
 #include "kernels/isa.h"
 #include "kernels/kernel_test_util.h"
@@ -193,7 +194,7 @@ std::vector<float> RunMatMul(TensorType type, const std::vector<uint8_t>& w, int
   PackedMatrix copy;
   if (packed && HasPackedLayout(type)) {
     copy = PackWeightMatrix(m);
-    m.packed = copy.data();
+    m = copy.Attach(m);
   }
   MatMul(m, x, n_t, y.data(), pool);
   return y;
@@ -366,9 +367,10 @@ TEST(MatMulTest, BitwiseInvariantOverBatchPositionAndThreads) {
 
 // Packed (interleaved) weights give bitwise the row-major results on every path, for row counts
 // that are not multiples of the group, every activation-chunk tail and tiles of several groups
-// (the AVX2 kernels take activation rows 8 (Q4_0, Q8_0) or 6 (Q4_K, Q6_K) at a time, the
-// AVX-512 ones 16 or 8, and groups two at a time: T = 6..9, 12, 13, 16, 17, 31, 33, 47 are full
-// chunks and tails; 3 and 5 groups leave a lone last group).
+// (the AVX2 kernels take activation rows 8 (Q4_0, Q8_0) or 6 (Q4_K, Q6_K) at a time over groups
+// of 8 rows, the AVX-512 ones 16 or 8 over groups of 16: T = 6..9, 12, 13, 16, 17, 31, 33, 47 are
+// full chunks and tails; 1, 7, 9, 17, 37 rows fill part of a last group). Each path packs in its
+// own group size; a copy in another size is read row-major.
 TEST(MatMulTest, PackedLayoutMatchesRowMajorOnEveryIsa) {
   IsaScope guard;
   ThreadPool pool(3);
@@ -401,6 +403,33 @@ TEST(MatMulTest, PackedLayoutMatchesRowMajorOnEveryIsa) {
   EXPECT_FALSE(HasPackedLayout(T::kQ5_K));
   const auto w = RandomWeights(T::kQ5_K, 8, 256, 1);
   EXPECT_THROW(PackWeightMatrix(DenseWeightMatrix(T::kQ5_K, w.data(), 8, 256)), Error);
+}
+
+// A copy packed by one path (16-row groups on AVX-512, 8 on AVX2) and read while another is
+// active gives the same bits: MatMul reads the row-major data instead.
+TEST(MatMulTest, PackedCopyOfAnotherPathGivesTheSameBits) {
+  IsaScope guard;
+  ThreadPool pool(2);
+  const int64_t rows = 40, cols = 512, n_t = 3;
+  const auto w = RandomWeights(T::kQ4_K, rows, cols, 5);
+  const auto x = RandomActivations(n_t * cols, 6);
+  SetActiveIsa(Isa::kScalar);
+  const auto want = RunMatMul(T::kQ4_K, w, rows, cols, x.data(), n_t, pool);
+  for (Isa pack_isa : SupportedIsas()) {
+    SetActiveIsa(pack_isa);
+    const int group_rows = PackedGroupRows();
+    EXPECT_EQ(group_rows, pack_isa == Isa::kAvx512 && HostCpuFeatures().avx512vnni ? 16 : 8);
+    const PackedMatrix copy = PackWeightMatrix(DenseWeightMatrix(T::kQ4_K, w.data(), rows, cols));
+    EXPECT_EQ(copy.group_rows(), group_rows);
+    const WeightMatrix m = copy.Attach(DenseWeightMatrix(T::kQ4_K, w.data(), rows, cols));
+    for (Isa isa : SupportedIsas()) {
+      SCOPED_TRACE(std::string(IsaName(pack_isa)) + " copy on " + std::string(IsaName(isa)));
+      SetActiveIsa(isa);
+      std::vector<float> got(n_t * rows);
+      MatMul(m, x.data(), n_t, got.data(), pool);
+      EXPECT_TRUE(BitwiseEqual(got, want));
+    }
+  }
 }
 
 // Row gather gives bitwise the rows of the full product, in any order, with repeats.

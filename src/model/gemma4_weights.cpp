@@ -47,7 +47,7 @@ void Gemma4Weights::Pack() {
       continue;
     }
     auto copy = std::make_shared<const kernels::PackedMatrix>(kernels::PackWeightMatrix(*m));
-    m->packed = copy->data();
+    *m = copy->Attach(*m);
     ReleaseMappedPages(m->data, static_cast<size_t>(m->rows) * m->row_bytes);
     packed.push_back(std::move(copy));
   }

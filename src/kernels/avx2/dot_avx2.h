@@ -10,6 +10,8 @@
 namespace tandem::kernels::avx2 {
 
 TANDEM_DECLARE_MATMUL_KERNELS
+// One ymm lane per row: a 32-byte load gives the 8 rows' next 4 bytes.
+inline constexpr int kPackedGroupRows = 8;
 TANDEM_MATMUL_PACKED_TILES(TANDEM_DECLARE_PACKED_TILE)
 
 }  // namespace tandem::kernels::avx2

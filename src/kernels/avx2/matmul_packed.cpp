@@ -324,8 +324,8 @@ void GroupsPass(const PackedTile& tile, int64_t nb, const QuantizedActivations& 
   // small matrix: 256 columns are 8 Q8_0 blocks).
   const ActRows<NT> rows(acts, t0);
   for (int g = 0; g < tile.n_groups; ++g) {
-    GroupRows<K, NT>(tile.groups + g * tile.group_bytes, nb, rows, tile.n_rows - kPackRows * g,
-                     y + t0 * ldy + kPackRows * g, ldy);
+    GroupRows<K, NT>(tile.groups + g * tile.group_bytes, nb, rows,
+                     tile.n_rows - kPackedGroupRows * g, y + t0 * ldy + kPackedGroupRows * g, ldy);
   }
 }
 

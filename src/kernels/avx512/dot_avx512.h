@@ -11,6 +11,8 @@
 namespace tandem::kernels::avx512 {
 
 TANDEM_DECLARE_MATMUL_KERNELS
+// One zmm lane per row: a 64-byte load gives the 16 rows' next 4 bytes.
+inline constexpr int kPackedGroupRows = 16;
 TANDEM_MATMUL_PACKED_TILES(TANDEM_DECLARE_PACKED_TILE)
 
 }  // namespace tandem::kernels::avx512

@@ -1,13 +1,13 @@
-// AVX-512 VNNI tiles over interleaved weights (matmul_repack.h) for Q4_0, Q8_0, Q4_K and Q6_K:
-// the same 8-row groups the AVX2 tiles read, taken two at a time, so zmm lane r is row r of
-// group g (r < 8) or row r - 8 of group g + 1. One 64-byte vector then holds 16 rows' next 4
+// AVX-512 VNNI tiles over interleaved weights (matmul_repack.h) for Q4_0, Q8_0, Q4_K and Q6_K in
+// groups of 16 rows: zmm lane r is row r of the group. One 64-byte load holds the 16 rows' next 4
 // quants and one VPDPBUSD against a broadcast activation dword adds 64 exact byte products: the
-// AVX2 tiles spend a broadcast, a maddubs and an add per 32.
+// AVX2 tiles spend a broadcast, a maddubs and an add per 32. A group is one stream of memory and
+// the next group follows it, so decoding reads the matrix front to back.
 //
 // Small batches (decode, verification: T <= K::kActRows) decode each block as it is used and
 // keep one accumulator per activation row in registers; chunks of kActRows rows take larger
 // batches the same way for Q4_0 and Q8_0, whose unpacking is cheap. For Q4_K and Q6_K, whose
-// unpacking costs a third to all of the products, a larger batch decodes each pair's blocks
+// unpacking costs a third to all of the products, a larger batch decodes each group's blocks
 // once, a few at a time, into L1, and every activation row reads them there (RunDecodeOnce).
 // Zen 5, one thread, bench_matmul prefill512 1536x6144 against this path's row-major tiles:
 // Q4_0 1.15x, Q4_K 0.87x, Q6_K 0.73x; matvec (the decode step) Q4_K 0.47 -> 0.85 of the read
@@ -35,29 +35,27 @@
 namespace tandem::kernels::avx512 {
 namespace {
 
-constexpr int64_t kPrefetchAhead = 1024;  // bytes ahead of the block being decoded
+constexpr int64_t kPrefetchAhead = 1024;  // ahead of the block being decoded, 8-row units (2 KiB)
 
-// The two groups of a pair: lanes 0..7 read `lo`, lanes 8..15 read `hi` (the same group when a
-// tile has an odd number of groups; those lanes are not stored).
-struct GroupPair {
-  const uint8_t* lo;
-  const uint8_t* hi;
-  // The 32 bytes at `offset` of each group: lane r = dword r of lo's, lane 8 + r of hi's.
+// One group of 16 rows. Offsets are those of the 8-row layout the kernels below are written in
+// (the AVX2 tiles' units: 32 bytes per dword chunk, 16 per fp16 scale vector); the 16-row layout
+// has each at twice the offset (matmul_repack.h).
+struct Group {
+  const uint8_t* p;
+  // Dword chunk at `offset`: lane r = row r's dword.
   __m512i Load(int64_t offset) const {
-    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lo + offset));
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hi + offset));
-    return _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1);
+    return _mm512_loadu_si512(reinterpret_cast<const void*>(p + 2 * offset));
   }
-  // The 8 fp16 values at `offset` of each group as 16 f32 lanes.
+  // The fp16 values at `offset` (one per row) as 16 f32 lanes.
   __m512 Halves(int64_t offset) const {
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(lo + offset));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(hi + offset));
-    return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1));
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2 * offset)));
   }
-  void Prefetch(int64_t offset, int64_t bytes) const {
-    for (int64_t l = 0; l < bytes; l += 64) {
-      _mm_prefetch(reinterpret_cast<const char*>(lo + offset + l), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(hi + offset + l), _MM_HINT_T0);
+  // `bytes` of the 8-row layout at `offset` (the next group's, at or past this one's end: it
+  // follows in memory), up to `end`.
+  void Prefetch(int64_t offset, int64_t bytes, const uint8_t* end) const {
+    const int64_t limit = end - p;
+    for (int64_t l = 2 * offset; l < 2 * (offset + bytes) && l < limit; l += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(p + l), _MM_HINT_T0);
     }
   }
 };
@@ -106,7 +104,7 @@ struct Packed32 {
     __m512 d;
   };
   template <int NT>
-  static void Block(const GroupPair& g, int64_t off, const ActRows<NT>& rows, int64_t b,
+  static void Block(const Group& g, int64_t off, const ActRows<NT>& rows, int64_t b,
                     __m512 acc[NT]) {
     Decoded dec;
     W::Decode(g, off, &dec);
@@ -123,7 +121,7 @@ struct Packed32 {
 // low nibbles q of elements 4k..4k+3, high nibbles of 16 + 4k..+3; the value is q - 8).
 struct PackedQ4_0 : Packed32<PackedQ4_0, 3> {
   static constexpr int64_t kBlockBytes = 8 * 18;
-  static void Decode(const GroupPair& g, int64_t off, Decoded* out) {
+  static void Decode(const Group& g, int64_t off, Decoded* out) {
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
       const __m512i raw = g.Load(off + 16 + 32 * k);
@@ -136,7 +134,7 @@ struct PackedQ4_0 : Packed32<PackedQ4_0, 3> {
 // Q8_0 group block: 8 fp16 scales, then 8 x 32 bytes (chunk k lane r = row r's qs[4k..4k+3]).
 struct PackedQ8_0 : Packed32<PackedQ8_0, 7> {
   static constexpr int64_t kBlockBytes = 8 * 34;
-  static void Decode(const GroupPair& g, int64_t off, Decoded* out) {
+  static void Decode(const Group& g, int64_t off, Decoded* out) {
     const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
 #pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) out->w[k] = _mm512_xor_si512(g.Load(off + 16 + 32 * k), flip);
@@ -178,13 +176,13 @@ struct PackedK {
     typename Q::Scales s;
     __m512i w[64];  // part p's quant vectors at 8p
   };
-  static void Decode(const GroupPair& g, int64_t off, Decoded* out) {
+  static void Decode(const Group& g, int64_t off, Decoded* out) {
     Q::DecodeScales(g, off, &out->s);
 #pragma GCC unroll 8
     for (int p = 0; p < 8; ++p) Q::Quants(g, off, p, out->w + 8 * p);
   }
   template <int NT>
-  static void Block(const GroupPair& g, int64_t off, const ActRows<NT>& rows, int64_t b,
+  static void Block(const Group& g, int64_t off, const ActRows<NT>& rows, int64_t b,
                     __m512 acc[NT]) {
     typename Q::Scales sc;
     Q::DecodeScales(g, off, &sc);
@@ -222,7 +220,7 @@ struct PackedQ4_K : PackedK<PackedQ4_K> {
     __m512i mins[4];  // (m_2i, m_2i+1) as int16 pairs
     __m512 d, dmin;
   };
-  static void DecodeScales(const GroupPair& g, int64_t off, Scales* out) {
+  static void DecodeScales(const Group& g, int64_t off, Scales* out) {
     const __m512i h0 = g.Load(off), h1 = g.Load(off + 32), h2 = g.Load(off + 64),
                   h3 = g.Load(off + 96);
     __m512i m[8];
@@ -241,7 +239,7 @@ struct PackedQ4_K : PackedK<PackedQ4_K> {
     out->dmin = HalfToFloat<true>(h0);
   }
   // Sub-block j's 8 quant vectors.
-  static void Quants(const GroupPair& g, int64_t off, int j, __m512i w[8]) {
+  static void Quants(const Group& g, int64_t off, int j, __m512i w[8]) {
 #pragma GCC unroll 8
     for (int l = 0; l < 8; ++l) {
       const __m512i raw = g.Load(off + 128 + 32 * (8 * (j / 2) + l));
@@ -285,7 +283,7 @@ struct PackedQ6_K : PackedK<PackedQ6_K> {
     __m512i scp[8];  // (sc_2i, sc_2i+1) as int16 pairs
     __m512 d;
   };
-  static void DecodeScales(const GroupPair& g, int64_t off, Scales* out) {
+  static void DecodeScales(const Group& g, int64_t off, Scales* out) {
     // Scale of sub-block j: signed byte j % 4 of scale dword j / 4.
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
@@ -300,7 +298,7 @@ struct PackedQ6_K : PackedK<PackedQ6_K> {
     out->d = g.Halves(off + 52 * 32);
   }
   // Part p's 8 quant vectors: sub-blocks 2p (the first 4) and 2p + 1.
-  static void Quants(const GroupPair& g, int64_t off, int p, __m512i w[8]) {
+  static void Quants(const Group& g, int64_t off, int p, __m512i w[8]) {
     const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
     const int n = p / 4, k = p % 4;
 #pragma GCC unroll 8
@@ -342,40 +340,39 @@ struct PackedQ6_K : PackedK<PackedQ6_K> {
   }
 };
 
-// The rows of one pair of groups against the activation rows of `rows`, each block decoded and
-// used at once, stored to y (the pair's column 0), n_rows of its 16 lanes.
+// The rows of one group against the activation rows of `rows`, each block decoded and used at
+// once, stored to y (the group's column 0), the lanes of `mask`.
 template <class K, int NT>
-void PairRows(const GroupPair& g, int64_t nb, const ActRows<NT>& rows, __mmask16 mask, float* y,
-              int64_t ldy) {
+void GroupRows(const Group& g, int64_t nb, const uint8_t* end, const ActRows<NT>& rows,
+               __mmask16 mask, float* y, int64_t ldy) {
   __m512 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const int64_t off = b * K::kBlockBytes;
-    g.Prefetch(off + kPrefetchAhead, K::kBlockBytes);
+    g.Prefetch(off + kPrefetchAhead, K::kBlockBytes, end);
     K::template Block<NT>(g, off, rows, b, acc);
   }
   for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + t * ldy, mask, acc[t]);
 }
 
-// Lanes of the pair starting at group g that hold output rows.
-inline __mmask16 PairMask(const PackedTile& tile, int g) {
-  const int n = tile.n_rows - kPackRows * g;
+// Lanes of group g that hold output rows.
+inline __mmask16 GroupMask(const PackedTile& tile, int g) {
+  const int n = tile.n_rows - kPackedGroupRows * g;
   return n >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n) - 1);
 }
 
-inline GroupPair PairAt(const PackedTile& tile, int g) {
-  const uint8_t* lo = tile.groups + g * tile.group_bytes;
-  return {lo, g + 1 < tile.n_groups ? lo + tile.group_bytes : lo};
+inline Group GroupAt(const PackedTile& tile, int g) {
+  return {tile.groups + g * tile.group_bytes};
 }
 
-// Activation rows t0..t0+NT-1 over every pair of the tile.
+// Activation rows t0..t0+NT-1 over every group of the tile.
 template <class K, int NT>
-void PairsPass(const PackedTile& tile, int64_t nb, const QuantizedActivations& acts, int64_t t0,
-               float* y, int64_t ldy) {
+void GroupsPass(const PackedTile& tile, int64_t nb, const QuantizedActivations& acts, int64_t t0,
+                float* y, int64_t ldy) {
   const ActRows<NT> rows(acts, t0);
-  for (int g = 0; g < tile.n_groups; g += 2) {
-    PairRows<K, NT>(PairAt(tile, g), nb, rows, PairMask(tile, g), y + t0 * ldy + kPackRows * g,
-                    ldy);
+  for (int g = 0; g < tile.n_groups; ++g) {
+    GroupRows<K, NT>(GroupAt(tile, g), nb, tile.end, rows, GroupMask(tile, g),
+                     y + t0 * ldy + kPackedGroupRows * g, ldy);
   }
 }
 
@@ -386,10 +383,10 @@ void RunFused(const PackedTile& tile, const QuantizedActivations& acts, float* y
   const int64_t nb = acts.cols / K::kBlockValues;
   int64_t t = 0;
   for (; t + K::kActRows <= acts.n_rows; t += K::kActRows) {
-    PairsPass<K, K::kActRows>(tile, nb, acts, t, y, ldy);
+    GroupsPass<K, K::kActRows>(tile, nb, acts, t, y, ldy);
   }
   WithRowCount<K::kActRows - 1>(acts.n_rows - t,
-                                [&]<int NT>() { PairsPass<K, NT>(tile, nb, acts, t, y, ldy); });
+                                [&]<int NT>() { GroupsPass<K, NT>(tile, nb, acts, t, y, ldy); });
 }
 
 // Activation rows t0..t0+NT-1 against `n` decoded blocks from block b0, the accumulators carried
@@ -406,8 +403,8 @@ void AccumulateDecoded(const typename K::Decoded* dec, int n, const QuantizedAct
   for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * ldy, mask, acc[t]);
 }
 
-// Large batches of types whose unpacking is dear: each pair's blocks are decoded once, a few at a
-// time, into L1, and every activation row reads them there.
+// Large batches of types whose unpacking is dear: each group's blocks are decoded once, a few at
+// a time, into L1, and every activation row reads them there.
 template <class K>
 void RunDecodeOnce(const PackedTile& tile, const QuantizedActivations& acts, float* y,
                    int64_t ldy) {
@@ -415,16 +412,16 @@ void RunDecodeOnce(const PackedTile& tile, const QuantizedActivations& acts, flo
   constexpr int kRows = 4;         // activation rows per pass over them (8 spilled)
   const int64_t nb = acts.cols / K::kBlockValues;
   alignas(64) typename K::Decoded dec[kChunkBlocks];
-  for (int g = 0; g < tile.n_groups; g += 2) {
-    const GroupPair pair = PairAt(tile, g);
-    const __mmask16 mask = PairMask(tile, g);
-    float* yg = y + kPackRows * g;
+  for (int g = 0; g < tile.n_groups; ++g) {
+    const Group group = GroupAt(tile, g);
+    const __mmask16 mask = GroupMask(tile, g);
+    float* yg = y + kPackedGroupRows * g;
     for (int64_t b0 = 0; b0 < nb; b0 += kChunkBlocks) {
       const int n = static_cast<int>(std::min<int64_t>(kChunkBlocks, nb - b0));
       for (int i = 0; i < n; ++i) {
         const int64_t off = (b0 + i) * K::kBlockBytes;
-        pair.Prefetch(off + kPrefetchAhead, K::kBlockBytes);
-        K::Decode(pair, off, &dec[i]);
+        group.Prefetch(off + kPrefetchAhead, K::kBlockBytes, tile.end);
+        K::Decode(group, off, &dec[i]);
       }
       int64_t t = 0;
       for (; t + kRows <= acts.n_rows; t += kRows) {
