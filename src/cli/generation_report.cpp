@@ -69,6 +69,13 @@ std::string GenerationSummary(const GenerateResult& r, const LoadedModels& m, si
                   static_cast<long long>(r.spec.plain_steps), r.spec.TokensPerTargetForward());
     s += buf;
   }
+  if (r.spec.limited_logit_rows > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "constraint: %lld target rows computed logits for the grammar's few allowed "
+                  "tokens only\n",
+                  static_cast<long long>(r.spec.limited_logit_rows));
+    s += buf;
+  }
   if (m.spec.type != SpecType::kNone) {
     const SpeculationStats& st = r.spec;
     std::snprintf(buf, sizeof buf,

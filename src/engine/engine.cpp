@@ -368,7 +368,8 @@ void Engine::Impl::ForwardParts(const std::vector<BatchPart>& parts, bool record
   for (const BatchPart& p : parts) {
     batch_.Clear();
     for (int r = p.row0; r < p.row0 + p.n_rows; ++r) {
-      batch_.Add(merged.tokens[r], merged.positions[r], merged.seqs[r], merged.want_logits[r]);
+      batch_.Add(merged.tokens[r], merged.positions[r], merged.seqs[r], merged.want_logits[r],
+                 merged.logit_tokens[r]);
     }
     t0 = EngineClock::now();
     try {

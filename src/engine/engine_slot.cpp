@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "base/error.h"
 #include "grammar/compiled_grammar.h"
@@ -238,7 +239,11 @@ int EngineSlot::AddRows(ForwardBatch& batch) {
   if (phase_ == SlotPhase::kPrefill) {
     const int n_prompt = static_cast<int>(prompt_.size());
     const int end = prefill_pos_ + planned_prefill_;
-    for (int i = prefill_pos_; i < end; ++i) batch.Add(prompt_[i], i, seq_, i == n_prompt - 1);
+    for (int i = prefill_pos_; i < end; ++i) {
+      const bool last = i == n_prompt - 1;
+      batch.Add(prompt_[i], i, seq_, last,
+                last && LimitsLogits() ? LimitedLogitTokens() : std::vector<int32_t>{});
+    }
     return end == n_prompt ? 1 : 0;
   }
   step_pos_ = static_cast<int32_t>(history_.size()) - 1;
@@ -249,11 +254,33 @@ int EngineSlot::AddRows(ForwardBatch& batch) {
   for (int r = 0; r <= k; ++r) {
     if (r == k || !ForcedWithoutLogits(r)) row_logits_[r] = n_logits++;
   }
-  batch.Add(history_.back(), step_pos_, seq_, row_logits_[0] >= 0);
-  for (int i = 0; i < k; ++i) {
-    batch.Add(drafts_.tokens[i], step_pos_ + 1 + i, seq_, row_logits_[i + 1] >= 0);
+  // Row r's grammar state is the committed one advanced over drafts 0..r-1 (the row is verified
+  // only if they were accepted).
+  const bool limit = LimitsLogits();
+  if (limit) grammar_->BeginDraft();
+  for (int r = 0; r <= k; ++r) {
+    const bool logits = row_logits_[r] >= 0;
+    batch.Add(r == 0 ? history_.back() : drafts_.tokens[r - 1], step_pos_ + r, seq_, logits,
+              limit && logits ? LimitedLogitTokens() : std::vector<int32_t>{});
+    if (limit && r < k) grammar_->Advance(drafts_.tokens[r]);
   }
+  if (limit) grammar_->EndDraft();
   return n_logits;
+}
+
+bool EngineSlot::LimitsLogits() const {
+  return grammar_ && params_.limit_constrained_logits && params_.top_logprobs < 0 &&
+         params_.synthetic_acceptance.empty();
+}
+
+std::vector<int32_t> EngineSlot::LimitedLogitTokens() {
+  // A gathered head row costs a few times a streamed one: past an eighth of the vocabulary the
+  // full product is as cheap.
+  std::vector<int32_t> ids;
+  if (!grammar_->AllowedTokens(n_vocab_ / 8, ids)) return {};
+  std::erase_if(ids, [&](int32_t id) { return id >= n_vocab_; });
+  if (!ids.empty()) ++result_.spec.limited_logit_rows;
+  return ids;
 }
 
 bool EngineSlot::ForcedWithoutLogits(int i) const {

@@ -142,6 +142,12 @@ class EngineSlot {
   // logprobs, a synthetic acceptance, or bans the token (a -inf logit bias: then the forced
   // token is an error the sampler reports).
   bool ForcedWithoutLogits(int i) const;
+  // Whether rows' logits may be limited to the grammar's allowed tokens (ForwardBatch::
+  // logit_tokens): a grammar, and nothing that reads the unmasked row (logprobs, benchmarks).
+  bool LimitsLogits() const;
+  // The grammar's allowed tokens at its current state where they are few enough for a row
+  // gather to pay (counted in limited_logit_rows), else empty (every token).
+  std::vector<int32_t> LimitedLogitTokens();
   // SlotGrammar::AppendForced on this round's drafts (guesses priced by the planner's row
   // costs), its flags into forced_guessed_; returns how many it appended.
   int AppendGrammarDrafts(int n_max);

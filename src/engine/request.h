@@ -43,6 +43,9 @@ struct GenerateParams {
   // probability rate[min(i, size - 1)] instead of by verification, so the mechanism's cost can
   // be measured at a chosen acceptance. The emitted text is then meaningless.
   std::vector<float> synthetic_acceptance;
+  // Under a grammar, rows whose allowed tokens are few get logits for those tokens only (the
+  // output is the same bits either way; tests turn it off to show that).
+  bool limit_constrained_logits = true;
   // Called after each prefill chunk with (prompt tokens evaluated, prompt tokens to evaluate).
   std::function<void(int done, int total)> on_prefill_progress;
 };

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace tandem {
@@ -12,19 +13,26 @@ struct ForwardBatch {
   std::vector<int32_t> positions;  // absolute, 0-based
   std::vector<int32_t> seqs;       // KV-cache sequence of each row
   std::vector<uint8_t> want_logits;
+  // Per row: the only tokens whose logits are wanted (a grammar's allowed set), the rest of the
+  // row then -inf, as the grammar's mask would leave it; empty: every token. The head then reads
+  // only those rows (the same bits as the full product).
+  std::vector<std::vector<int32_t>> logit_tokens;
 
   int size() const { return static_cast<int>(tokens.size()); }
-  void Add(int32_t token, int32_t position, int32_t seq, bool logits) {
+  void Add(int32_t token, int32_t position, int32_t seq, bool logits,
+           std::vector<int32_t> only = {}) {
     tokens.push_back(token);
     positions.push_back(position);
     seqs.push_back(seq);
     want_logits.push_back(logits ? 1 : 0);
+    logit_tokens.push_back(std::move(only));
   }
   void Clear() {
     tokens.clear();
     positions.clear();
     seqs.clear();
     want_logits.clear();
+    logit_tokens.clear();
   }
 };
 

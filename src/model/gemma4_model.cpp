@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "base/error.h"
@@ -134,6 +135,22 @@ void Gemma4Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutp
     }
     ++next[seq];
   }
+  if (!batch.logit_tokens.empty()) {
+    if (static_cast<int>(batch.logit_tokens.size()) != T) {
+      Fail(ErrorKind::kInvalidArgument, "logit_tokens has " +
+                                            std::to_string(batch.logit_tokens.size()) +
+                                            " rows, the batch " + std::to_string(T));
+    }
+    for (int t = 0; t < T; ++t) {
+      for (int32_t id : batch.logit_tokens[t]) {
+        if (id < 0 || id >= c.n_vocab) {
+          Fail(ErrorKind::kInvalidArgument, "row " + std::to_string(t) + ": logit token " +
+                                                std::to_string(id) + " is outside [0, " +
+                                                std::to_string(c.n_vocab) + ")");
+        }
+      }
+    }
+  }
   for (int s = 0; s < cache.n_seq(); ++s) {
     if (next[s] >= 0 &&
         (next[s] > cache.n_ctx() || next[s] - cache.Length(s) > cache.max_batch())) {
@@ -163,22 +180,60 @@ void Gemma4Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutp
   for (int t = 0; t < T; ++t) {
     if (batch.want_logits[t]) out.logit_rows.push_back(t);
   }
-  const int n_out = static_cast<int>(out.logit_rows.size());
-  std::vector<float> h(n_out * D);
-  for (int i = 0; i < n_out; ++i) {
-    std::memcpy(h.data() + i * D, out.Hidden(out.logit_rows[i]), D * sizeof(float));
-  }
-  out.logits.resize(static_cast<size_t>(n_out) * c.n_vocab);
-  MatMul(weights_.output, h.data(), n_out, out.logits.data(), pool);
-  if (c.final_logit_softcap > 0) {
-    kernels::Softcap(out.logits.data(), c.final_logit_softcap,
-                     static_cast<int64_t>(out.logits.size()), out.logits.data());
-  }
+  Logits(batch, out, pool);
   // A prefill's activations are tens to hundreds of MB; the allocator keeps freed heap pages,
   // so hand them back to the system once they are freed (decode-sized batches skip this).
   if (T >= kReleaseScratchRows) {
     s = Scratch();
     ReleaseFreeHeapPages();
+  }
+}
+
+void Gemma4Model::Logits(const ForwardBatch& batch, ForwardOutput& out, ThreadPool& pool) const {
+  const Gemma4Config& c = config_;
+  const size_t D = c.n_embd, V = c.n_vocab;
+  // Rows with every token in one product; rows limited to some tokens (logit_tokens) gather
+  // those rows of the head, the rest of their row -inf.
+  std::vector<int> full;
+  for (int i = 0; i < static_cast<int>(out.logit_rows.size()); ++i) {
+    const int row = out.logit_rows[i];
+    if (batch.logit_tokens.empty() || batch.logit_tokens[row].empty()) full.push_back(i);
+  }
+  const int n_full = static_cast<int>(full.size());
+  const bool all_full = n_full == static_cast<int>(out.logit_rows.size());
+  out.logits.resize(out.logit_rows.size() * V);
+  const auto softcap = [&](float* x, size_t n) {
+    if (c.final_logit_softcap > 0) {
+      kernels::Softcap(x, c.final_logit_softcap, static_cast<int64_t>(n), x);
+    }
+  };
+  std::vector<float> h(n_full * D);
+  for (int j = 0; j < n_full; ++j) {
+    std::memcpy(h.data() + j * D, out.Hidden(out.logit_rows[full[j]]), D * sizeof(float));
+  }
+  std::vector<float> dense;
+  float* y = all_full ? out.logits.data() : (dense.resize(n_full * V), dense.data());
+  MatMul(weights_.output, h.data(), n_full, y, pool);
+  softcap(y, n_full * V);
+  if (all_full) return;
+  for (int j = 0; j < n_full; ++j) {
+    std::memcpy(out.logits.data() + full[j] * V, dense.data() + j * V, V * sizeof(float));
+  }
+  std::vector<float> values;
+  for (int i = 0, j = 0; i < static_cast<int>(out.logit_rows.size()); ++i) {
+    if (j < n_full && full[j] == i) {
+      ++j;
+      continue;
+    }
+    const int row = out.logit_rows[i];
+    const std::vector<int32_t>& ids = batch.logit_tokens[row];
+    values.resize(ids.size());
+    kernels::MatMulRows(weights_.output, ids.data(), static_cast<int64_t>(ids.size()),
+                        out.Hidden(row), 1, values.data(), pool);
+    softcap(values.data(), values.size());
+    float* logits = out.logits.data() + i * V;
+    std::fill(logits, logits + V, -std::numeric_limits<float>::infinity());
+    for (size_t k = 0; k < ids.size(); ++k) logits[ids[k]] = values[k];
   }
 }
 

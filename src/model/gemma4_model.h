@@ -59,6 +59,8 @@ class Gemma4Model final : public TargetModel {
                  ThreadPool& pool) const;
   void MoeFfn(const Gemma4LayerWeights& w, int T, Scratch& s, ThreadPool& pool) const;
   void PerLayerEmbeddings(int T, const ForwardBatch& batch, Scratch& s, ThreadPool& pool) const;
+  // out.logits for out.logit_rows from out.hidden (ForwardBatch::logit_tokens: gathered rows).
+  void Logits(const ForwardBatch& batch, ForwardOutput& out, ThreadPool& pool) const;
 
   std::unique_ptr<GgufFile> file_;
   Gemma4Config config_;

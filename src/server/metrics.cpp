@@ -146,6 +146,9 @@ std::string PrometheusText(const std::map<int, int64_t>& responses, const Engine
         "Draft tokens forced by a grammar (drafted without a drafter step).", double(s.forced));
   w.One("spec_forced_accepted_tokens_total", "counter", "Grammar-forced draft tokens accepted.",
         double(s.forced_accepted));
+  w.One("spec_limited_logit_rows_total", "counter",
+        "Target rows whose logits were computed only for the few tokens a grammar allowed.",
+        double(s.limited_logit_rows));
   w.One("spec_layout_guess_tokens_total", "counter",
         "Draft tokens guessed from the request's own layout where a grammar left a choice "
         "(drafted without a drafter step).",

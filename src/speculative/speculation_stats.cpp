@@ -141,6 +141,7 @@ void SpeculationStats::Add(const SpeculationStats& o) {
   accepted += o.accepted;
   forced += o.forced;
   forced_accepted += o.forced_accepted;
+  limited_logit_rows += o.limited_logit_rows;
   guessed += o.guessed;
   guessed_accepted += o.guessed_accepted;
   generated += o.generated;
