@@ -11,7 +11,8 @@
 // once, a few at a time, into L1, and every activation row reads them there (RunDecodeOnce).
 // Zen 5, one thread, bench_matmul prefill512 1536x6144 against this path's row-major tiles:
 // Q4_0 1.15x, Q4_K 0.87x, Q6_K 0.73x; matvec (the decode step) Q4_K 0.47 -> 0.85 of the read
-// bandwidth, Q6_K 0.61 -> 0.79 (bench/README.md, AVX-512 Zen 5).
+// bandwidth, Q6_K 0.61 -> 0.79; with short rows (K = 1536), pairs of 8-row groups 0.46-0.64,
+// 16-row groups 0.69-0.98 (bench/README.md, AVX-512 Zen 5, sessions 12 and 13).
 //
 // Per output element the sequence is the reference's (dot_ref.h): exact integer block sums
 // (weights as unsigned bytes w + o against signed activations, minus o * sum(a): the same
