@@ -10,12 +10,10 @@
 #include <string>
 
 #include "base/thread_pool.h"
-#include "engine/engine.h"
 #include "grammar/compiled_grammar.h"
 #include "grammar/gbnf_parser.h"
 #include "greedy_params.h"
 #include "spec_grammar_pair.h"
-#include "speculative/loaded_drafters.h"
 
 namespace tandem {
 namespace {
@@ -24,42 +22,14 @@ namespace {
 const char kRecordGbnf[] =
     R"(root ::= "{\"name\": \"" [a-z]{1,4} "\", \"kind\": \"function\", \"path\": \"" [a-z]{1,4} "\"}")";
 
-struct Outcome {
-  std::vector<int32_t> tokens;
-  std::vector<TokenLogprobs> logprobs;
-  int missing_logprobs = 0;
-  int64_t forced = 0;
-  int64_t forwards = 0;  // target forwards: drafting rounds + plain steps
-  std::string error;
-};
-
-Outcome RunOnEngine(const Pair& pair, ThreadPool& pool, const GenerateParams& params) {
+PairRun RunOnEngine(const Pair& pair, ThreadPool& pool, const GenerateParams& params) {
   std::vector<int32_t> prompt;
   for (int i = 0; i < 10; ++i) prompt.push_back(2 + (i * 37) % 500);
-  EngineOptions options;
-  options.own_thread = false;
-  options.kv = {.type = TensorType::kF32, .n_ctx = 128, .n_seq = 1, .max_batch = 64};
-  Engine engine(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool), pool,
-                options);
-  Outcome o;
-  engine.RunHere({prompt, params, [&](const EngineEvent& e) {
-                    if (e.final) {
-                      o.error = e.error;
-                      if (e.result != nullptr) {
-                        o.forced = e.result->spec.forced;
-                        o.forwards = e.result->spec.rounds + e.result->spec.plain_steps;
-                      }
-                      return true;
-                    }
-                    o.tokens.push_back(e.token);
-                    if (e.logprobs == nullptr) {
-                      ++o.missing_logprobs;
-                    } else {
-                      o.logprobs.push_back(*e.logprobs);
-                    }
-                    return true;
-                  }});
-  return o;
+  return RunOnPair(pair, pool, prompt, params);
+}
+
+int64_t Forwards(const PairRun& r) {  // target forwards: drafting rounds + plain steps
+  return r.spec.rounds + r.spec.plain_steps;
 }
 
 GenerateParams Constrained(std::shared_ptr<CompiledGrammar> grammar, SpecType type) {
@@ -77,16 +47,16 @@ TEST(SpecForcedRows, LogprobsOfForcedTokensAreThoseOfPlainDecoding) {
   GenerateParams plain = Constrained(compiled, SpecType::kNone);
   plain.spec.draft_max = 0;  // one token per forward: no forced runs in batches either
   plain.top_logprobs = 3;
-  const Outcome want = RunOnEngine(pair, pool, plain);
+  const PairRun want = RunOnEngine(pair, pool, plain);
   ASSERT_EQ(want.error, "");
   ASSERT_GT(want.tokens.size(), 30u);
-  EXPECT_EQ(want.forced, 0);
+  EXPECT_EQ(want.spec.forced, 0);
   for (const SpecType type : {SpecType::kNone, SpecType::kMtp, SpecType::kNgram}) {
     GenerateParams p = Constrained(compiled, type);
     p.top_logprobs = 3;
-    const Outcome got = RunOnEngine(pair, pool, p);
+    const PairRun got = RunOnEngine(pair, pool, p);
     EXPECT_EQ(got.error, "") << SpecTypeName(type);
-    EXPECT_GT(got.forced, 10) << SpecTypeName(type) << ": forced runs must be drafted";
+    EXPECT_GT(got.spec.forced, 10) << SpecTypeName(type) << ": forced runs must be drafted";
     EXPECT_EQ(got.tokens, want.tokens) << SpecTypeName(type);
     EXPECT_EQ(got.missing_logprobs, 0) << SpecTypeName(type);
     ASSERT_EQ(got.logprobs.size(), want.logprobs.size()) << SpecTypeName(type);
@@ -117,11 +87,11 @@ TEST(SpecForcedRows, WithoutSpeculationForcedRunsAreBatchedAndChangeNoOutput) {
     batched.sampling.seed = 7;
     GenerateParams single = batched;
     single.spec.draft_max = 0;
-    const Outcome a = RunOnEngine(pair, pool, batched), b = RunOnEngine(pair, pool, single);
+    const PairRun a = RunOnEngine(pair, pool, batched), b = RunOnEngine(pair, pool, single);
     EXPECT_EQ(a.error, "");
-    EXPECT_GT(a.forced, 10) << "temperature " << temperature;
-    EXPECT_EQ(b.forced, 0);
-    EXPECT_LT(a.forwards, b.forwards) << "temperature " << temperature;
+    EXPECT_GT(a.spec.forced, 10) << "temperature " << temperature;
+    EXPECT_EQ(b.spec.forced, 0);
+    EXPECT_LT(Forwards(a), Forwards(b)) << "temperature " << temperature;
     EXPECT_EQ(a.tokens, b.tokens) << "temperature " << temperature;
   }
 }
@@ -140,7 +110,7 @@ TEST(SpecForcedRows, ABannedForcedTokenFailsWithAndWithoutSpeculation) {
   for (const SpecType type : {SpecType::kNone, SpecType::kMtp, SpecType::kNgram}) {
     GenerateParams p = Constrained(compiled, type);
     p.sampling.logit_bias.push_back({u, -INFINITY});
-    const Outcome o = RunOnEngine(pair, pool, p);
+    const PairRun o = RunOnEngine(pair, pool, p);
     EXPECT_NE(o.error.find("every token is banned"), std::string::npos)
         << SpecTypeName(type) << ": " << o.error;
     if (type == SpecType::kNone) plain_error = o.error;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "engine/engine.h"
 #include "engine/request.h"
 #include "grammar/compiled_grammar.h"
 #include "grammar/token_vocabulary.h"
@@ -18,6 +19,7 @@
 #include "model/gemma4_model.h"
 #include "model/gemma4_presets.h"
 #include "model/random_model.h"
+#include "speculative/loaded_drafters.h"
 
 namespace tandem {
 
@@ -78,6 +80,40 @@ inline GenerateParams SampledConstrained(std::shared_ptr<CompiledGrammar> gramma
   params.eog_tokens = {kEog};
   params.grammar.grammar = std::move(grammar);
   return params;
+}
+
+// One request's events on a one-slot engine over the pair (no engine thread, f32 KV).
+struct PairRun {
+  std::vector<int32_t> tokens;
+  std::vector<TokenLogprobs> logprobs;  // of the token events that carried them
+  int missing_logprobs = 0;             // token events without
+  SpeculationStats spec;                // the final event's
+  std::string error;
+};
+
+inline PairRun RunOnPair(const Pair& pair, ThreadPool& pool, const std::vector<int32_t>& prompt,
+                         const GenerateParams& params) {
+  EngineOptions options;
+  options.own_thread = false;
+  options.kv = {.type = TensorType::kF32, .n_ctx = 128, .n_seq = 1, .max_batch = 64};
+  Engine engine(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool), pool,
+                options);
+  PairRun o;
+  engine.RunHere({prompt, params, [&](const EngineEvent& e) {
+                    if (e.final) {
+                      o.error = e.error;
+                      if (e.result != nullptr) o.spec = e.result->spec;
+                      return true;
+                    }
+                    o.tokens.push_back(e.token);
+                    if (e.logprobs == nullptr) {
+                      ++o.missing_logprobs;
+                    } else {
+                      o.logprobs.push_back(*e.logprobs);
+                    }
+                    return true;
+                  }});
+  return o;
 }
 
 // The target's logits row after `tokens`, from one plain (f32 KV) prefill forward.

@@ -14,12 +14,10 @@
 
 #include "base/error.h"
 #include "base/thread_pool.h"
-#include "engine/engine.h"
 #include "grammar/compiled_grammar.h"
 #include "grammar/gbnf_parser.h"
 #include "greedy_params.h"
 #include "spec_grammar_pair.h"
-#include "speculative/loaded_drafters.h"
 
 namespace tandem {
 namespace {
@@ -28,31 +26,10 @@ namespace {
 const char kRecordGbnf[] =
     R"(root ::= "{\"name\": \"" [a-z]{1,6} "\", \"size\": " [0-9]{1,5} ", \"ok\": " ("true" | "false") "}")";
 
-struct Outcome {
-  std::vector<int32_t> tokens;
-  int64_t limited = 0;
-  std::string error;
-};
-
-Outcome RunOnEngine(const Pair& pair, ThreadPool& pool, const GenerateParams& params) {
+PairRun RunOnEngine(const Pair& pair, ThreadPool& pool, const GenerateParams& params) {
   std::vector<int32_t> prompt;
   for (int i = 0; i < 10; ++i) prompt.push_back(2 + (i * 41) % 500);
-  EngineOptions options;
-  options.own_thread = false;
-  options.kv = {.type = TensorType::kF32, .n_ctx = 128, .n_seq = 1, .max_batch = 64};
-  Engine engine(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool), pool,
-                options);
-  Outcome o;
-  engine.RunHere({prompt, params, [&](const EngineEvent& e) {
-                    if (e.final) {
-                      o.error = e.error;
-                      if (e.result != nullptr) o.limited = e.result->spec.limited_logit_rows;
-                      return true;
-                    }
-                    o.tokens.push_back(e.token);
-                    return true;
-                  }});
-  return o;
+  return RunOnPair(pair, pool, prompt, params);
 }
 
 TEST(SpecLimitedLogits, SameOutputWithTheGrammarsFewTokensOnly) {
@@ -70,11 +47,11 @@ TEST(SpecLimitedLogits, SameOutputWithTheGrammarsFewTokensOnly) {
       limited.sampling.seed = 11;
       GenerateParams full = limited;
       full.limit_constrained_logits = false;
-      const Outcome a = RunOnEngine(pair, pool, limited), b = RunOnEngine(pair, pool, full);
+      const PairRun a = RunOnEngine(pair, pool, limited), b = RunOnEngine(pair, pool, full);
       EXPECT_EQ(a.error, "");
       EXPECT_EQ(b.error, "");
-      EXPECT_GT(a.limited, 5);
-      EXPECT_EQ(b.limited, 0);
+      EXPECT_GT(a.spec.limited_logit_rows, 5);
+      EXPECT_EQ(b.spec.limited_logit_rows, 0);
       EXPECT_GT(a.tokens.size(), 10u);
       EXPECT_EQ(a.tokens, b.tokens);
     }
