@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 
 #include <sys/mman.h>
 
@@ -67,6 +68,11 @@ PackedMatrix PackWeightMatrix(const WeightMatrix& w) {
   const size_t block = traits.block_bytes;
   const int64_t nb = w.cols / traits.block_size;
   const int group_rows = PackedGroupRows();
+  if (group_rows < 1 || group_rows > kMaxGroupRows) {
+    Fail(ErrorKind::kInternal, "PackWeightMatrix: " + std::to_string(group_rows) +
+                                   " rows per group (at most " + std::to_string(kMaxGroupRows) +
+                                   ")");
+  }
   const int64_t n_groups = (w.rows + group_rows - 1) / group_rows;
   const size_t group_bytes = PackedGroupBytes(w, group_rows);
   PackedMatrix m;

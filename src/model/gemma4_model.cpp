@@ -211,8 +211,8 @@ void Gemma4Model::Logits(const ForwardBatch& batch, ForwardOutput& out, ThreadPo
   for (int j = 0; j < n_full; ++j) {
     std::memcpy(h.data() + j * D, out.Hidden(out.logit_rows[full[j]]), D * sizeof(float));
   }
-  std::vector<float> dense;
-  float* y = all_full ? out.logits.data() : (dense.resize(n_full * V), dense.data());
+  std::vector<float> dense(all_full ? 0 : n_full * V);
+  float* y = all_full ? out.logits.data() : dense.data();
   MatMul(weights_.output, h.data(), n_full, y, pool);
   softcap(y, n_full * V);
   if (all_full) return;
