@@ -179,6 +179,20 @@ struct MatMulKernelTable {
     return table;                               \
   }
 
+// Inside an ISA namespace: defines the quantized tile MatMulTile<Name> (or the packed-layout one
+// MatMulPacked<Name>) as a call of `kernel`, a function template instance taking the same
+// arguments (the kernel may name template arguments with commas).
+#define TANDEM_DEFINE_QUANT_TILE(Name, ...)                                                 \
+  void MatMulTile##Name(const WeightTile& tile, const QuantizedActivations& acts, float* y, \
+                        int64_t ldy) {                                                      \
+    __VA_ARGS__(tile, acts, y, ldy);                                                        \
+  }
+#define TANDEM_DEFINE_PACKED_TILE(Name, ...)                                                  \
+  void MatMulPacked##Name(const PackedTile& tile, const QuantizedActivations& acts, float* y, \
+                          int64_t ldy) {                                                      \
+    __VA_ARGS__(tile, acts, y, ldy);                                                          \
+  }
+
 // The packed-layout kernels an ISA may define (X(Name): MatMulPacked<Name>).
 #define TANDEM_MATMUL_PACKED_TILES(X) X(Q4_0) X(Q8_0) X(Q4_K) X(Q6_K)
 #define TANDEM_DECLARE_PACKED_TILE(Name)                                                      \

@@ -298,29 +298,11 @@ struct Q8_KFamily : W {
 
 }  // namespace
 
-void MatMulTileQ2_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  RunQuantTile<Q8_KFamily<Q2_K>>(tile, acts, y, ldy);
-}
-void MatMulTileQ3_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  RunQuantTile<Q8_KFamily<Q3_K>>(tile, acts, y, ldy);
-}
-void MatMulTileIQ4_XS(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                      int64_t ldy) {
-  RunQuantTile<Q8_KFamily<IQ4_XS>>(tile, acts, y, ldy);
-}
-void MatMulTileQ4_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  RunQuantTile<Q8_KFamily<Q4_K>>(tile, acts, y, ldy);
-}
-void MatMulTileQ5_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  RunQuantTile<Q8_KFamily<Q5_K>>(tile, acts, y, ldy);
-}
-void MatMulTileQ6_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  RunQuantTile<Q8_KFamily<Q6_K>>(tile, acts, y, ldy);
-}
+TANDEM_DEFINE_QUANT_TILE(Q2_K, RunQuantTile<Q8_KFamily<Q2_K>>)
+TANDEM_DEFINE_QUANT_TILE(Q3_K, RunQuantTile<Q8_KFamily<Q3_K>>)
+TANDEM_DEFINE_QUANT_TILE(IQ4_XS, RunQuantTile<Q8_KFamily<IQ4_XS>>)
+TANDEM_DEFINE_QUANT_TILE(Q4_K, RunQuantTile<Q8_KFamily<Q4_K>>)
+TANDEM_DEFINE_QUANT_TILE(Q5_K, RunQuantTile<Q8_KFamily<Q5_K>>)
+TANDEM_DEFINE_QUANT_TILE(Q6_K, RunQuantTile<Q8_KFamily<Q6_K>>)
 
 }  // namespace tandem::kernels::avx2

@@ -210,33 +210,12 @@ struct Family : W {
 
 }  // namespace
 
-void MatMulTileQ4_0(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  RunQuantTile<Family<Q4_0, false>>(tile, acts, y, ldy);
-}
-void MatMulTileQ5_0(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  RunQuantTile<Family<Q5_0, false>>(tile, acts, y, ldy);
-}
-void MatMulTileQ8_0(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  RunQuantTile<Family<Q8_0, false>>(tile, acts, y, ldy);
-}
-void MatMulTileIQ4_NL(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                      int64_t ldy) {
-  RunQuantTile<Family<IQ4_NL, false>>(tile, acts, y, ldy);
-}
-void MatMulTileMXFP4(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                     int64_t ldy) {
-  RunQuantTile<Family<MXFP4, false>>(tile, acts, y, ldy);
-}
-void MatMulTileQ4_1(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  RunQuantTile<Family<Q4_1, true>>(tile, acts, y, ldy);
-}
-void MatMulTileQ5_1(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  RunQuantTile<Family<Q5_1, true>>(tile, acts, y, ldy);
-}
+TANDEM_DEFINE_QUANT_TILE(Q4_0, RunQuantTile<Family<Q4_0, false>>)
+TANDEM_DEFINE_QUANT_TILE(Q5_0, RunQuantTile<Family<Q5_0, false>>)
+TANDEM_DEFINE_QUANT_TILE(Q8_0, RunQuantTile<Family<Q8_0, false>>)
+TANDEM_DEFINE_QUANT_TILE(IQ4_NL, RunQuantTile<Family<IQ4_NL, false>>)
+TANDEM_DEFINE_QUANT_TILE(MXFP4, RunQuantTile<Family<MXFP4, false>>)
+TANDEM_DEFINE_QUANT_TILE(Q4_1, RunQuantTile<Family<Q4_1, true>>)
+TANDEM_DEFINE_QUANT_TILE(Q5_1, RunQuantTile<Family<Q5_1, true>>)
 
 }  // namespace tandem::kernels::avx2

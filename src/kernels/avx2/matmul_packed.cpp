@@ -354,21 +354,9 @@ void RunPackedTile(const PackedTile& tile, const QuantizedActivations& acts, flo
 
 }  // namespace
 
-void MatMulPackedQ4_0(const PackedTile& tile, const QuantizedActivations& acts, float* y,
-                      int64_t ldy) {
-  RunPackedTile<PackedQ4_0Rows>(tile, acts, y, ldy);
-}
-void MatMulPackedQ8_0(const PackedTile& tile, const QuantizedActivations& acts, float* y,
-                      int64_t ldy) {
-  RunPackedTile<PackedQ8_0Rows>(tile, acts, y, ldy);
-}
-void MatMulPackedQ4_K(const PackedTile& tile, const QuantizedActivations& acts, float* y,
-                      int64_t ldy) {
-  RunPackedTile<PackedQ4_K>(tile, acts, y, ldy);
-}
-void MatMulPackedQ6_K(const PackedTile& tile, const QuantizedActivations& acts, float* y,
-                      int64_t ldy) {
-  RunPackedTile<PackedQ6_K>(tile, acts, y, ldy);
-}
+TANDEM_DEFINE_PACKED_TILE(Q4_0, RunPackedTile<PackedQ4_0Rows>)
+TANDEM_DEFINE_PACKED_TILE(Q8_0, RunPackedTile<PackedQ8_0Rows>)
+TANDEM_DEFINE_PACKED_TILE(Q4_K, RunPackedTile<PackedQ4_K>)
+TANDEM_DEFINE_PACKED_TILE(Q6_K, RunPackedTile<PackedQ6_K>)
 
 }  // namespace tandem::kernels::avx2

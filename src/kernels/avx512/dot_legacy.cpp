@@ -219,33 +219,12 @@ struct Q8_1Family : W {
 
 }  // namespace
 
-void MatMulTileQ4_0(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  RunQuantTile<Q8_0Family<Q4_0>>(tile, acts, y, ldy);
-}
-void MatMulTileQ5_0(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  RunQuantTile<Q8_0Family<Q5_0>>(tile, acts, y, ldy);
-}
-void MatMulTileQ8_0(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  RunQuantTile<Q8_0Family<Q8_0>>(tile, acts, y, ldy);
-}
-void MatMulTileIQ4_NL(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                      int64_t ldy) {
-  RunQuantTile<Q8_0Family<IQ4_NL>>(tile, acts, y, ldy);
-}
-void MatMulTileMXFP4(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                     int64_t ldy) {
-  RunQuantTile<Q8_0Family<MXFP4>>(tile, acts, y, ldy);
-}
-void MatMulTileQ4_1(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  RunQuantTile<Q8_1Family<Q4_1>>(tile, acts, y, ldy);
-}
-void MatMulTileQ5_1(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  RunQuantTile<Q8_1Family<Q5_1>>(tile, acts, y, ldy);
-}
+TANDEM_DEFINE_QUANT_TILE(Q4_0, RunQuantTile<Q8_0Family<Q4_0>>)
+TANDEM_DEFINE_QUANT_TILE(Q5_0, RunQuantTile<Q8_0Family<Q5_0>>)
+TANDEM_DEFINE_QUANT_TILE(Q8_0, RunQuantTile<Q8_0Family<Q8_0>>)
+TANDEM_DEFINE_QUANT_TILE(IQ4_NL, RunQuantTile<Q8_0Family<IQ4_NL>>)
+TANDEM_DEFINE_QUANT_TILE(MXFP4, RunQuantTile<Q8_0Family<MXFP4>>)
+TANDEM_DEFINE_QUANT_TILE(Q4_1, RunQuantTile<Q8_1Family<Q4_1>>)
+TANDEM_DEFINE_QUANT_TILE(Q5_1, RunQuantTile<Q8_1Family<Q5_1>>)
 
 }  // namespace tandem::kernels::avx512

@@ -299,57 +299,18 @@ void TileQ8_KFamily(const WeightTile& tile, const QuantizedActivations& acts, fl
 
 }  // namespace
 
-void MatMulTileQ4_0(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  TileQ8_0Family<Q4_0>(tile, acts, y, ldy);
-}
-void MatMulTileQ5_0(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  TileQ8_0Family<Q5_0>(tile, acts, y, ldy);
-}
-void MatMulTileQ8_0(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  TileQ8_0Family<Q8_0>(tile, acts, y, ldy);
-}
-void MatMulTileIQ4_NL(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                      int64_t ldy) {
-  TileQ8_0Family<IQ4_NL>(tile, acts, y, ldy);
-}
-void MatMulTileMXFP4(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                     int64_t ldy) {
-  TileQ8_0Family<MXFP4>(tile, acts, y, ldy);
-}
-void MatMulTileQ4_1(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  TileQ8_1Family<Q4_1>(tile, acts, y, ldy);
-}
-void MatMulTileQ5_1(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  TileQ8_1Family<Q5_1>(tile, acts, y, ldy);
-}
-void MatMulTileQ2_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  TileQ8_KFamily<Q2_K>(tile, acts, y, ldy);
-}
-void MatMulTileQ3_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  TileQ8_KFamily<Q3_K>(tile, acts, y, ldy);
-}
-void MatMulTileIQ4_XS(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                      int64_t ldy) {
-  TileQ8_KFamily<IQ4_XS>(tile, acts, y, ldy);
-}
-void MatMulTileQ4_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  TileQ8_KFamily<Q4_K>(tile, acts, y, ldy);
-}
-void MatMulTileQ5_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  TileQ8_KFamily<Q5_K>(tile, acts, y, ldy);
-}
-void MatMulTileQ6_K(const WeightTile& tile, const QuantizedActivations& acts, float* y,
-                    int64_t ldy) {
-  TileQ8_KFamily<Q6_K>(tile, acts, y, ldy);
-}
+TANDEM_DEFINE_QUANT_TILE(Q4_0, TileQ8_0Family<Q4_0>)
+TANDEM_DEFINE_QUANT_TILE(Q5_0, TileQ8_0Family<Q5_0>)
+TANDEM_DEFINE_QUANT_TILE(Q8_0, TileQ8_0Family<Q8_0>)
+TANDEM_DEFINE_QUANT_TILE(IQ4_NL, TileQ8_0Family<IQ4_NL>)
+TANDEM_DEFINE_QUANT_TILE(MXFP4, TileQ8_0Family<MXFP4>)
+TANDEM_DEFINE_QUANT_TILE(Q4_1, TileQ8_1Family<Q4_1>)
+TANDEM_DEFINE_QUANT_TILE(Q5_1, TileQ8_1Family<Q5_1>)
+TANDEM_DEFINE_QUANT_TILE(Q2_K, TileQ8_KFamily<Q2_K>)
+TANDEM_DEFINE_QUANT_TILE(Q3_K, TileQ8_KFamily<Q3_K>)
+TANDEM_DEFINE_QUANT_TILE(IQ4_XS, TileQ8_KFamily<IQ4_XS>)
+TANDEM_DEFINE_QUANT_TILE(Q4_K, TileQ8_KFamily<Q4_K>)
+TANDEM_DEFINE_QUANT_TILE(Q5_K, TileQ8_KFamily<Q5_K>)
+TANDEM_DEFINE_QUANT_TILE(Q6_K, TileQ8_KFamily<Q6_K>)
 
 }  // namespace tandem::kernels::ref
