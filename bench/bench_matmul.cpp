@@ -205,6 +205,34 @@ void BM_Prefill(benchmark::State& state, TensorType type, Shape shape, bool pack
       benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// A constrained row's logits for `n` of the head's rows (MatMulRows on the row-major data, rows
+// spread over the matrix) against the full product on the packed copy (what the row costs
+// without the gather): vs_full = gather time / full time (EngineSlot::LimitedLogitTokens gathers
+// up to an eighth of the vocabulary).
+void BM_HeadGather(benchmark::State& state, TensorType type) {
+  ThreadPool& pool = GlobalThreadPool();
+  const Shape shape = kMatvecShapes[std::size(kMatvecShapes) - 1];
+  const int64_t n = state.range(0);
+  const WeightSet& w = Weights(type, shape, kernels::HasPackedLayout(type));
+  const auto x = Activations(shape.cols);
+  std::vector<float> y(shape.rows);
+  std::vector<int32_t> ids(n);
+  for (int64_t i = 0; i < n; ++i) ids[i] = static_cast<int32_t>(i * (shape.rows / n) + i % 7);
+  const int calls = static_cast<int>(std::max<size_t>(w.copies.size(), 4));
+  TimePerCall(w, x, 1, y, pool, calls);  // warm up
+  const double full = TimePerCall(w, x, 1, y, pool, calls);
+  size_t i = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    kernels::MatMulRows(w.Get(i++), ids.data(), n, x.data(), 1, y.data(), pool);
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double gather =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+      static_cast<double>(state.iterations());
+  state.counters["vs_full"] = gather / full;
+}
+
 // Registers `fn` for every type (row-major) and again for the types with a packed layout.
 template <class Fn>
 void ForEachLayout(Fn fn) {
@@ -236,6 +264,18 @@ void RegisterAll() {
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
   });
+  for (TensorType type : {TensorType::kQ4_0, TensorType::kQ6_K}) {
+    benchmark::RegisterBenchmark(
+        ("head_gather/" + std::string(TensorTypeName(type)) + "/262144x1536").c_str(),
+        BM_HeadGather, type)
+        ->ArgName("rows")
+        ->Arg(256)
+        ->Arg(4096)
+        ->Arg(16384)
+        ->Arg(32768)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
   ForEachLayout([](TensorType type, bool packed, const std::string& name) {
     benchmark::RegisterBenchmark(("prefill512/" + name + "/" + kPrefillShape.name).c_str(),
                                  BM_Prefill, type, kPrefillShape, packed)
