@@ -192,48 +192,49 @@ void Gemma4Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutp
 void Gemma4Model::Logits(const ForwardBatch& batch, ForwardOutput& out, ThreadPool& pool) const {
   const Gemma4Config& c = config_;
   const size_t D = c.n_embd, V = c.n_vocab;
-  // Rows with every token in one product; rows limited to some tokens (logit_tokens) gather
-  // those rows of the head, the rest of their row -inf.
-  std::vector<int> full;
-  for (int i = 0; i < static_cast<int>(out.logit_rows.size()); ++i) {
-    const int row = out.logit_rows[i];
-    if (batch.logit_tokens.empty() || batch.logit_tokens[row].empty()) full.push_back(i);
-  }
-  const int n_full = static_cast<int>(full.size());
-  const bool all_full = n_full == static_cast<int>(out.logit_rows.size());
-  out.logits.resize(out.logit_rows.size() * V);
+  const int n_out = static_cast<int>(out.logit_rows.size());
+  // Logits row i's token list (ForwardBatch::logit_tokens), or null: every token.
+  const auto limited = [&](int i) -> const std::vector<int32_t>* {
+    if (batch.logit_tokens.empty()) return nullptr;
+    const std::vector<int32_t>& ids = batch.logit_tokens[out.logit_rows[i]];
+    return ids.empty() ? nullptr : &ids;
+  };
   const auto softcap = [&](float* x, size_t n) {
     if (c.final_logit_softcap > 0) {
       kernels::Softcap(x, c.final_logit_softcap, static_cast<int64_t>(n), x);
     }
   };
+  // Rows with every token in one product (straight into out.logits when that is all of them).
+  std::vector<int> full;
+  for (int i = 0; i < n_out; ++i) {
+    if (!limited(i)) full.push_back(i);
+  }
+  const int n_full = static_cast<int>(full.size());
+  out.logits.resize(static_cast<size_t>(n_out) * V);
   std::vector<float> h(n_full * D);
   for (int j = 0; j < n_full; ++j) {
     std::memcpy(h.data() + j * D, out.Hidden(out.logit_rows[full[j]]), D * sizeof(float));
   }
-  std::vector<float> dense(all_full ? 0 : n_full * V);
-  float* y = all_full ? out.logits.data() : dense.data();
+  std::vector<float> dense(n_full == n_out ? 0 : n_full * V);
+  float* y = n_full == n_out ? out.logits.data() : dense.data();
   MatMul(weights_.output, h.data(), n_full, y, pool);
   softcap(y, n_full * V);
-  if (all_full) return;
+  if (n_full == n_out) return;
   for (int j = 0; j < n_full; ++j) {
     std::memcpy(out.logits.data() + full[j] * V, dense.data() + j * V, V * sizeof(float));
   }
+  // Limited rows: those rows of the head, gathered; the rest of the row -inf.
   std::vector<float> values;
-  for (int i = 0, j = 0; i < static_cast<int>(out.logit_rows.size()); ++i) {
-    if (j < n_full && full[j] == i) {
-      ++j;
-      continue;
-    }
-    const int row = out.logit_rows[i];
-    const std::vector<int32_t>& ids = batch.logit_tokens[row];
-    values.resize(ids.size());
-    kernels::MatMulRows(weights_.output, ids.data(), static_cast<int64_t>(ids.size()),
-                        out.Hidden(row), 1, values.data(), pool);
+  for (int i = 0; i < n_out; ++i) {
+    const std::vector<int32_t>* ids = limited(i);
+    if (!ids) continue;
+    values.resize(ids->size());
+    kernels::MatMulRows(weights_.output, ids->data(), static_cast<int64_t>(ids->size()),
+                        out.Hidden(out.logit_rows[i]), 1, values.data(), pool);
     softcap(values.data(), values.size());
     float* logits = out.logits.data() + i * V;
     std::fill(logits, logits + V, -std::numeric_limits<float>::infinity());
-    for (size_t k = 0; k < ids.size(); ++k) logits[ids[k]] = values[k];
+    for (size_t k = 0; k < ids->size(); ++k) logits[(*ids)[k]] = values[k];
   }
 }
 
