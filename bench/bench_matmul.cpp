@@ -168,24 +168,35 @@ void BM_Matvec(benchmark::State& state, TensorType type, Shape shape, bool packe
       benchmark::Counter(bytes / g_membw, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// Seconds per one-row MatMul of w, after a warm-up pass: the baseline the ratios below divide by.
+double MatvecSeconds(const WeightSet& w, const std::vector<float>& x, std::vector<float>& y,
+                     ThreadPool& pool) {
+  const int calls = static_cast<int>(std::max<size_t>(w.copies.size(), 8));
+  TimePerCall(w, x, 1, y, pool, calls);  // warm up
+  return TimePerCall(w, x, 1, y, pool, calls);
+}
+
+// Runs the benchmark loop, call(i) in iteration i; returns the seconds per iteration.
+template <class Call>
+double SecondsPerIteration(benchmark::State& state, Call call) {
+  size_t i = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) call(i++);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+         static_cast<double>(state.iterations());
+}
+
 void BM_BatchScaling(benchmark::State& state, TensorType type, Shape shape, bool packed) {
   ThreadPool& pool = GlobalThreadPool();
   const int64_t T = state.range(0);
   const WeightSet& w = Weights(type, shape, packed);
   const auto x = Activations(T * shape.cols);
   std::vector<float> y(T * shape.rows);
-  const int calls = static_cast<int>(std::max<size_t>(w.copies.size(), 8));
-  TimePerCall(w, x, 1, y, pool, calls);  // warm up
-  const double t1 = TimePerCall(w, x, 1, y, pool, calls);
-  size_t i = 0;
-  const auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) {
-    kernels::MatMul(w.Get(i++), x.data(), T, y.data(), pool);
+  const double t1 = MatvecSeconds(w, x, y, pool);
+  const double tk = SecondsPerIteration(state, [&](size_t i) {
+    kernels::MatMul(w.Get(i), x.data(), T, y.data(), pool);
     benchmark::DoNotOptimize(y.data());
-  }
-  const double tk =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
-      static_cast<double>(state.iterations());
+  });
   state.counters["vs_T1"] = tk / t1;
 }
 
@@ -218,18 +229,11 @@ void BM_HeadGather(benchmark::State& state, TensorType type) {
   std::vector<float> y(shape.rows);
   std::vector<int32_t> ids(n);
   for (int64_t i = 0; i < n; ++i) ids[i] = static_cast<int32_t>(i * (shape.rows / n) + i % 7);
-  const int calls = static_cast<int>(std::max<size_t>(w.copies.size(), 4));
-  TimePerCall(w, x, 1, y, pool, calls);  // warm up
-  const double full = TimePerCall(w, x, 1, y, pool, calls);
-  size_t i = 0;
-  const auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) {
-    kernels::MatMulRows(w.Get(i++), ids.data(), n, x.data(), 1, y.data(), pool);
+  const double full = MatvecSeconds(w, x, y, pool);
+  const double gather = SecondsPerIteration(state, [&](size_t i) {
+    kernels::MatMulRows(w.Get(i), ids.data(), n, x.data(), 1, y.data(), pool);
     benchmark::DoNotOptimize(y.data());
-  }
-  const double gather =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
-      static_cast<double>(state.iterations());
+  });
   state.counters["vs_full"] = gather / full;
 }
 
