@@ -121,7 +121,7 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
   report["load_ms"] = m.load_ms;
   report["packed_bytes"] = m.packed_bytes;
 
-  Generator gen(target, {}, *m.pool, kv);
+  Generator gen(target, {}, *m.pool, kv, !a.model.no_warmup);
   if (a.n_prompt > 0) {
     std::vector<double> tps;
     for (int r = 0; r < a.repetitions; ++r) {
@@ -165,7 +165,7 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
       Fail(ErrorKind::kInvalidArgument, "--spec needs a drafter (-md) with speculation on");
     }
     Generator sg(target, MakeDrafters(target, m.assistant.get(), m.draft_model.get(), *m.pool),
-                 *m.pool, kv);
+                 *m.pool, kv, !a.model.no_warmup);
     const std::vector<int32_t> prompt =
         a.spec_prompt.empty() ? Tokens(32, V, 7)
                               : m.tokenizer->Encode(a.spec_prompt, {.add_special = true});

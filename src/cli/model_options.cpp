@@ -52,6 +52,9 @@ void AddModelFlags(CLI::App& app, ModelOptions& o) {
   app.add_flag("--no-repack", o.no_repack,
                "Keep weights in the file mapping: no interleaved copies in RAM (less memory, "
                "slower prefill and verification, the same results)");
+  app.add_flag("--no-warmup", o.no_warmup,
+               "Skip the warm-up (a few short generations before the first request, so its "
+               "latency and the speculation planner's first timings are not a cold start's)");
 }
 
 void AddSamplingFlags(CLI::App& app, SamplingParams& p) {

@@ -35,10 +35,11 @@ struct ModelOptions {
   std::string cache_type_k = "f16";
   std::string cache_type_v;  // empty: same as -ctk
   bool no_repack = false;    // keep every weight in the mapping (no interleaved copies)
+  bool no_warmup = false;    // no EngineOptions::warmup
 };
 
-// Adds -m, -md, --spec-type, --spec-ngram-min/max, --draft-*, -c, -b, -t, -ctk/-ctv, --no-repack
-// to `app`.
+// Adds -m, -md, --spec-type, --spec-ngram-min/max, --draft-*, -c, -b, -t, -ctk/-ctv, --no-repack,
+// --no-warmup to `app`.
 void AddModelFlags(CLI::App& app, ModelOptions& options);
 // Adds --temp, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n,
 // --presence-penalty, --frequency-penalty, -s/--seed.

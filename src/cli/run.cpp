@@ -90,7 +90,7 @@ int RunPrompt(const RunArgs& a, const CLI::App& app) {
                                           std::to_string(m.kv.n_ctx));
   }
   Generator gen(*m.target, MakeDrafters(*m.target, m.assistant.get(), m.draft_model.get(), *m.pool),
-                *m.pool, m.kv);
+                *m.pool, m.kv, !a.model.no_warmup);
   ReportKvCache(gen);
   StreamingDecoder decoder(*m.tokenizer);
   StopStringFilter stops(a.stop);
@@ -126,7 +126,7 @@ int RunChat(const RunArgs& a, const CLI::App& app) {
   LoadedModels m = LoadModels(a.model, app);
   const GrammarConstraint grammar = LoadGrammarConstraint(a.grammar, *m.tokenizer, true);
   Generator gen(*m.target, MakeDrafters(*m.target, m.assistant.get(), m.draft_model.get(), *m.pool),
-                *m.pool, m.kv);
+                *m.pool, m.kv, !a.model.no_warmup);
   ReportKvCache(gen);
   std::vector<ChatMessage> messages;
   bool thinking = a.thinking;

@@ -129,6 +129,7 @@ int Serve(ServeArgs a, const CLI::App& app) {
   engine_options.max_queue = a.max_queue;
   engine_options.prefill_chunk = a.prefill_chunk;
   engine_options.spec = m.spec;
+  engine_options.warmup = !a.model.no_warmup;
   Engine engine(*m.target, MakeDrafters(*m.target, m.assistant.get(), m.draft_model.get(), *m.pool),
                 *m.pool, engine_options);
   server::EngineBackend backend(engine);

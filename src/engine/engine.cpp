@@ -65,6 +65,8 @@ struct Engine::Impl {
   // Concludes every finished slot: metrics first, then the final event.
   void ReleaseDone();
   bool AnyActive() const;
+  // EngineOptions::warmup; before the engine thread starts.
+  void Warmup();
   void UpdateLiveMetrics(double step_seconds, bool generating);
 
   const TargetModel& target_;
@@ -120,6 +122,46 @@ Engine::Impl::Impl(const TargetModel& target, DrafterSet drafters, ThreadPool& p
 
 bool Engine::Impl::AnyActive() const {
   return std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->active(); });
+}
+
+void Engine::Impl::Warmup() {
+  const auto t0 = EngineClock::now();
+  const EngineMetrics metrics = metrics_;
+  const std::vector<SlotMetrics> finished = slot_finished_;
+  const uint64_t next_id = next_id_;
+  // A drafter's fixed-length rounds run its steps and multi-row verification; chain and mtp
+  // share the assistant, so chain's rounds (lookup finds nothing in this prompt) warm it alone.
+  std::vector<SpecType> types = {SpecType::kNone};
+  for (SpecType type : {SpecType::kChain, SpecType::kMtp, SpecType::kDraft}) {
+    if (drafters_.For(type) == nullptr) continue;
+    if (type == SpecType::kMtp && drafters_.For(SpecType::kChain) != nullptr) continue;
+    types.push_back(type);
+  }
+  const int32_t n_vocab = static_cast<int32_t>(target_.n_vocab());
+  for (SpecType type : types) {
+    QueuedRequest q;
+    q.id = next_id_++;
+    ++in_flight_;  // ReleaseDone counts it out
+    for (int32_t i = 0; i < 4; ++i) q.request.prompt.push_back((2 + i) % n_vocab);
+    q.request.params.n_predict = 6;
+    q.request.params.spec.type = type;
+    q.request.params.spec.adaptive = false;
+    q.request.params.spec.draft_max = std::min(3, std::max(1, options_.kv.max_batch - 1));
+    std::string error;
+    q.request.on_event = [&error](const EngineEvent& e) {
+      if (e.final) error = e.error;
+      return true;
+    };
+    Admit(std::move(q));
+    ReleaseDone();
+    while (AnyActive()) StepAndRelease();
+    if (!error.empty()) Fail(ErrorKind::kInternal, "engine warm-up failed: " + error);
+  }
+  for (auto& slot : slots_) slot->Forget();
+  metrics_ = metrics;
+  slot_finished_ = finished;
+  next_id_ = next_id;
+  LogInfo("engine warm-up: " + std::to_string(static_cast<int>(MsSince(t0))) + " ms");
 }
 
 void Engine::Impl::Run() {
@@ -472,6 +514,7 @@ void Engine::Impl::UpdateLiveMetrics(double step_seconds, bool generating) {
 Engine::Engine(const TargetModel& target, DrafterSet drafters, ThreadPool& pool,
                const EngineOptions& options)
     : impl_(std::make_unique<Impl>(target, std::move(drafters), pool, options)) {
+  if (options.warmup) impl_->Warmup();
   if (options.own_thread) impl_->thread_ = std::thread([this] { impl_->Run(); });
 }
 

@@ -31,6 +31,12 @@ struct EngineOptions {
                             // per-request overrides): the engine uses params.spec as given
   // false: no engine thread; the caller runs one request at a time with RunHere (Generator).
   bool own_thread = true;
+  // Before the first request, a few short generations through slot 0 (plain, then drafting a
+  // fixed length with each loaded drafter), then forgotten: the first request's forwards and
+  // draft steps then cost what later ones do (weights paged in and cached, scratch allocated),
+  // so its latency and the speculation planner's first measurements are not a cold start's.
+  // Metrics and caches are as if it never ran.
+  bool warmup = false;
 };
 
 // The `error` of requests a shutdown ended (queued, or running past the drain).

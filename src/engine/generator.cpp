@@ -8,13 +8,14 @@
 namespace tandem {
 
 Generator::Generator(const TargetModel& target, DrafterSet drafters, ThreadPool& pool,
-                     const KvCacheOptions& kv_options) {
+                     const KvCacheOptions& kv_options, bool warmup) {
   EngineOptions options;
   options.n_slots = 1;
   options.kv = kv_options;
   options.max_queue = 0;
   options.prefill_chunk = std::max(1, kv_options.max_batch);
   options.own_thread = false;
+  options.warmup = warmup;
   engine_ = std::make_unique<Engine>(target, std::move(drafters), pool, options);
 }
 

@@ -16,9 +16,10 @@ namespace tandem {
 class Generator {
  public:
   // `drafters` (any may be missing, e.g. MakeDrafters in speculative/loaded_drafters.h) serve
-  // the speculation types. The generator owns a one-sequence KV cache.
+  // the speculation types. The generator owns a one-sequence KV cache. `warmup`:
+  // EngineOptions::warmup.
   Generator(const TargetModel& target, DrafterSet drafters, ThreadPool& pool,
-            const KvCacheOptions& kv_options);
+            const KvCacheOptions& kv_options, bool warmup = false);
   ~Generator();
 
   // Evaluates `prompt` (reusing the longest prefix still valid in the cache) and generates.
