@@ -39,8 +39,8 @@ class ThreadPool {
   int n_threads_;
   std::vector<std::thread> workers_;
   // A job is published by storing job_/job_tasks_ and then bumping generation_; workers spin on
-  // generation_ for a short while before sleeping on start_cv_ (decode steps run many small
-  // matmuls back to back, and a futex wake per call would dominate them).
+  // generation_ for up to a millisecond before sleeping on start_cv_ (decode steps run many
+  // small matmuls back to back with short gaps, and a futex wake per call would dominate them).
   std::mutex mutex_;
   std::condition_variable start_cv_;
   const std::function<void(size_t, size_t, int)>* job_ = nullptr;
