@@ -1,5 +1,6 @@
 #include "base/thread_pool.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <memory>
@@ -26,7 +27,7 @@ int PhysicalCoreCount() {
 }
 
 ThreadPool::ThreadPool(int n_threads)
-    : n_threads_(n_threads > 0 ? n_threads : PhysicalCoreCount()) {
+    : n_threads_(n_threads > 0 ? n_threads : PhysicalCoreCount()), shares_(n_threads_) {
   for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
 }
 
@@ -90,32 +91,85 @@ void ThreadPool::WorkerLoop(int index) {
     }
     if (stop_.load()) return;
     seen = gen;
-    const auto* job = job_;
-    auto [begin, end] = Chunk(job_tasks_, index, n_threads_);
-    if (begin < end) (*job)(begin, end, index);
+    if (job_balanced_) {
+      RunShares(index);
+    } else {
+      auto [begin, end] = Chunk(job_tasks_, index, n_threads_);
+      if (begin < end) (*job_)(begin, end, index);
+    }
     pending_.fetch_sub(1, std::memory_order_acq_rel);
   }
 }
 
-void ThreadPool::ParallelForRange(size_t n_tasks,
-                                  const std::function<void(size_t, size_t, int)>& fn) {
-  if (n_tasks == 0) return;
-  if (n_threads_ == 1 || n_tasks == 1) {
-    fn(0, n_tasks, 0);
-    return;
+namespace {
+
+uint64_t PackRange(uint64_t front, uint64_t back) {
+  return back << 32 | front;
+}
+
+// Takes up to n tasks from the front (or the back) of a share; returns how many, the first in
+// `first`.
+size_t Take(std::atomic<uint64_t>& range, size_t n, bool back, size_t* first) {
+  uint64_t v = range.load(std::memory_order_relaxed);
+  for (;;) {
+    const uint64_t f = v & 0xFFFFFFFFu, b = v >> 32;
+    if (f >= b) return 0;
+    const uint64_t k = std::min<uint64_t>(n, b - f);
+    const uint64_t next = back ? PackRange(f, b - k) : PackRange(f + k, b);
+    if (range.compare_exchange_weak(v, next, std::memory_order_relaxed)) {
+      *first = back ? b - k : f;
+      return k;
+    }
   }
+}
+
+}  // namespace
+
+void ThreadPool::RunShares(int thread) {
+  const auto& fn = *job_;
+  size_t first = 0, k = 0;
+  while ((k = Take(shares_[thread].range, job_grain_, false, &first)) > 0) {
+    fn(first, first + k, thread);
+  }
+  for (int i = 1; i < n_threads_; ++i) {
+    std::atomic<uint64_t>& other = shares_[(thread + i) % n_threads_].range;
+    while ((k = Take(other, 1, true, &first)) > 0) fn(first, first + k, thread);
+  }
+}
+
+void ThreadPool::RunJob(const std::function<void(size_t, size_t, int)>& fn, size_t n_tasks,
+                        bool balanced) {
   job_ = &fn;
   job_tasks_ = n_tasks;
+  job_balanced_ = balanced;
+  if (balanced) {
+    // Own tasks in grains of about a 32nd of a share (at most 16: the last grain in flight is
+    // what the other threads may still wait for).
+    job_grain_ = std::clamp<size_t>(n_tasks / n_threads_ / 32, 1, 16);
+    for (int t = 0; t < n_threads_; ++t) {
+      auto [begin, end] = Chunk(n_tasks, t, n_threads_);
+      shares_[t].range.store(PackRange(begin, end), std::memory_order_relaxed);
+    }
+  }
   pending_.store(n_threads_ - 1);
-  generation_.fetch_add(1);  // publishes job_ and job_tasks_
+  generation_.fetch_add(1);  // publishes the job (release: the stores above happen before)
   if (sleeping_.load() > 0) {
     std::lock_guard<std::mutex> lock(mutex_);
     start_cv_.notify_all();
   }
-  auto [begin, end] = Chunk(n_tasks, 0, n_threads_);
-  if (begin < end) fn(begin, end, 0);
-  // Wait for the workers; yield soon, since on a loaded machine the worker we wait for may need
-  // this very core.
+  if (balanced) {
+    RunShares(0);
+  } else {
+    auto [begin, end] = Chunk(n_tasks, 0, n_threads_);
+    if (begin < end) fn(begin, end, 0);
+  }
+  Wait();
+  job_ = nullptr;
+}
+
+void ThreadPool::Wait() {
+  // Spin a little, then yield: on a loaded machine the worker we wait for may need this very
+  // core.
   const auto waiting_since = std::chrono::steady_clock::now();
   bool yield = false;
   for (int spin = 1; pending_.load(std::memory_order_acquire) != 0; ++spin) {
@@ -126,7 +180,27 @@ void ThreadPool::ParallelForRange(size_t n_tasks,
       if (spin % 64 == 0) yield = std::chrono::steady_clock::now() - waiting_since > kWaitSpinFor;
     }
   }
-  job_ = nullptr;
+}
+
+void ThreadPool::ParallelForRange(size_t n_tasks,
+                                  const std::function<void(size_t, size_t, int)>& fn) {
+  if (n_tasks == 0) return;
+  if (n_threads_ == 1 || n_tasks == 1) {
+    fn(0, n_tasks, 0);
+    return;
+  }
+  RunJob(fn, n_tasks, false);
+}
+
+void ThreadPool::ParallelForBalanced(size_t n_tasks,
+                                     const std::function<void(size_t, size_t, int)>& fn) {
+  if (n_tasks >= (uint64_t{1} << 32)) return ParallelForRange(n_tasks, fn);
+  if (n_tasks == 0) return;
+  if (n_threads_ == 1 || n_tasks == 1) {
+    fn(0, n_tasks, 0);
+    return;
+  }
+  RunJob(fn, n_tasks, true);
 }
 
 void ThreadPool::ParallelFor(size_t n_tasks, const std::function<void(size_t)>& fn) {

@@ -33,8 +33,25 @@ class ThreadPool {
   void ParallelForRange(size_t n_tasks,
                         const std::function<void(size_t begin, size_t end, int thread)>& fn);
 
+  // Like ParallelForRange, but fn may be called several times per thread, with smaller ranges:
+  // each thread works through its contiguous share from the front, a few tasks at a time, then
+  // takes the tasks still untouched at the back of the others' shares, one at a time. A thread
+  // that started late or runs slower (a shared VM's vCPU) is helped instead of waited for.
+  void ParallelForBalanced(size_t n_tasks,
+                           const std::function<void(size_t begin, size_t end, int thread)>& fn);
+
  private:
+  // One thread's share of a balanced job: the front and back of its untaken tasks, packed in
+  // one word so that taking from either end is one compare-and-swap.
+  struct alignas(64) Share {
+    std::atomic<uint64_t> range{0};
+  };
   void WorkerLoop(int index);
+  // Publishes a job to the workers, runs the caller's part and waits for the workers.
+  void RunJob(const std::function<void(size_t, size_t, int)>& fn, size_t n_tasks, bool balanced);
+  // A balanced job's part of thread `thread`: its share, then what is left of the others'.
+  void RunShares(int thread);
+  void Wait();  // until every worker finished the job
 
   int n_threads_;
   std::vector<std::thread> workers_;
@@ -45,6 +62,9 @@ class ThreadPool {
   std::condition_variable start_cv_;
   const std::function<void(size_t, size_t, int)>* job_ = nullptr;
   size_t job_tasks_ = 0;
+  bool job_balanced_ = false;
+  size_t job_grain_ = 1;       // tasks a thread takes at once from its own share
+  std::vector<Share> shares_;  // [n_threads_], for balanced jobs
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> pending_{0};   // workers still running the current job
   std::atomic<int> sleeping_{0};  // workers blocked (or about to block) on start_cv_

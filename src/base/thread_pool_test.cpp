@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 namespace tandem {
@@ -27,6 +29,48 @@ TEST(ThreadPool, RangesAreContiguousAndCoverAll) {
   });
   for (size_t i = 1; i < owner.size(); ++i) EXPECT_LE(owner[i - 1], owner[i]);
   for (int o : owner) EXPECT_GE(o, 0);
+}
+
+TEST(ThreadPool, BalancedRunsEveryTaskOnceInEveryThreadsOrder) {
+  for (int threads = 1; threads <= 4; ++threads) {
+    ThreadPool pool(threads);
+    for (size_t n : {0u, 1u, 2u, 5u, 17u, 1000u, 40000u}) {
+      std::vector<std::atomic<int>> hits(n);
+      pool.ParallelForBalanced(n, [&](size_t b, size_t e, int) {
+        ASSERT_LT(b, e);
+        ASSERT_LE(e, n);
+        for (size_t i = b; i < e; ++i) hits[i]++;
+      });
+      for (size_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << threads << " " << n;
+    }
+  }
+}
+
+TEST(ThreadPool, BalancedJobsHelpAThreadThatIsHeldUp) {
+  // Thread 0 (the caller) is held up on its first task until the others have run every other
+  // task: they must take the rest of its share, not wait for it (without that, the wait below
+  // would end only at its deadline).
+  ThreadPool pool(2);
+  const size_t n = 64;
+  std::vector<std::atomic<int>> owner(n);
+  for (auto& o : owner) o = -1;
+  std::atomic<size_t> done{0};
+  pool.ParallelForBalanced(n, [&](size_t b, size_t e, int t) {
+    for (size_t i = b; i < e; ++i) {
+      if (i == 0) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (done.load() < n - 1 && std::chrono::steady_clock::now() < deadline) {
+          std::this_thread::yield();
+        }
+      }
+      owner[i] = t;
+      done++;
+    }
+  });
+  EXPECT_EQ(done.load(), n);
+  // Its share was the first half: all of it but the first task went to the worker.
+  for (size_t i = 1; i < n; ++i) EXPECT_EQ(owner[i].load(), 1) << i;
+  EXPECT_EQ(owner[0].load(), 0);
 }
 
 TEST(ThreadPool, PhysicalCoresPositive) {

@@ -250,8 +250,8 @@ void RunPacked(const WeightMatrix& w, PackedTileFn kernel, const QuantizedActiva
     run(0, static_cast<size_t>(n_tiles));
     return;
   }
-  pool.ParallelForRange(static_cast<size_t>(n_tiles),
-                        [&](size_t begin, size_t end, int) { run(begin, end); });
+  pool.ParallelForBalanced(static_cast<size_t>(n_tiles),
+                           [&](size_t begin, size_t end, int) { run(begin, end); });
 }
 
 template <class RowIndex>
@@ -280,7 +280,7 @@ void Run(const WeightMatrix& w, RowIndex row_index, bool dense, int64_t n_out, c
     RunTiles(w, family, k, row_index, dense, n_out, x, T, acts, y, 0, n_tiles);
     return;
   }
-  pool.ParallelForRange(n_tiles, [&](size_t begin, size_t end, int) {
+  pool.ParallelForBalanced(n_tiles, [&](size_t begin, size_t end, int) {
     RunTiles(w, family, k, row_index, dense, n_out, x, T, acts, y, begin, end);
   });
 }
