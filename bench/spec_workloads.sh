@@ -7,7 +7,12 @@
 # plain-step time over its planning, drafting and verifying time), which a neighbour's load
 # moves less.
 #
-#   bench/spec_workloads.sh [BUILD] [REPS] [TARGET ASSISTANT]
+#   [THREADS=N] bench/spec_workloads.sh [BUILD] [REPS] [TARGET ASSISTANT]
+#
+# THREADS (default 2): the bundled pair is a 7 MB compute-bound model; on the 2-vCPU Zen 5 VM its
+# plain decoding ran 2-3.5x slower with 2 threads than with 1 over 256 tokens (0.8-0.9x over
+# 2000: the second vCPU is slow to come up after idling), so THREADS=1 measures the drafters and
+# not that.
 #
 # Workloads (greedy, 256 tokens):
 #   copy: a source file (tools/train/centroids.py), then a comment asking for the same module
@@ -29,7 +34,7 @@ COPY_PROMPT="$(cat "$SRC")
 $(head -n 1 "$SRC")"
 FREE_PROMPT=$'import os\n\n\ndef read_lines(path):\n    """Return the lines of the file at path."""\n'
 out=$(mktemp)
-echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "threads ${THREADS:-2}; load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 for rep in $(seq "$REPS"); do
   for workload in copy free; do
     prompt=$COPY_PROMPT
@@ -38,7 +43,7 @@ for rep in $(seq "$REPS"); do
       md=(-md "$ASSISTANT")
       [ "$type" = ngram ] || [ "$type" = none ] && md=()
       json=$("$BUILD/tandem" run -m "$TARGET" "${md[@]}" --spec-type "$type" -n 256 --temp 0 \
-        --draft-max 16 -t 2 -p "$prompt" --json 2>/dev/null)
+        --draft-max 16 -t "${THREADS:-2}" -p "$prompt" --json 2>/dev/null)
       python3 - "$workload" "$type" "$rep" "$json" <<'PY' | tee -a "$out"
 import json, sys
 w, t, rep, j = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
