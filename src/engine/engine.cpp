@@ -125,6 +125,7 @@ bool Engine::Impl::AnyActive() const {
 }
 
 void Engine::Impl::Warmup() {
+  if (options_.kv.n_ctx < 32) return;  // room for its prompt, tokens and drafts
   const auto t0 = EngineClock::now();
   const EngineMetrics metrics = metrics_;
   const std::vector<SlotMetrics> finished = slot_finished_;
