@@ -112,8 +112,8 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
   report["isa"] = std::string(kernels::IsaName(kernels::ActiveIsa()));
   report["threads"] = m.pool->size();
   report["kv_type"] = std::string(TensorTypeName(kv.type));
-  // The probe runs before and after the decode runs and the best reading counts: a shared VM's
-  // bandwidth drifts, and a low reading would flatter the decode's fraction of it.
+  // The probe runs before the runs and after each decode run, and the best reading counts: a
+  // shared VM's bandwidth drifts, and a low reading would flatter the decode's fraction of it.
   double bandwidth = MeasureBandwidth(*m.pool);
   report["membw_before_gb_s"] = bandwidth / 1e9;
   const double bytes_per_token = target.BytesPerToken();
@@ -137,21 +137,30 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
                     {"kv_bytes", gen.cache().bytes()}};
   }
   if (a.n_gen > 0) {
-    std::vector<double> tps;
+    // Each run is also set against the probes just before and after it (the better of the
+    // two): a shared VM's bandwidth drifts by 1.5x within a minute, so a probe far from a run
+    // says little about it.
+    std::vector<double> tps, adjacent;
+    double before = a.n_prompt > 0 ? MeasureBandwidth(*m.pool) : bandwidth, after = before;
+    bandwidth = std::max(bandwidth, before);
     for (int r = 0; r < a.repetitions; ++r) {
       gen.Reset();
       GenerateResult res = gen.Generate(Tokens(1, V, r), GreedyParams(a.n_gen), nullptr);
       tps.push_back(res.tokens.size() * 1000.0 / res.generate_ms);
+      after = MeasureBandwidth(*m.pool);
+      adjacent.push_back(tps.back() * bytes_per_token / std::max(before, after));
+      bandwidth = std::max(bandwidth, after);
+      before = after;
     }
-    const double after = MeasureBandwidth(*m.pool);
     report["membw_after_gb_s"] = after / 1e9;
-    bandwidth = std::max(bandwidth, after);
+    std::sort(adjacent.begin(), adjacent.end());
     Sample s = Stats(tps);
     report["tg"] = {{"n", a.n_gen},
                     {"tok_s", s.mean},
                     {"sd", s.sd},
                     {"gb_s", s.mean * bytes_per_token / 1e9},
                     {"fraction_of_membw", s.mean * bytes_per_token / bandwidth},
+                    {"fraction_of_adjacent_membw", adjacent[adjacent.size() / 2]},
                     {"limit_tok_s", bandwidth / bytes_per_token},
                     // Steady decode: mapped weight pages read so far, the KV cache, the rest.
                     {"resident_bytes", ResidentBytes()},
@@ -279,7 +288,7 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
               report["kv_type"].get<std::string>().c_str());
   std::printf("memory bandwidth %.1f GB/s", bandwidth / 1e9);
   if (report.contains("membw_after_gb_s")) {
-    std::printf(" (best of %.1f before and %.1f after the decode runs)",
+    std::printf(" (best of the probes; %.1f before the first decode run, %.1f after the last)",
                 report["membw_before_gb_s"].get<double>(),
                 report["membw_after_gb_s"].get<double>());
   }
@@ -294,10 +303,12 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
   }
   if (report.contains("tg")) {
     const auto& tg = report["tg"];
-    std::printf("tg%-5d %9.2f ± %.2f tok/s  %.1f GB/s = %.0f%% of membw (limit %.1f tok/s)\n",
-                a.n_gen, tg["tok_s"].get<double>(), tg["sd"].get<double>(),
-                tg["gb_s"].get<double>(), 100 * tg["fraction_of_membw"].get<double>(),
-                tg["limit_tok_s"].get<double>());
+    std::printf(
+        "tg%-5d %9.2f ± %.2f tok/s  %.1f GB/s = %.0f%% of membw (limit %.1f tok/s); median run "
+        "%.0f%% of the probes next to it\n",
+        a.n_gen, tg["tok_s"].get<double>(), tg["sd"].get<double>(), tg["gb_s"].get<double>(),
+        100 * tg["fraction_of_membw"].get<double>(), tg["limit_tok_s"].get<double>(),
+        100 * tg["fraction_of_adjacent_membw"].get<double>());
     const double resident = tg["resident_bytes"].get<double>(), kv_b = tg["kv_bytes"].get<double>();
     std::printf(
         "resident %.0f MB at steady decode = weights read per token %.0f MB + KV %.0f MB + "

@@ -121,6 +121,10 @@ def bench_reports_every_section():
     assert "synthetic" not in r.stdout and "rror" not in r.stderr, r.stdout + r.stderr
     j = json.loads(tandem("bench", *spec, "--synthetic-acceptance", "0.7", "--json").stdout)
     assert j["tg"]["resident_bytes"] > 0 and j["tg"]["kv_bytes"] > 0, j["tg"]
+    # Each decode run against the probes next to it; never more than the run's bytes over them.
+    tg, best = j["tg"], j["membw_gb_s"] * 1e9
+    assert 0 < tg["fraction_of_adjacent_membw"], tg
+    assert tg["fraction_of_adjacent_membw"] >= tg["fraction_of_membw"] * (1 - 1e-9), (tg, best)
     costs = j["spec"]["verify_cost_vs_t1"]
     assert len(costs) == 16 and costs[0] == 1.0, costs
     ms = j["spec"]["verify_ms_by_rows"]
