@@ -5,99 +5,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <condition_variable>
-#include <deque>
 #include <exception>
-#include <mutex>
-#include <thread>
 
 #include "base/error.h"
 #include "base/log.h"
 #include "base/thread_pool.h"
-#include "engine/engine_slot.h"
+#include "engine/engine_impl.h"
 #include "model/target_model.h"
 #include "tokenizer/vocab_gguf.h"
 
 namespace tandem {
-namespace {
-
-struct QueuedRequest {
-  uint64_t id = 0;
-  EngineRequest request;
-};
-
-// A slot's share of the merged batch.
-struct BatchPart {
-  EngineSlot* slot = nullptr;
-  int row0 = 0;               // its first batch row
-  int n_rows = 0;             // its rows
-  int logit0 = 0;             // its first logits row
-  int32_t length_before = 0;  // its cache length before the forward
-};
-
-}  // namespace
-
-struct Engine::Impl {
-  Impl(const TargetModel& target, DrafterSet drafters, ThreadPool& pool,
-       const EngineOptions& options);
-
-  void Run();
-  // One step with its bookkeeping: the step, then finished slots released, live metrics.
-  void StepAndRelease();
-  // Admits `q` into the idle slot whose cache serves the longest prefix of its prompt (ties:
-  // the least recently used slot, so other caches survive longer).
-  void Admit(QueuedRequest q);
-  // One continuous-batching step over the active slots.
-  void Step();
-  // Plans the generating slots' rows and drafts for them; `budget` is the rows left in this
-  // step's batch. Who goes first rotates over the steps with a full budget (`rotate`), so every
-  // slot regularly goes first, and the first always fits (1 + its draft cap <= max_batch).
-  void PlanGenerating(int& budget, bool rotate, std::vector<EngineSlot*>& planned);
-  // Plans prompt chunks, oldest request first, at most `limit` rows per slot.
-  void PlanPrefill(int& budget, int limit, std::vector<EngineSlot*>& planned);
-  // Runs the merged forward and hands each slot its rows; if the merged forward fails, runs
-  // each slot alone so only the slot at fault fails.
-  void ForwardParts(const std::vector<BatchPart>& parts, bool record_verify_time);
-  void Consume(EngineSlot* slot, int row0, int logit0, double ms, bool record_verify_time);
-  void FailSlot(EngineSlot* slot, const std::string& error);
-  // Sends the final event of requests that ended in the queue.
-  void EndQueued(std::vector<QueuedRequest>& requests, const std::string& error);
-  // Concludes every finished slot: metrics first, then the final event.
-  void ReleaseDone();
-  bool AnyActive() const;
-  // EngineOptions::warmup; before the engine thread starts.
-  void Warmup();
-  void UpdateLiveMetrics(double step_seconds, bool generating);
-
-  const TargetModel& target_;
-  ThreadPool& pool_;
-  EngineOptions options_;
-  std::unique_ptr<KvCache> cache_;
-  DrafterSet drafters_;
-  std::vector<int32_t> suppress_;  // the target's tokenizer.ggml.suppress_tokens: never sampled
-
-  // Engine thread only.
-  std::vector<std::unique_ptr<EngineSlot>> slots_;
-  uint64_t stamp_ = 0;
-  std::vector<SlotMetrics> slot_finished_;  // per slot: what its finished requests add up to
-  size_t rotation_ = 0;
-  bool prefill_turn_ = false;  // prompts go first in the next step
-  ForwardBatch batch_;
-  ForwardOutput out_;
-
-  // Guarded by mutex_.
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<QueuedRequest> queue_;
-  std::vector<uint64_t> cancels_;
-  uint64_t next_id_ = 1;
-  int in_flight_ = 0;  // queued + in slots
-  bool stopping_ = false;
-  bool finish_running_ = true;
-  EngineMetrics metrics_;
-
-  std::thread thread_;
-};
 
 Engine::Impl::Impl(const TargetModel& target, DrafterSet drafters, ThreadPool& pool,
                    const EngineOptions& options)
@@ -122,47 +39,6 @@ Engine::Impl::Impl(const TargetModel& target, DrafterSet drafters, ThreadPool& p
 
 bool Engine::Impl::AnyActive() const {
   return std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->active(); });
-}
-
-void Engine::Impl::Warmup() {
-  if (options_.kv.n_ctx < 32) return;  // room for its prompt, tokens and drafts
-  const auto t0 = EngineClock::now();
-  const EngineMetrics metrics = metrics_;
-  const std::vector<SlotMetrics> finished = slot_finished_;
-  const uint64_t next_id = next_id_;
-  // A drafter's fixed-length rounds run its steps and multi-row verification; chain and mtp
-  // share the assistant, so chain's rounds (lookup finds nothing in this prompt) warm it alone.
-  std::vector<SpecType> types = {SpecType::kNone};
-  for (SpecType type : {SpecType::kChain, SpecType::kMtp, SpecType::kDraft}) {
-    if (drafters_.For(type) == nullptr) continue;
-    if (type == SpecType::kMtp && drafters_.For(SpecType::kChain) != nullptr) continue;
-    types.push_back(type);
-  }
-  const int32_t n_vocab = static_cast<int32_t>(target_.n_vocab());
-  for (SpecType type : types) {
-    QueuedRequest q;
-    q.id = next_id_++;
-    ++in_flight_;  // ReleaseDone counts it out
-    for (int32_t i = 0; i < 4; ++i) q.request.prompt.push_back((2 + i) % n_vocab);
-    q.request.params.n_predict = 6;
-    q.request.params.spec.type = type;
-    q.request.params.spec.adaptive = false;
-    q.request.params.spec.draft_max = std::min(3, std::max(1, options_.kv.max_batch - 1));
-    std::string error;
-    q.request.on_event = [&error](const EngineEvent& e) {
-      if (e.final) error = e.error;
-      return true;
-    };
-    Admit(std::move(q));
-    ReleaseDone();
-    while (AnyActive()) StepAndRelease();
-    if (!error.empty()) Fail(ErrorKind::kInternal, "engine warm-up failed: " + error);
-  }
-  for (auto& slot : slots_) slot->Forget();
-  metrics_ = metrics;
-  slot_finished_ = finished;
-  next_id_ = next_id;
-  LogInfo("engine warm-up: " + std::to_string(static_cast<int>(MsSince(t0))) + " ms");
 }
 
 void Engine::Impl::Run() {
@@ -528,7 +404,7 @@ void Engine::RunHere(EngineRequest request) {
   if (m.options_.own_thread) Fail(ErrorKind::kInternal, "Engine::RunHere: the engine has a thread");
   ValidateEngineRequest(request, m.target_.n_vocab(), m.options_.kv.n_ctx,
                         m.drafters_.For(request.params.spec.type) != nullptr);
-  QueuedRequest q;
+  Impl::QueuedRequest q;
   {
     std::lock_guard<std::mutex> lock(m.mutex_);
     q.id = m.next_id_++;
@@ -570,7 +446,7 @@ uint64_t Engine::Submit(EngineRequest request) {
                                       " requests waiting");
   }
   const uint64_t id = m.next_id_++;
-  m.queue_.push_back(QueuedRequest{id, std::move(request)});
+  m.queue_.push_back(Impl::QueuedRequest{id, std::move(request)});
   ++m.in_flight_;
   ++m.metrics_.requests_started;
   m.metrics_.queue_depth = static_cast<int>(m.queue_.size());
