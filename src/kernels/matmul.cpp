@@ -25,32 +25,22 @@ enum class Family {
   kNone,   // not readable
 };
 
+// From the lists every ISA folder defines its kernels by (matmul_kernel.h).
 Family FamilyOf(TensorType type) {
-  using T = TensorType;
+#define TANDEM_FAMILY_CASE(Name) case TensorType::k##Name:
   switch (type) {
-    case T::kF32:
-    case T::kF16:
-    case T::kBF16:
-      return Family::kFloat;
-    case T::kQ4_0:
-    case T::kQ5_0:
-    case T::kQ8_0:
-    case T::kIQ4_NL:
-    case T::kMXFP4:
-      return Family::kQ8_0;
-    case T::kQ4_1:
-    case T::kQ5_1:
-      return Family::kQ8_1;
-    case T::kQ2_K:
-    case T::kQ3_K:
-    case T::kQ4_K:
-    case T::kQ5_K:
-    case T::kQ6_K:
-    case T::kIQ4_XS:
-      return Family::kQ8_K;
+    TANDEM_MATMUL_FLOAT_TILES(TANDEM_FAMILY_CASE)
+    return Family::kFloat;
+    TANDEM_MATMUL_Q8_0_TILES(TANDEM_FAMILY_CASE)
+    return Family::kQ8_0;
+    TANDEM_MATMUL_Q8_1_TILES(TANDEM_FAMILY_CASE)
+    return Family::kQ8_1;
+    TANDEM_MATMUL_Q8_K_TILES(TANDEM_FAMILY_CASE)
+    return Family::kQ8_K;
     default:
       return Family::kNone;
   }
+#undef TANDEM_FAMILY_CASE
 }
 
 // Byte alignment the kernels need for a row of this type (the alignment of its block struct).

@@ -133,12 +133,16 @@ struct MatMulKernelTable {
 };
 
 // The micro-kernels every ISA folder (ref, avx2, avx512) defines in its own namespace, listed
-// once: X(Name) stands for MatMulTile<Name>, the kernel for TensorType::k<Name>.
+// once: X(Name) stands for MatMulTile<Name>, the kernel for TensorType::k<Name>. The quantized
+// types are listed by the format their activations are quantized to (matmul.cpp's dispatch and
+// each folder's kernel definitions read the same lists).
 // clang-format off
 #define TANDEM_MATMUL_FLOAT_TILES(X) X(F32) X(F16) X(BF16)
+#define TANDEM_MATMUL_Q8_0_TILES(X) X(Q4_0) X(Q5_0) X(Q8_0) X(IQ4_NL) X(MXFP4)
+#define TANDEM_MATMUL_Q8_1_TILES(X) X(Q4_1) X(Q5_1)
+#define TANDEM_MATMUL_Q8_K_TILES(X) X(Q2_K) X(Q3_K) X(IQ4_XS) X(Q4_K) X(Q5_K) X(Q6_K)
 #define TANDEM_MATMUL_QUANT_TILES(X) \
-  X(Q4_0) X(Q5_0) X(Q8_0) X(Q4_1) X(Q5_1) X(IQ4_NL) X(MXFP4) \
-  X(Q2_K) X(Q3_K) X(IQ4_XS) X(Q4_K) X(Q5_K) X(Q6_K)
+  TANDEM_MATMUL_Q8_0_TILES(X) TANDEM_MATMUL_Q8_1_TILES(X) TANDEM_MATMUL_Q8_K_TILES(X)
 // clang-format on
 
 #define TANDEM_DECLARE_FLOAT_TILE(Name)                                                    \

@@ -298,11 +298,7 @@ struct Q8_KFamily : W {
 
 }  // namespace
 
-TANDEM_DEFINE_QUANT_TILE(Q2_K, RunQuantTile<Q8_KFamily<Q2_K>>)
-TANDEM_DEFINE_QUANT_TILE(Q3_K, RunQuantTile<Q8_KFamily<Q3_K>>)
-TANDEM_DEFINE_QUANT_TILE(IQ4_XS, RunQuantTile<Q8_KFamily<IQ4_XS>>)
-TANDEM_DEFINE_QUANT_TILE(Q4_K, RunQuantTile<Q8_KFamily<Q4_K>>)
-TANDEM_DEFINE_QUANT_TILE(Q5_K, RunQuantTile<Q8_KFamily<Q5_K>>)
-TANDEM_DEFINE_QUANT_TILE(Q6_K, RunQuantTile<Q8_KFamily<Q6_K>>)
+#define TANDEM_Q8_K_TILE(Name) TANDEM_DEFINE_QUANT_TILE(Name, RunQuantTile<Q8_KFamily<Name>>)
+TANDEM_MATMUL_Q8_K_TILES(TANDEM_Q8_K_TILE)
 
 }  // namespace tandem::kernels::avx2

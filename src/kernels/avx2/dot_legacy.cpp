@@ -210,12 +210,9 @@ struct Family : W {
 
 }  // namespace
 
-TANDEM_DEFINE_QUANT_TILE(Q4_0, RunQuantTile<Family<Q4_0, false>>)
-TANDEM_DEFINE_QUANT_TILE(Q5_0, RunQuantTile<Family<Q5_0, false>>)
-TANDEM_DEFINE_QUANT_TILE(Q8_0, RunQuantTile<Family<Q8_0, false>>)
-TANDEM_DEFINE_QUANT_TILE(IQ4_NL, RunQuantTile<Family<IQ4_NL, false>>)
-TANDEM_DEFINE_QUANT_TILE(MXFP4, RunQuantTile<Family<MXFP4, false>>)
-TANDEM_DEFINE_QUANT_TILE(Q4_1, RunQuantTile<Family<Q4_1, true>>)
-TANDEM_DEFINE_QUANT_TILE(Q5_1, RunQuantTile<Family<Q5_1, true>>)
+#define TANDEM_Q8_0_TILE(Name) TANDEM_DEFINE_QUANT_TILE(Name, RunQuantTile<Family<Name, false>>)
+#define TANDEM_Q8_1_TILE(Name) TANDEM_DEFINE_QUANT_TILE(Name, RunQuantTile<Family<Name, true>>)
+TANDEM_MATMUL_Q8_0_TILES(TANDEM_Q8_0_TILE)
+TANDEM_MATMUL_Q8_1_TILES(TANDEM_Q8_1_TILE)
 
 }  // namespace tandem::kernels::avx2

@@ -219,12 +219,9 @@ struct Q8_1Family : W {
 
 }  // namespace
 
-TANDEM_DEFINE_QUANT_TILE(Q4_0, RunQuantTile<Q8_0Family<Q4_0>>)
-TANDEM_DEFINE_QUANT_TILE(Q5_0, RunQuantTile<Q8_0Family<Q5_0>>)
-TANDEM_DEFINE_QUANT_TILE(Q8_0, RunQuantTile<Q8_0Family<Q8_0>>)
-TANDEM_DEFINE_QUANT_TILE(IQ4_NL, RunQuantTile<Q8_0Family<IQ4_NL>>)
-TANDEM_DEFINE_QUANT_TILE(MXFP4, RunQuantTile<Q8_0Family<MXFP4>>)
-TANDEM_DEFINE_QUANT_TILE(Q4_1, RunQuantTile<Q8_1Family<Q4_1>>)
-TANDEM_DEFINE_QUANT_TILE(Q5_1, RunQuantTile<Q8_1Family<Q5_1>>)
+#define TANDEM_Q8_0_TILE(Name) TANDEM_DEFINE_QUANT_TILE(Name, RunQuantTile<Q8_0Family<Name>>)
+#define TANDEM_Q8_1_TILE(Name) TANDEM_DEFINE_QUANT_TILE(Name, RunQuantTile<Q8_1Family<Name>>)
+TANDEM_MATMUL_Q8_0_TILES(TANDEM_Q8_0_TILE)
+TANDEM_MATMUL_Q8_1_TILES(TANDEM_Q8_1_TILE)
 
 }  // namespace tandem::kernels::avx512
