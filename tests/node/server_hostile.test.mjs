@@ -39,8 +39,9 @@ function readAll(socket) {
 describe('hostile input', { skip: skipReason() ?? false, timeout: 170000 }, () => {
   let server;
   before(async () => {
-    server = await startServer(['--parallel', '2', '--cors-origin', 'http://app.example',
-                                '--header-timeout', '2']);
+    // 8,192 positions a slot: the disconnect test's request must outlast the client.
+    server = await startServer(['--parallel', '2', '-c', '8192', '--cors-origin',
+                                'http://app.example', '--header-timeout', '2']);
   });
   after(async () => {
     assert.equal((await server?.stop())?.code, 0);

@@ -35,19 +35,25 @@ describe('lifecycle', { skip: skipReason() ?? false, timeout: 170000 }, () => {
   });
 
   test('a client that disconnects mid-stream frees its slot', async () => {
-    const server = await startServer(['--parallel', '1']);
+    // A generation long enough (no end of turn, 8,000 tokens) that it cannot finish before the
+    // server sees the client go, however slowly this client runs.
+    const server = await startServer(['--parallel', '1', '-c', '8192']);
     try {
       const cancelled = () => metric(server.base, 'engine_requests_total', 'outcome="cancelled"');
       assert.equal(await cancelled(), 0);
       const status = await disconnectAfterFirstChunk(server.base, '/v1/chat/completions',
-        longChat({ stream: true }));
+        longChat({ stream: true, ignore_eos: true, max_tokens: 8000 }));
       assert.equal(status, 200);
-      assert.ok(await waitFor(async () => (await cancelled()) === 1), 'the request was cancelled');
+      if (!(await waitFor(async () => (await cancelled()) === 1))) {
+        const text = await (await fetch(`${server.base}/metrics`)).text();
+        const lines = text.split('\n').filter((l) => /^tandem_(engine_requests|generated_tokens)/.test(l));
+        assert.fail(`the request was not cancelled: ${lines.join('; ')}`);
+      }
       assert.ok(await waitFor(async () => (await metric(server.base, 'busy_slots')) === 0));
       const next = await request(server.base, '/v1/chat/completions', { body: longChat({ max_tokens: 4 }) });
       assert.equal(next.status, 200);
       const generated = await metric(server.base, 'generated_tokens_total');
-      assert.ok(generated < 900, `the cancelled stream stopped early (${generated} tokens)`);
+      assert.ok(generated < 8000, `the cancelled stream stopped early (${generated} tokens)`);
     } finally {
       assert.equal((await server.stop()).code, 0);
     }
