@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,13 @@ class Gemma4Model final : public TargetModel {
   Gemma4Config config_;
   Gemma4Weights weights_;
   std::vector<kernels::Rope> rope_;  // per layer
+  // Activations kept from one forward call to the next (calls take turns through the mutex):
+  // allocating and zero-filling them anew each call was 7 % of the bundled pair's time in a
+  // verification-heavy run, and the first verification after a prefill paid page faults that
+  // the speculation planner took for its verify cost. Cut to kKeptScratchRows rows after a longer
+  // batch (gemma4_model.cpp).
+  mutable std::mutex scratch_mu_;
+  mutable std::unique_ptr<Scratch> scratch_;
 };
 
 }  // namespace tandem
