@@ -89,6 +89,27 @@ struct F32x8 {
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
   }
+  // ReduceSum's tree is: lanes (i, i + 4), then (i, i + 2), (i, i + 1). Each level below pairs
+  // the same lanes for all 8 vectors at once.
+  static V SumEach(const V* v) {
+    // (i, i + 4): w[k] = [v[2k] halves added | v[2k + 1] halves added].
+    V w[4];
+    for (int k = 0; k < 4; ++k) {
+      w[k] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * k], v[2 * k + 1], 0x20),
+                           _mm256_permute2f128_ps(v[2 * k], v[2 * k + 1], 0x31));
+    }
+    // (i, i + 2): x[k] per 128-bit lane t: [2 lanes of v[4k + t] | 2 of v[4k + 2 + t]].
+    V x[2];
+    for (int k = 0; k < 2; ++k) {
+      const __m256d a = _mm256_castps_pd(w[2 * k]), b = _mm256_castps_pd(w[2 * k + 1]);
+      x[k] = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(a, b)),
+                           _mm256_castpd_ps(_mm256_unpackhi_pd(a, b)));
+    }
+    // (i, i + 1): 128-bit lane t holds v[t], v[2 + t], v[4 + t], v[6 + t].
+    const V z =
+        _mm256_add_ps(_mm256_shuffle_ps(x[0], x[1], 0x88), _mm256_shuffle_ps(x[0], x[1], 0xDD));
+    return _mm256_permutevar8x32_ps(z, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  }
   static float ReduceMax(V v) {
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_max_ps(s, _mm_movehl_ps(s, s));

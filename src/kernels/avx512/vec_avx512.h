@@ -95,6 +95,36 @@ struct F32x16 {
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
   }
+  // ReduceSum's tree is: lanes (i, i + 8), then (i, i + 4), (i, i + 2), (i, i + 1). Each level
+  // below pairs the same lanes for all 16 vectors at once.
+  static V SumEach(const V* v) {
+    // (i, i + 8): w[k] = [v[2k] halves added | v[2k + 1] halves added].
+    V w[8];
+    for (int k = 0; k < 8; ++k) {
+      const V lo = _mm512_shuffle_f32x4(v[2 * k], v[2 * k + 1], 0x44);  // 128-bit lanes 0,1 | 0,1
+      const V hi = _mm512_shuffle_f32x4(v[2 * k], v[2 * k + 1], 0xEE);  // 2,3 | 2,3
+      w[k] = _mm512_add_ps(lo, hi);
+    }
+    // (i, i + 4): x[k] = the 4-lane partials of v[4k .. 4k + 3], in that order.
+    V x[4];
+    for (int k = 0; k < 4; ++k) {
+      const V a = _mm512_shuffle_f32x4(w[2 * k], w[2 * k + 1], 0x88);  // 128-bit lanes 0,2 | 0,2
+      const V b = _mm512_shuffle_f32x4(w[2 * k], w[2 * k + 1], 0xDD);  // 1,3 | 1,3
+      x[k] = _mm512_add_ps(a, b);
+    }
+    // (i, i + 2): y[k] per 128-bit lane t: [2 lanes of v[4·2k + t] | 2 of v[4·(2k + 1) + t]].
+    V y[2];
+    for (int k = 0; k < 2; ++k) {
+      const __m512d a = _mm512_castps_pd(x[2 * k]), b = _mm512_castps_pd(x[2 * k + 1]);
+      y[k] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)),
+                           _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+    }
+    // (i, i + 1): 128-bit lane t holds v[t], v[4 + t], v[8 + t], v[12 + t].
+    const V z =
+        _mm512_add_ps(_mm512_shuffle_ps(y[0], y[1], 0x88), _mm512_shuffle_ps(y[0], y[1], 0xDD));
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    return _mm512_permutexvar_ps(order, z);
+  }
   static float ReduceMax(V v) {
     const __m256 h = _mm256_max_ps(_mm512_castps512_ps256(v), UpperHalf(v));
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));

@@ -74,11 +74,11 @@ struct LoadQ4_0 {
   }
 };
 
-// p[g][j0 + j] = scale · q_g·K[rows[j]] for G query heads (q_g = q + g·hd) and N keys side by
-// side: each loaded block of K serves the G heads.
+// sums[g][j0 + j] = the vector whose lanes add up to q_g·K[rows[j]] for G query heads (q_g =
+// q + g·hd) and N keys side by side: each loaded block of K serves the G heads.
 template <VecTrait V, typename L, int G, int N>
-inline void Scores(const float* q, const uint8_t* const* rows, int hd, float scale,
-                   float (*p)[kAttentionKeyBlock], int j0) {
+inline void Scores(const float* q, const uint8_t* const* rows, int hd,
+                   typename V::V (*sums)[V::kLanes], int j0) {
   constexpr int kL = V::kLanes;
   typename V::V acc0[G][N], acc1[G][N];
   for (int g = 0; g < G; ++g) {
@@ -106,17 +106,29 @@ inline void Scores(const float* q, const uint8_t* const* rows, int hd, float sca
     }
   }
   for (int g = 0; g < G; ++g) {
-    for (int j = 0; j < N; ++j) p[g][j0 + j] = V::ReduceSum(V::Add(acc0[g][j], acc1[g][j])) * scale;
+    for (int j = 0; j < N; ++j) sums[g][j0 + j] = V::Add(acc0[g][j], acc1[g][j]);
   }
 }
 
-// The scores of n keys for G heads, N keys at a time (G·N accumulator pairs in registers).
+// p[g][j] = scale · q_g·K[rows[j]] for G heads and n keys, N keys at a time (G·N accumulator
+// pairs in registers), each kLanes keys' sums reduced together (V::SumEach: the bits of a
+// ReduceSum each). p has room for whole vectors: lanes past n hold zeros.
 template <VecTrait V, typename L, int G, int N>
 inline void ScoreKeys(const float* q, const uint8_t* const* rows, int n, int hd, float scale,
                       float (*p)[kAttentionKeyBlock]) {
-  int j = 0;
-  for (; j + N <= n; j += N) Scores<V, L, G, N>(q, rows + j, hd, scale, p, j);
-  for (; j < n; ++j) Scores<V, L, G, 1>(q, rows + j, hd, scale, p, j);
+  static_assert(kAttentionKeyBlock % V::kLanes == 0);
+  alignas(sizeof(typename V::V)) typename V::V sums[G][V::kLanes];
+  const auto vscale = V::Set1(scale);
+  for (int c = 0; c < n; c += V::kLanes) {
+    const int m = std::min(V::kLanes, n - c);
+    int j = 0;
+    for (; j + N <= m; j += N) Scores<V, L, G, N>(q, rows + c + j, hd, sums, j);
+    for (; j < m; ++j) Scores<V, L, G, 1>(q, rows + c + j, hd, sums, j);
+    for (int g = 0; g < G; ++g) {
+      for (j = m; j < V::kLanes; ++j) sums[g][j] = V::Zero();
+      V::Store(p[g] + c, V::Mul(V::SumEach(sums[g]), vscale));
+    }
+  }
 }
 
 // acc[g][i, i + 16·NU) = acc[g] · alpha[g] + Σ_j p[g][j] · V_j[i, i + 16·NU) for G heads, keys j
@@ -203,10 +215,16 @@ void Attend(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange
         break;
     }
     for (g = 0; g < n_heads; ++g) {
-      float block_max = -INFINITY;
-      // The comparison, not std::fmax (a libm call per score, 4 % of a tiny model's decode);
-      // the same maximum for every score that is not NaN (a NaN is skipped, as by fmax).
-      for (int j = 0; j < n; ++j) block_max = p[g][j] > block_max ? p[g][j] : block_max;
+      // The maximum of the scores that are not NaN (V::Max keeps its second operand when the
+      // first is NaN; the max is exact, so any order gives it; of +0 and -0 either may win,
+      // which changes no later result), lanes past n padded with -inf.
+      const auto neg_inf = V::Set1(-INFINITY);
+      auto vmax = neg_inf;
+      for (int j = 0; j < n; j += V::kLanes) {
+        const int m = std::min(V::kLanes, n - j);
+        vmax = V::Max(V::MaskLoadOr(neg_inf, V::FirstN(m), p[g] + j), vmax);
+      }
+      const float block_max = V::ReduceMax(vmax);
       const float new_max = block_max > max_score[g] ? block_max : max_score[g];
       alpha[g] = block == keys.begin ? 0.0f : std::exp(max_score[g] - new_max);
       for (int j = 0; j < n; ++j) p[g][j] -= new_max;

@@ -70,6 +70,10 @@ concept VecTrait = requires(typename T::V v, typename T::VD d, typename T::VI i,
   { T::AddIf(m, v, v) } -> std::same_as<typename T::V>;  // a + b where m, a (or a + 0) elsewhere
   { T::MaskBits(m) } -> std::same_as<unsigned>;          // bit l = lane l
   { T::ReduceSum(v) } -> std::same_as<float>;
+  // Lane l = ReduceSum(vectors[l]) for kLanes vectors, each by ReduceSum's own tree (so the
+  // same bits), the vectors transposed as they are added: a few shuffles a vector, not a
+  // reduction each.
+  { T::SumEach(vectors) } -> std::same_as<typename T::V>;
   { T::ReduceMax(v) } -> std::same_as<float>;
   // f64 halves, for sums that need the range.
   { T::ZeroD() } -> std::same_as<typename T::VD>;
