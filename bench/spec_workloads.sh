@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Speculative workloads of issue 18, interleaved (each repetition runs every configuration once,
-# so a drift of a shared machine's speed hits all alike). Prints one line per run and, at the
-# end, the median, mean and spread of the decode tok/s per workload and configuration, and the
-# ratios of the medians (on a loaded VM single runs spread 2-5x: use many repetitions), and
-# the median same-run estimate (SpeculationStats::EstimatedSpeedup: the run's tokens at its own
-# plain-step time over its planning, drafting and verifying time), which a neighbour's load
-# moves less.
+# in an order rotated per repetition, so a drift of a shared machine's speed hits all alike).
+# Prints one line per run and, at the end, the median, mean and spread of the decode tok/s per
+# workload and configuration, and the ratios of the medians (on a loaded VM single runs spread
+# 2-5x: use many repetitions), and the median same-run estimate
+# (SpeculationStats::EstimatedSpeedup: the run's tokens at its own plain-step time over its
+# planning, drafting and verifying time), which a neighbour's load moves less.
 #
 #   [THREADS=N] bench/spec_workloads.sh [BUILD] [REPS] [TARGET ASSISTANT]
 #
@@ -35,11 +35,14 @@ $(head -n 1 "$SRC")"
 FREE_PROMPT=$'import os\n\n\ndef read_lines(path):\n    """Return the lines of the file at path."""\n'
 out=$(mktemp)
 echo "threads ${THREADS:-2}; load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+types=(none mtp chain ngram)
 for rep in $(seq "$REPS"); do
   for workload in copy free; do
     prompt=$COPY_PROMPT
     [ "$workload" = free ] && prompt=$FREE_PROMPT
-    for type in none mtp chain ngram; do
+    # The order rotates per repetition: a configuration does not always follow the same one.
+    for i in 0 1 2 3; do
+      type=${types[$(((i + rep - 1) % 4))]}
       md=(-md "$ASSISTANT")
       [ "$type" = ngram ] || [ "$type" = none ] && md=()
       json=$("$BUILD/tandem" run -m "$TARGET" "${md[@]}" --spec-type "$type" -n 256 --temp 0 \

@@ -23,7 +23,9 @@ class TensorBinder {
                          bool required = true) const;
   // A matrix the matmul kernels can multiply ([ne[1]] rows of ne[0]); Error(kUnsupported) else.
   kernels::WeightMatrix Matrix(const TensorInfo& t) const;
-  // A row-gather table of a dequantizable type.
+  // A row-gather table of a dequantizable type; rows of one over kPreadTablesAbove bytes are
+  // read with pread (EmbeddingTable::file), others in place.
+  static constexpr uint64_t kPreadTablesAbove = uint64_t{64} << 20;
   kernels::EmbeddingTable Embedding(const TensorInfo& t) const;
   // The whole tensor dequantized to f32.
   std::vector<float> Vector(const TensorInfo& t) const;
