@@ -66,11 +66,11 @@ void ShrinkRows(std::vector<float>& v, int rows) {
 
 size_t Gemma4Model::Scratch::Shrink(int rows) {
   size_t before = 0, after = 0;
-  for (std::vector<float>* v :
+  for (std::vector<float>* buffer :
        {&x, &k, &v, &f, &ple, &ple_proj, &ple_gate, &a, &q, &att, &o, &gate, &up}) {
-    before += v->size();
-    ShrinkRows(*v, rows);
-    after += v->size();
+    before += buffer->size();
+    ShrinkRows(*buffer, rows);
+    after += buffer->size();
   }
   return (before - after) * sizeof(float);
 }
