@@ -1,15 +1,15 @@
 #include "model/decoder_blocks.h"
 
+#include <algorithm>
+
 #include "kernels/matmul.h"
 
 namespace tandem {
-namespace {
-
-void Grow(std::vector<float>& v, size_t n) {
-  if (v.size() < n) v.resize(n);
+void GrowRows(std::vector<float>& v, int rows, size_t width) {
+  const size_t need = static_cast<size_t>(rows) * width;
+  if (v.size() < need)
+    v.resize(static_cast<size_t>(std::max(rows, BlockScratch::kMinRows)) * width);
 }
-
-}  // namespace
 
 void RowNorm::Apply(const std::vector<float>& gain, const float* x, int64_t n_rows,
                     float* y) const {
@@ -29,9 +29,9 @@ void AttentionQueries(const DecoderLayer& layer, int n, const int32_t* positions
   const Gemma4LayerWeights& w = layer.weights;
   const RowNorm norm(c.rms_eps, pool);
   const size_t D = c.n_embd, qd = static_cast<size_t>(c.n_head) * layer.layer.head_dim;
-  Grow(s.a, n * D);
-  Grow(s.q, n * qd);
-  Grow(s.att, n * qd);
+  GrowRows(s.a, n, D);
+  GrowRows(s.q, n, qd);
+  GrowRows(s.att, n, qd);
   norm.Apply(w.attn_norm, x, n, s.a.data());
   kernels::MatMul(w.attn_q, s.a.data(), n, s.q.data(), pool);
   norm.InPlace(w.attn_q_norm, s.q.data(), static_cast<int64_t>(n) * c.n_head);
@@ -43,7 +43,7 @@ void AttentionOutput(const DecoderLayer& layer, int n, float* x, BlockScratch& s
   const Gemma4Config& c = layer.config;
   const Gemma4LayerWeights& w = layer.weights;
   const size_t D = c.n_embd;
-  Grow(s.o, n * D);
+  GrowRows(s.o, n, D);
   kernels::MatMul(w.attn_output, s.att.data(), n, s.o.data(), pool);
   RowNorm(c.rms_eps, pool).InPlace(w.post_attention_norm, s.o.data(), n);
   kernels::Add(x, s.o.data(), static_cast<int64_t>(n * D), x);
@@ -52,8 +52,8 @@ void AttentionOutput(const DecoderLayer& layer, int n, float* x, BlockScratch& s
 void GeGluFfn(const Gemma4LayerWeights& w, int n, const float* in, float* out, BlockScratch& s,
               ThreadPool& pool) {
   const size_t size = static_cast<size_t>(n) * w.ffn_gate.rows;
-  Grow(s.gate, size);
-  Grow(s.up, size);
+  GrowRows(s.gate, n, w.ffn_gate.rows);
+  GrowRows(s.up, n, w.ffn_gate.rows);
   kernels::MatMul(w.ffn_gate, in, n, s.gate.data(), pool);
   kernels::MatMul(w.ffn_up, in, n, s.up.data(), pool);
   kernels::GeGlu(s.gate.data(), s.up.data(), static_cast<int64_t>(size), s.gate.data());
@@ -65,8 +65,8 @@ void FfnBlock(const DecoderLayer& layer, int n, float* x, BlockScratch& s, Threa
   const Gemma4LayerWeights& w = layer.weights;
   const RowNorm norm(c.rms_eps, pool);
   const size_t D = c.n_embd;
-  Grow(s.a, n * D);
-  Grow(s.o, n * D);
+  GrowRows(s.a, n, D);
+  GrowRows(s.o, n, D);
   norm.Apply(w.ffn_norm, x, n, s.a.data());
   GeGluFfn(w, n, s.a.data(), s.o.data(), s, pool);
   norm.InPlace(w.post_ffw_norm, s.o.data(), n);

@@ -43,13 +43,23 @@ struct DecoderLayer {
   const kernels::Rope& rope;
 };
 
-// The blocks' working memory for n rows (grown as needed, never shrunk).
+// The blocks' working memory for n rows (grown as needed by GrowRows, never shrunk here).
 struct BlockScratch {
+  // A buffer grows to at least this many rows at once, so that verification batches of every
+  // size up to it find their pages in place: growing a row at a time cost each new size's first
+  // forward its page faults, which the speculation planner took for a verify cost (E2B on the
+  // Zen 5 VM: the first 5-row verification 1.7x a plain step, later ones ~1.3x; the echo pair's
+  // drafts then stayed at 2 tokens a round).
+  static constexpr int kMinRows = 64;
+
   std::vector<float> a;         // [n][D] the normed block input
   std::vector<float> q, att;    // [n][H*hd] queries; attention output before W_o
   std::vector<float> o;         // [n][D] block output
   std::vector<float> gate, up;  // [n][n_ff]
 };
+
+// v holds at least `rows` rows of `width` floats (at least BlockScratch::kMinRows when it grows).
+void GrowRows(std::vector<float>& v, int rows, size_t width);
 
 // First half of the attention block: a = RMSNorm(x; attn_norm) into s.a, and the queries
 // q = RoPE(RMSNorm per head(W_q · a; q_norm)) at `positions` into s.q.

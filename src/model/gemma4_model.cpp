@@ -40,20 +40,19 @@ namespace {
 // goes back to the system. Verification batches fit in what is kept: growing it again after
 // every prefill cost page faults that made the first verification of each size up to twice as
 // slow (the bundled pair at 900 positions of context: 9 rows 1.8 ms, then 0.9).
-constexpr int kKeptScratchRows = 64;
+constexpr int kKeptScratchRows = BlockScratch::kMinRows;
 // Freed heap pages go back to the system (malloc_trim) when a shrink freed more than this. It
 // costs the next forward page faults on whatever heap memory it touches anew (0.4 ms, half a
 // 9-row verification, on the bundled pair), and a small model's scratch is not worth that.
 constexpr size_t kTrimAboveBytes = size_t{32} << 20;
+// Logits rows ForwardOutput::logits makes room for when it first grows: a default round's
+// verification (16 drafts and the token after them).
+constexpr size_t kLogitRowsKept = 17;
 
 void ReleaseFreeHeapPages() {
 #ifdef __GLIBC__
   malloc_trim(0);
 #endif
-}
-
-void Resize(std::vector<float>& v, size_t n) {
-  if (v.size() < n) v.resize(n);
 }
 
 // v holds [rows][...]: a fresh vector of kKeptScratchRows of them replaces it (its pages
@@ -200,7 +199,7 @@ void Gemma4Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutp
   std::lock_guard<std::mutex> lock(scratch_mu_);
   if (!scratch_) scratch_ = std::make_unique<Scratch>();
   Scratch& s = *scratch_;
-  Resize(s.x, T * D);
+  GrowRows(s.x, T, D);
   kernels::EmbedRows(weights_.token_embd, batch.tokens.data(), T,
                      std::sqrt(static_cast<float>(c.n_embd)), s.x.data(), D, &pool);
   if (c.n_embd_per_layer > 0) PerLayerEmbeddings(T, batch, s, pool);
@@ -240,7 +239,14 @@ void Gemma4Model::Logits(const ForwardBatch& batch, ForwardOutput& out, ThreadPo
     if (!limited(i)) full.push_back(i);
   }
   const int n_full = static_cast<int>(full.size());
-  out.logits.resize(static_cast<size_t>(n_out) * V);
+  const size_t need = static_cast<size_t>(n_out) * V;
+  if (out.logits.capacity() < need) {
+    // Grown to a verification's worth of rows at once, its pages touched now by the zero fill:
+    // growing a few rows at a time cost each new size's first forward its page faults (E2B's
+    // 262,144-token rows are 1 MB each), which the speculation planner took for a verify cost.
+    out.logits.resize(std::max(need, kLogitRowsKept * V));
+  }
+  out.logits.resize(need);
   std::vector<float> h(n_full * D);
   for (int j = 0; j < n_full; ++j) {
     std::memcpy(h.data() + j * D, out.Hidden(out.logit_rows[full[j]]), D * sizeof(float));
@@ -274,8 +280,8 @@ void Gemma4Model::PerLayerEmbeddings(int T, const ForwardBatch& batch, Scratch& 
                                      ThreadPool& pool) const {
   const Gemma4Config& c = config_;
   const size_t P = c.n_embd_per_layer, LP = P * c.n_layer;
-  Resize(s.ple, T * LP);
-  Resize(s.ple_proj, T * LP);
+  GrowRows(s.ple, T, LP);
+  GrowRows(s.ple_proj, T, LP);
   kernels::EmbedRows(weights_.per_layer_token_embd, batch.tokens.data(), T,
                      std::sqrt(static_cast<float>(P)), s.ple.data(), LP, &pool);
   MatMul(weights_.per_layer_model_proj, s.x.data(), T, s.ple_proj.data(), pool);
@@ -306,8 +312,8 @@ void Gemma4Model::Layer(int l, int T, const ForwardBatch& batch, Scratch& s, KvC
   // Per-layer embedding block: x += RMSNorm(W_proj · (gelu(W_gate · x) ⊙ ple[l])).
   if (c.n_embd_per_layer > 0) {
     const size_t P = c.n_embd_per_layer, LP = P * c.n_layer;
-    Resize(s.ple_gate, T * P);
-    Resize(s.o, T * D);
+    GrowRows(s.ple_gate, T, P);
+    GrowRows(s.o, T, D);
     MatMul(w.ple_gate, s.x.data(), T, s.ple_gate.data(), pool);
     for (int t = 0; t < T; ++t) {
       float* g = s.ple_gate.data() + t * P;
@@ -332,8 +338,8 @@ void Gemma4Model::Attention(int l, int T, const ForwardBatch& batch, Scratch& s,
   const size_t qd = static_cast<size_t>(H) * hd, kvd = static_cast<size_t>(Hkv) * hd;
 
   if (lc.owns_kv) {
-    Resize(s.k, T * kvd);
-    Resize(s.v, T * kvd);
+    GrowRows(s.k, T, kvd);
+    GrowRows(s.v, T, kvd);
     MatMul(w.attn_k, s.a.data(), T, s.k.data(), pool);
     if (w.attn_v.data != nullptr) {
       MatMul(w.attn_v, s.a.data(), T, s.v.data(), pool);
@@ -383,8 +389,8 @@ void Gemma4Model::MoeFfn(const Gemma4LayerWeights& w, int T, Scratch& s, ThreadP
   const RowNorm norm(c.rms_eps, pool);
 
   // Dense branch: f1 = RMSNorm(GeGLU(RMSNorm(r; ffn_norm)); post_ffw_norm_1), into s.f.
-  Resize(s.a, T * D);
-  Resize(s.f, T * D);
+  GrowRows(s.a, T, D);
+  GrowRows(s.f, T, D);
   norm.Apply(w.ffn_norm, r, T, s.a.data());
   GeGluFfn(w, T, s.a.data(), s.f.data(), s, pool);
   norm.InPlace(w.post_ffw_norm_1, s.f.data(), T);
