@@ -47,9 +47,9 @@ struct DecoderLayer {
 struct BlockScratch {
   // A buffer grows to at least this many rows at once, so that verification batches of every
   // size up to it find their pages in place: growing a row at a time cost each new size's first
-  // forward its page faults, which the speculation planner took for a verify cost (E2B on the
-  // Zen 5 VM: the first 5-row verification 1.7x a plain step, later ones ~1.3x; the echo pair's
-  // drafts then stayed at 2 tokens a round).
+  // forward its page faults, which the speculation planner took for a verify cost (E2B echo
+  // pair on the Zen 5 VM: the first 4-row verification 45 ms, later ones 31-33 ms; its drafts
+  // then stayed at 2 tokens a round).
   static constexpr int kMinRows = 64;
 
   std::vector<float> a;         // [n][D] the normed block input
