@@ -56,10 +56,17 @@ struct BlockScratch {
   std::vector<float> q, att;    // [n][H*hd] queries; attention output before W_o
   std::vector<float> o;         // [n][D] block output
   std::vector<float> gate, up;  // [n][n_ff]
+
+  // After a forward of `rows` (> kMinRows) rows: each buffer cut back to kMinRows rows
+  // (ShrinkRows). Returns the bytes freed.
+  size_t Shrink(int rows);
 };
 
 // v holds at least `rows` rows of `width` floats (at least BlockScratch::kMinRows when it grows).
 void GrowRows(std::vector<float>& v, int rows, size_t width);
+// v, grown for `rows` rows, is replaced by a fresh vector of BlockScratch::kMinRows of them (its
+// pages touched now by the zero fill, not by the next verification). Returns the bytes freed.
+size_t ShrinkRows(std::vector<float>& v, int rows);
 
 // First half of the attention block: a = RMSNorm(x; attn_norm) into s.a, and the queries
 // q = RoPE(RMSNorm per head(W_q · a; q_norm)) at `positions` into s.q.

@@ -29,18 +29,12 @@ struct Gemma4Model::Scratch : BlockScratch {
   std::vector<float> ple_proj;  // [T][L*P]
   std::vector<float> ple_gate;  // [T][P]
 
-  // After a forward of `rows` rows: every buffer is cut to kKeptScratchRows rows. Returns the
-  // bytes freed.
+  // BlockScratch::Shrink, these buffers included.
   size_t Shrink(int rows);
 };
 
 namespace {
 
-// After a batch of more rows (a prefill), the scratch shrinks to this many rows and the rest
-// goes back to the system. Verification batches fit in what is kept: growing it again after
-// every prefill cost page faults that made the first verification of each size up to twice as
-// slow (the bundled pair at 900 positions of context: 9 rows 1.8 ms, then 0.9).
-constexpr int kKeptScratchRows = BlockScratch::kMinRows;
 // Freed heap pages go back to the system (malloc_trim) when a shrink freed more than this. It
 // costs the next forward page faults on whatever heap memory it touches anew (0.4 ms, half a
 // 9-row verification, on the bundled pair), and a small model's scratch is not worth that.
@@ -55,23 +49,14 @@ void ReleaseFreeHeapPages() {
 #endif
 }
 
-// v holds [rows][...]: a fresh vector of kKeptScratchRows of them replaces it (its pages
-// touched now, by the zero fill, not in the next verification).
-void ShrinkRows(std::vector<float>& v, int rows) {
-  std::vector<float>(v.size() / rows * kKeptScratchRows).swap(v);
-}
-
 }  // namespace
 
 size_t Gemma4Model::Scratch::Shrink(int rows) {
-  size_t before = 0, after = 0;
-  for (std::vector<float>* buffer :
-       {&x, &k, &v, &f, &ple, &ple_proj, &ple_gate, &a, &q, &att, &o, &gate, &up}) {
-    before += buffer->size();
-    ShrinkRows(*buffer, rows);
-    after += buffer->size();
+  size_t freed = BlockScratch::Shrink(rows);
+  for (std::vector<float>* buffer : {&x, &k, &v, &f, &ple, &ple_proj, &ple_gate}) {
+    freed += ShrinkRows(*buffer, rows);
   }
-  return (before - after) * sizeof(float);
+  return freed;
 }
 
 namespace {
@@ -214,8 +199,10 @@ void Gemma4Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutp
     if (batch.want_logits[t]) out.logit_rows.push_back(t);
   }
   Logits(batch, out, pool);
-  // A prefill's activations are tens to hundreds of MB: keep a verification's worth.
-  if (T > kKeptScratchRows && s.Shrink(T) > kTrimAboveBytes) ReleaseFreeHeapPages();
+  // A prefill's activations are tens to hundreds of MB: keep a verification's worth (growing
+  // them again after every prompt cost the first verification of each size its page faults:
+  // the bundled pair at 900 positions, 9 rows 1.8 ms, then 0.9).
+  if (T > BlockScratch::kMinRows && s.Shrink(T) > kTrimAboveBytes) ReleaseFreeHeapPages();
 }
 
 void Gemma4Model::Logits(const ForwardBatch& batch, ForwardOutput& out, ThreadPool& pool) const {

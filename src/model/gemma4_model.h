@@ -70,8 +70,8 @@ class Gemma4Model final : public TargetModel {
   // Activations kept from one forward call to the next (calls take turns through the mutex):
   // allocating and zero-filling them anew each call was 7 % of the bundled pair's time in a
   // verification-heavy run, and the first verification after a prefill paid page faults that
-  // the speculation planner took for its verify cost. Cut to kKeptScratchRows rows after a longer
-  // batch (gemma4_model.cpp).
+  // the speculation planner took for its verify cost. Cut back to BlockScratch::kMinRows rows
+  // after a longer batch (BlockScratch::Shrink).
   mutable std::mutex scratch_mu_;
   mutable std::unique_ptr<Scratch> scratch_;
 };
