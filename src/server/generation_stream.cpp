@@ -173,6 +173,7 @@ void GenerationStream::Consume(int32_t token, const TokenLogprobs* logprobs, Par
   ++consumed_tokens_;
   if (tokenizer_.IsEog(token)) return;
   if (logprobs != nullptr) logprobs_.push_back(*logprobs);
+  token_ids_.push_back(token);
   const std::string text = stops_.Feed(decoder_.Push(token));
   EmitText(text, delta);
   if (stops_.stopped()) {

@@ -90,6 +90,8 @@ class GenerationStream {
   // The logprobs of the tokens consumed since the previous call (params.top_logprobs >= 0): every
   // generated token but an end-of-generation one and those after a stop string.
   std::vector<TokenLogprobs> TakeLogprobs() { return std::exchange(logprobs_, {}); }
+  // The ids of the same tokens (llama-server's `tokens`), consumed since the previous call.
+  std::vector<int32_t> TakeTokens() { return std::exchange(token_ids_, {}); }
   // The statistics so far and the rounds completed since the previous call (live panels).
   LiveSpec TakeLiveSpec();
   // Stops generation at the engine's next step (client disconnect). Idempotent.
@@ -131,6 +133,7 @@ class GenerationStream {
   bool finished_ = false;
   GenerationTotals totals_;
   std::vector<TokenLogprobs> logprobs_;  // consumed, not yet taken
+  std::vector<int32_t> token_ids_;       // consumed, not yet taken
 };
 
 }  // namespace tandem::server

@@ -48,6 +48,7 @@ StartedGeneration StartGeneration(const RouteContext& context, const HttpRequest
   started.params =
       BuildGenerateParams(request, *context.tokenizer, context.limits, std::move(grammar));
   started.warnings = request.warnings;
+  started.prompt = prompt;
   StreamOptions options;
   options.chat = request.chat;
   options.stop = request.stop;

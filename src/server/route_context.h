@@ -42,6 +42,7 @@ void CheckModel(const RouteContext& context, const std::string& name);
 struct StartedGeneration {
   std::unique_ptr<GenerationStream> stream;
   GenerateParams params;
+  std::vector<int32_t> prompt;        // the prompt's token ids
   std::vector<std::string> warnings;  // the request's own (GenerationRequest::warnings)
   std::string request_id;             // X-Request-Id, for log lines
 };

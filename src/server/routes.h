@@ -15,6 +15,9 @@ HttpResponse HandleChatCompletions(const RouteContext& context, const HttpReques
 HttpResponse HandleCompletions(const RouteContext& context, const HttpRequest& request);
 HttpResponse HandleModels(const RouteContext& context, const HttpRequest& request);
 
+// native_routes.cpp: llama-server's native /completion (its fields and its response shape).
+HttpResponse HandleCompletion(const RouteContext& context, const HttpRequest& request);
+
 // anthropic_routes.cpp
 HttpResponse HandleMessages(const RouteContext& context, const HttpRequest& request);
 HttpResponse HandleCountTokens(const RouteContext& context, const HttpRequest& request);

@@ -25,6 +25,7 @@ constexpr RouteEntry kRoutes[] = {
     {"POST", "/chat/completions", HandleChatCompletions, true},
     {"POST", "/v1/completions", HandleCompletions, true},
     {"POST", "/completions", HandleCompletions, true},
+    {"POST", "/completion", HandleCompletion, true},
     {"POST", "/v1/messages", HandleMessages, true},
     {"POST", "/v1/messages/count_tokens", HandleCountTokens, false},
     {"GET", "/v1/models", HandleModels, false},
