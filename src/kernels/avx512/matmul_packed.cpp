@@ -5,14 +5,16 @@
 // the next group follows it, so decoding reads the matrix front to back.
 //
 // Small batches (decode, verification: T <= K::kActRows) decode each block as it is used and
-// keep one accumulator per activation row in registers; chunks of kActRows rows take larger
-// batches the same way for Q4_0 and Q8_0, whose unpacking is cheap. For Q4_K and Q6_K, whose
-// unpacking costs a third to all of the products, a larger batch decodes each group's blocks
-// once, a few at a time, into L1, and every activation row reads them there (RunDecodeOnce).
-// Zen 5, one thread, bench_matmul prefill512 1536x6144 against this path's row-major tiles:
-// Q4_0 1.15x, Q4_K 0.87x, Q6_K 0.73x; matvec (the decode step) Q4_K 0.47 -> 0.85 of the read
-// bandwidth, Q6_K 0.61 -> 0.79; with short rows (K = 1536), pairs of 8-row groups 0.46-0.64,
-// 16-row groups 0.69-0.98 (bench/README.md, AVX-512 Zen 5, sessions 12 and 13).
+// keep one accumulator per activation row in registers; larger batches (prefill) of Q4_0 and
+// Q8_0, whose unpacking is cheap, go 4 rows at a time over two groups at once, so that each
+// broadcast activation dword feeds two VPDPBUSD (PairBlock; Zen 5, 2 threads: bench_matmul
+// prefill512 q4_0 1.11-1.13x, E2B pp512 1.06-1.12x). For Q4_K and Q6_K, whose unpacking costs a
+// third to all of the products, a larger batch decodes each group's blocks once, a few at a time,
+// into L1, and every activation row reads them there (RunDecodeOnce). Zen 5, one thread,
+// bench_matmul prefill512 1536x6144 against this path's row-major tiles: Q4_0 1.15x, Q4_K 0.87x,
+// Q6_K 0.73x; matvec (the decode step) Q4_K 0.47 -> 0.85 of the read bandwidth, Q6_K 0.61 -> 0.79;
+// with short rows (K = 1536), pairs of 8-row groups 0.46-0.64, 16-row groups 0.69-0.98
+// (bench/README.md, AVX-512 Zen 5, sessions 12 and 13).
 //
 // Per output element the sequence is the reference's (dot_ref.h): exact integer block sums
 // (weights as unsigned bytes w + o against signed activations, minus o * sum(a): the same
@@ -98,6 +100,9 @@ inline __m512i BroadcastPair16(const int32_t* s) {
 template <class W, int kShift>
 struct Packed32 {
   static constexpr int kActRows = 16;
+  // Activation rows per pass when two groups go together (PairBlock): 16 quant vectors, 2 scale
+  // vectors and 2 x 4 accumulators fill the 32 registers.
+  static constexpr int kPairRows = 4;
   static constexpr bool kDecodeOnce = false;
   static constexpr int64_t kBlockValues = 32;
   struct Decoded {
@@ -114,6 +119,32 @@ struct Packed32 {
     for (int t = 0; t < NT; ++t) {
       const __m512i s = DotBlock(dec.w, rows.qs[t] + 32 * b, rows.sum32[t][b], kShift);
       acc[t] = ScaleAdd(dec.d, rows.d[t][b], s, acc[t]);
+    }
+  }
+  // Block b of two groups at once: each broadcast activation dword feeds both groups' VPDPBUSD
+  // (one broadcast per two products instead of one per product: the broadcasts, which are
+  // loads, bounded Block). The integer sum starts from -(sum(a) << kShift) in one chain: the
+  // same exact integer as DotBlock's.
+  template <int NT>
+  static void PairBlock(const Group& g0, const Group& g1, int64_t off, const ActRows<NT>& rows,
+                        int64_t b, __m512 (&acc)[2][NT]) {
+    Decoded dec[2];
+    W::Decode(g0, off, &dec[0]);
+    W::Decode(g1, off, &dec[1]);
+    dec[0].d = g0.Halves(off);
+    dec[1].d = g1.Halves(off);
+#pragma GCC unroll 4
+    for (int t = 0; t < NT; ++t) {
+      const int8_t* a = rows.qs[t] + 32 * b;
+      __m512i s0 = _mm512_set1_epi32(-rows.sum32[t][b] * (1 << kShift)), s1 = s0;
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) {
+        const __m512i x = BroadcastDword(a + 4 * k);
+        s0 = _mm512_dpbusd_epi32(s0, dec[0].w[k], x);
+        s1 = _mm512_dpbusd_epi32(s1, dec[1].w[k], x);
+      }
+      acc[0][t] = ScaleAdd(dec[0].d, rows.d[t][b], s0, acc[0][t]);
+      acc[1][t] = ScaleAdd(dec[1].d, rows.d[t][b], s1, acc[1][t]);
     }
   }
 };
@@ -366,23 +397,68 @@ inline Group GroupAt(const PackedTile& tile, int g) {
   return {tile.groups + g * tile.group_bytes};
 }
 
-// Activation rows t0..t0+NT-1 over every group of the tile.
+// Two groups' rows against the activation rows of `rows` (K::PairBlock), stored as GroupRows.
+template <class K, int NT>
+void GroupPairRows(const Group& g0, const Group& g1, int64_t nb, const uint8_t* end,
+                   const ActRows<NT>& rows, __mmask16 mask1, float* y, int64_t ldy) {
+  __m512 acc[2][NT];
+  for (int t = 0; t < NT; ++t) acc[0][t] = acc[1][t] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const int64_t off = b * K::kBlockBytes;
+    g0.Prefetch(off + kPrefetchAhead, K::kBlockBytes, end);
+    g1.Prefetch(off + kPrefetchAhead, K::kBlockBytes, end);
+    K::template PairBlock<NT>(g0, g1, off, rows, b, acc);
+  }
+  for (int t = 0; t < NT; ++t) {
+    _mm512_storeu_ps(y + t * ldy, acc[0][t]);
+    _mm512_mask_storeu_ps(y + t * ldy + kPackedGroupRows, mask1, acc[1][t]);
+  }
+}
+
+template <class K>
+concept HasPairBlock = requires {
+  K::kPairRows;
+};
+
+// Activation rows t0..t0+NT-1 over every group of the tile (two at a time where K can).
 template <class K, int NT>
 void GroupsPass(const PackedTile& tile, int64_t nb, const QuantizedActivations& acts, int64_t t0,
                 float* y, int64_t ldy) {
   const ActRows<NT> rows(acts, t0);
-  for (int g = 0; g < tile.n_groups; ++g) {
+  int g = 0;
+  if constexpr (HasPairBlock<K>) {
+    if constexpr (NT <= K::kPairRows) {
+      for (; g + 1 < tile.n_groups; g += 2) {
+        GroupPairRows<K, NT>(GroupAt(tile, g), GroupAt(tile, g + 1), nb, tile.end, rows,
+                             GroupMask(tile, g + 1), y + t0 * ldy + kPackedGroupRows * g, ldy);
+      }
+    }
+  }
+  for (; g < tile.n_groups; ++g) {
     GroupRows<K, NT>(GroupAt(tile, g), nb, tile.end, rows, GroupMask(tile, g),
                      y + t0 * ldy + kPackedGroupRows * g, ldy);
   }
 }
 
-// Activation rows in chunks of K::kActRows (the tail with a narrower pass), each chunk over all
-// the tile's groups: the groups stay in cache while the activations stream.
+// Activation rows in passes of K::kActRows, the tail with a narrower pass; batches larger than
+// that (prefill), where K has PairBlock and the tile two groups, in passes of K::kPairRows two
+// groups at a time. Each pass goes over all the tile's groups: they stay in cache while the
+// activations stream. (Verification-sized batches measured no faster in pairs: bench_matmul
+// batch/packed/q4_0 T = 8 and 16.)
 template <class K>
 void RunFused(const PackedTile& tile, const QuantizedActivations& acts, float* y, int64_t ldy) {
   const int64_t nb = acts.cols / K::kBlockValues;
   int64_t t = 0;
+  if constexpr (HasPairBlock<K>) {
+    if (tile.n_groups >= 2 && acts.n_rows > K::kActRows) {
+      for (; t + K::kPairRows <= acts.n_rows; t += K::kPairRows) {
+        GroupsPass<K, K::kPairRows>(tile, nb, acts, t, y, ldy);
+      }
+      WithRowCount<K::kPairRows - 1>(
+          acts.n_rows - t, [&]<int NT>() { GroupsPass<K, NT>(tile, nb, acts, t, y, ldy); });
+      return;
+    }
+  }
   for (; t + K::kActRows <= acts.n_rows; t += K::kActRows) {
     GroupsPass<K, K::kActRows>(tile, nb, acts, t, y, ldy);
   }
