@@ -154,6 +154,13 @@ ReadOutcome WireConnection::ReadRequest(HttpRequest& request, bool first) {
   if (sp2 == std::string::npos) return Refuse(400, "malformed request line");
   request = HttpRequest();
   request.method = line.substr(0, sp1);
+  // A method is a token (RFC 9110 5.6.2): letters, digits and !#$%&'*+-.^_`|~.
+  const bool token =
+      !request.method.empty() &&
+      std::all_of(request.method.begin(), request.method.end(), [](unsigned char c) {
+        return std::isalnum(c) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string::npos;
+      });
+  if (!token) return Refuse(400, "malformed request line");
   const std::string target = line.substr(sp1 + 1, sp2 - sp1 - 1);
   const std::string version = line.substr(sp2 + 1);
   if (version != "HTTP/1.1" && version != "HTTP/1.0") {

@@ -231,6 +231,9 @@ class ArgumentReader {
       out = nullptr;
     } else if (IsJsonNumber(word)) {
       out = ordered_json::parse(word, nullptr, false);
+      // Beyond a double's range (found by fuzz_chat_output): the word as a string, since the
+      // discarded value would be written as "<discarded>", which is not JSON.
+      if (out.is_discarded()) out = std::string(word);
     } else {
       out = std::string(word);
     }

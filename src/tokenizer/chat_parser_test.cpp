@@ -149,6 +149,16 @@ TEST(ChatParserTest, InvalidUtf8InArgumentsDoesNotThrow) {
   EXPECT_EQ(json::parse(call->arguments)["s"].get<std::string>(), "\xEF\xBF\xBD\xEF\xBF\xBD");
 }
 
+// A number beyond a double's range stays JSON: its text as a string (found by fuzz_chat_output;
+// it was written as "<discarded>").
+TEST(ChatParserTest, HugeNumbersInArgumentsStayValidJson) {
+  auto call = ParseToolCallText("call:f{big:-9.5e41111,ok:1e3}", nullptr);
+  ASSERT_TRUE(call.has_value());
+  const json args = json::parse(call->arguments);
+  EXPECT_EQ(args["big"], "-9.5e41111");
+  EXPECT_EQ(args["ok"], 1000.0);
+}
+
 struct MalformedCase {
   const char* text;
   const char* content;  // expected content, all of the text kept

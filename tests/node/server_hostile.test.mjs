@@ -167,6 +167,11 @@ describe('hostile input', { skip: skipReason() ?? false, timeout: 170000 }, () =
   test('malformed HTTP gets 400, a chunked body is read', async () => {
     const bad = await rawSocket(server.port, 'GARBAGE\r\n\r\n');
     assert.match(await readAll(bad), /^HTTP\/1\.1 400 /);
+    // An empty or non-token method (found by fuzz_http_wire) is a malformed request line.
+    for (const line of [' /health HTTP/1.1', 'GE(T /health HTTP/1.1']) {
+      const s = await rawSocket(server.port, `${line}\r\nHost: 127.0.0.1\r\n\r\n`);
+      assert.match(await readAll(s), /^HTTP\/1\.1 400 [\s\S]*malformed request line/, line);
+    }
     const body = JSON.stringify(chat());
     const chunked = await rawSocket(server.port,
       'POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n' +
