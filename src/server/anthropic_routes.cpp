@@ -125,12 +125,8 @@ class AnthropicStream {
 
   // Writes one event (its SSE name is its "type"); on failure the client is gone.
   bool Send(const ChunkWriter& write, const Json& event) {
-    if (!write(SseEvent(event.value("type", "error"), event))) {
-      generation_.stream->Cancel();
-      return false;
-    }
-    last_write_ = Clock::now();
-    return true;
+    return SendChunk(write, SseEvent(event.value("type", "error"), event), *generation_.stream,
+                     last_write_);
   }
 
   StartedGeneration generation_;

@@ -157,12 +157,7 @@ class NativeCompletion {
   }
 
   bool Send(const ChunkWriter& write, const std::string& chunk) {
-    if (!write(chunk)) {
-      generation_.stream->Cancel();
-      return false;
-    }
-    last_write_ = Clock::now();
-    return true;
+    return SendChunk(write, chunk, *generation_.stream, last_write_);
   }
 
   const RouteContext& context_;

@@ -138,12 +138,7 @@ class OpenAiStream {
 
   // Writes one chunk; on failure the client is gone: stop generating.
   bool Send(const ChunkWriter& write, const std::string& chunk) {
-    if (!write(chunk)) {
-      generation_.stream->Cancel();
-      return false;
-    }
-    last_write_ = Clock::now();
-    return true;
+    return SendChunk(write, chunk, *generation_.stream, last_write_);
   }
 
   StartedGeneration generation_;

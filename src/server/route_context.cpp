@@ -85,6 +85,16 @@ ChatOutput FinishGeneration(const RouteContext& context, const HttpRequest& http
   return output;
 }
 
+bool SendChunk(const ChunkWriter& write, std::string_view chunk, GenerationStream& stream,
+               std::chrono::steady_clock::time_point& last_write) {
+  if (!write(chunk)) {
+    stream.Cancel();
+    return false;
+  }
+  last_write = std::chrono::steady_clock::now();
+  return true;
+}
+
 HttpResponse JsonResponse(int status, const Json& body) {
   HttpResponse response;
   response.status = status;

@@ -2,6 +2,7 @@
 // steps every generating route takes (new request with defaults, model check, submit).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -60,6 +61,11 @@ StartedGeneration StartGeneration(const RouteContext& context, const HttpRequest
 // HttpError(503, Retry-After) if a shutdown ended it and HttpError(500) if it failed.
 ChatOutput FinishGeneration(const RouteContext& context, const HttpRequest& http,
                             StartedGeneration& generation, std::string_view id_prefix);
+
+// Writes one chunk of a streamed response and notes when; false, and the generation cancelled,
+// when the client is gone.
+bool SendChunk(const ChunkWriter& write, std::string_view chunk, GenerationStream& stream,
+               std::chrono::steady_clock::time_point& last_write);
 
 // A JSON response with the given status.
 HttpResponse JsonResponse(int status, const Json& body);
