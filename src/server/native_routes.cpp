@@ -160,7 +160,7 @@ class NativeCompletion {
     return SendChunk(write, chunk, *generation_.stream, last_write_);
   }
 
-  const RouteContext& context_;
+  RouteContext context_;  // a copy: a stream outlives the handler's call
   GenerationRequest request_;
   StartedGeneration generation_;
   std::vector<int32_t> pending_ids_;  // consumed, not yet sent (streaming)
