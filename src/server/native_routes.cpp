@@ -90,10 +90,6 @@ class NativeCompletion {
 
   bool Step(const ChunkWriter& write) {
     GenerationStream& stream = *generation_.stream;
-    if (!started_) {
-      started_ = true;
-      last_write_ = Clock::now();
-    }
     const ParsedDelta delta = stream.Next(kSsePoll);
     for (const std::string& w : delta.warnings) generation_.warnings.push_back(w);
     // Ids and logprobs of tokens whose text is held back (a possible stop string) go with the
@@ -127,6 +123,8 @@ class NativeCompletion {
     Send(write, SseData(last));
     return false;
   }
+
+  const GenerationTotals& totals() const { return generation_.stream->totals(); }
 
   int tokens() const {
     const GenerationStream& s = *generation_.stream;
@@ -167,8 +165,7 @@ class NativeCompletion {
   std::vector<TokenLogprobs> pending_logprobs_;
   int predicted_ = 0;  // tokens sent so far (streaming)
   bool has_new_line_ = false;
-  bool started_ = false;
-  Clock::time_point last_write_;
+  Clock::time_point last_write_ = Clock::now();
 };
 
 }  // namespace
@@ -186,10 +183,7 @@ HttpResponse HandleCompletion(const RouteContext& context, const HttpRequest& ht
   auto completion =
       std::make_shared<NativeCompletion>(context, std::move(request), std::move(generation));
   if (!completion->streaming()) {
-    const Json j = completion->Finish(http, return_tokens);
-    HttpResponse response = JsonResponse(200, j);
-    response.tokens = [n = j["tokens_predicted"].get<int>()] { return n; };
-    return response;
+    return GenerationResponse(completion->Finish(http, return_tokens), completion->totals());
   }
   HttpResponse response;
   response.content_type = "text/event-stream";

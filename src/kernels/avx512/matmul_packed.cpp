@@ -7,15 +7,15 @@
 // Small batches (decode, verification: T <= K::kActRows) decode each block as it is used and
 // keep one accumulator per activation row in registers; verifications of 2-4 rows and larger
 // batches (prefill, 4 rows at a time) of Q4_0 and Q8_0, whose unpacking is cheap, go over two
-// groups at once, so that each broadcast activation dword feeds two VPDPBUSD (PairBlock; Zen 5, 2
-// threads: bench_matmul prefill512 q4_0 1.11-1.13x, E2B pp512 1.06-1.12x, verify cost at T = 4
-// 1.27-1.39 -> 1.12-1.22 of T = 1). For Q4_K and Q6_K, whose
-// unpacking costs a third to all of the products, a larger batch decodes each group's blocks once,
-// a few at a time, into L1, and every activation row reads them there (RunDecodeOnce). Zen 5, one
-// thread, bench_matmul prefill512 1536x6144 against this path's row-major tiles: Q4_0 1.15x, Q4_K
-// 0.87x, Q6_K 0.73x; matvec (the decode step) Q4_K 0.47 -> 0.85 of the read bandwidth, Q6_K 0.61 ->
-// 0.79; with short rows (K = 1536), pairs of 8-row groups 0.46-0.64, 16-row groups 0.69-0.98
-// (bench/README.md, AVX-512 Zen 5, sessions 12 and 13).
+// groups at once, so that each broadcast activation dword feeds two VPDPBUSD (PairBlock; Zen 5,
+// 2 threads: bench_matmul prefill512 q4_0 1.11-1.13x, E2B pp512 1.06-1.12x, verify cost at T = 4
+// 1.27-1.39 -> 1.12-1.22 of T = 1). For Q4_K and Q6_K, whose unpacking costs a third to all of
+// the products, a larger batch decodes each group's blocks once, a few at a time, into L1, and
+// every activation row reads them there (RunDecodeOnce). Zen 5, one thread, bench_matmul
+// prefill512 1536x6144 against this path's row-major tiles: Q4_0 1.15x, Q4_K 0.87x, Q6_K 0.73x;
+// matvec (the decode step) Q4_K 0.47 -> 0.85 of the read bandwidth, Q6_K 0.61 -> 0.79; with short
+// rows (K = 1536), pairs of 8-row groups 0.46-0.64, 16-row groups 0.69-0.98 (bench/README.md,
+// AVX-512 Zen 5, sessions 12 and 13).
 //
 // Per output element the sequence is the reference's (dot_ref.h): exact integer block sums
 // (weights as unsigned bytes w + o against signed activations, minus o * sum(a): the same
