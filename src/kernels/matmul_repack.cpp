@@ -2,14 +2,11 @@
 #include "kernels/matmul_repack.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <new>
 #include <string>
 
-#include <sys/mman.h>
-
 #include "base/error.h"
+#include "base/huge_page_allocator.h"
 #include "kernels/matmul_kernel.h"
 
 namespace tandem::kernels {
@@ -46,7 +43,7 @@ PackedFormat FormatOf(TensorType type) {
 }  // namespace
 
 void PackedMatrix::Free::operator()(uint8_t* p) const {
-  std::free(p);
+  FreeLarge(p, bytes);
 }
 
 bool HasPackedLayout(TensorType type) {
@@ -78,17 +75,11 @@ PackedMatrix PackWeightMatrix(const WeightMatrix& w) {
   PackedMatrix m;
   m.bytes_ = static_cast<size_t>(n_groups) * group_bytes;
   m.group_rows_ = group_rows;
-  // Matrices of a huge page or more are huge-page aligned and advised so (transparent huge pages
-  // are often "madvise" only): decoding streams them, and with 4 KiB pages every 4 KiB read
-  // is a TLB miss.
-  constexpr size_t kHugePage = size_t{2} << 20;
-  const size_t align = m.bytes_ >= kHugePage ? kHugePage : 64;
-  const size_t alloc = std::max<size_t>((m.bytes_ + align - 1) / align * align, align);
-  m.data_.reset(static_cast<uint8_t*>(std::aligned_alloc(align, alloc)));
-  if (!m.data_) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-  if (align == kHugePage) ::madvise(m.data_.get(), alloc, MADV_HUGEPAGE);
-#endif
+  // Matrices of a huge page or more are their own huge-page advised mapping (transparent huge
+  // pages are often "madvise" only): decoding streams them, and with 4 KiB pages every 4 KiB
+  // read is a TLB miss.
+  m.data_ = std::unique_ptr<uint8_t, PackedMatrix::Free>(
+      static_cast<uint8_t*>(AllocateLarge(m.bytes_)), PackedMatrix::Free(m.bytes_));
   const auto* src = static_cast<const uint8_t*>(w.data);
   for (int64_t g = 0; g < n_groups; ++g) {
     const uint8_t* rows[kMaxGroupRows];

@@ -26,7 +26,7 @@
 
 namespace tandem::kernels {
 
-// An owned interleaved copy of one matrix (64-byte aligned).
+// An owned interleaved copy of one matrix (64-byte aligned; base/huge_page_allocator.h).
 class PackedMatrix {
  public:
   const uint8_t* data() const { return data_.get(); }
@@ -41,6 +41,9 @@ class PackedMatrix {
 
  private:
   struct Free {
+    Free() : bytes(0) {}
+    explicit Free(size_t n) : bytes(n) {}
+    size_t bytes;
     void operator()(uint8_t* p) const;
   };
   std::unique_ptr<uint8_t, Free> data_;

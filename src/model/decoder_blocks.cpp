@@ -6,23 +6,18 @@
 
 namespace tandem {
 
-void GrowRows(std::vector<float>& v, int rows, size_t width) {
+void GrowRows(ActivationBuffer& v, int rows, size_t width) {
   const size_t need = static_cast<size_t>(rows) * width;
   if (v.size() < need)
     v.resize(static_cast<size_t>(std::max(rows, BlockScratch::kMinRows)) * width);
 }
 
-size_t ShrinkRows(std::vector<float>& v, int rows) {
-  const size_t before = v.size();
-  std::vector<float>(before / rows * BlockScratch::kMinRows).swap(v);
-  return (before - v.size()) * sizeof(float);
+void ShrinkRows(ActivationBuffer& v, int rows) {
+  ActivationBuffer(v.size() / rows * BlockScratch::kMinRows).swap(v);
 }
 
-size_t BlockScratch::Shrink(int rows) {
-  size_t freed = 0;
-  for (std::vector<float>* buffer : {&a, &q, &att, &o, &gate, &up})
-    freed += ShrinkRows(*buffer, rows);
-  return freed;
+void BlockScratch::Shrink(int rows) {
+  for (ActivationBuffer* buffer : {&a, &q, &att, &o, &gate, &up}) ShrinkRows(*buffer, rows);
 }
 
 void RowNorm::Apply(const std::vector<float>& gain, const float* x, int64_t n_rows,

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/huge_page_allocator.h"
 #include "kernels/ops.h"
 #include "model/gemma4_config.h"
 #include "model/gemma4_weights.h"
@@ -52,21 +53,22 @@ struct BlockScratch {
   // then stayed at 2 tokens a round).
   static constexpr int kMinRows = 64;
 
-  std::vector<float> a;         // [n][D] the normed block input
-  std::vector<float> q, att;    // [n][H*hd] queries; attention output before W_o
-  std::vector<float> o;         // [n][D] block output
-  std::vector<float> gate, up;  // [n][n_ff]
+  ActivationBuffer a;         // [n][D] the normed block input
+  ActivationBuffer q, att;    // [n][H*hd] queries; attention output before W_o
+  ActivationBuffer o;         // [n][D] block output
+  ActivationBuffer gate, up;  // [n][n_ff]
 
   // After a forward of `rows` (> kMinRows) rows: each buffer cut back to kMinRows rows
-  // (ShrinkRows). Returns the bytes freed.
-  size_t Shrink(int rows);
+  // (ShrinkRows). A buffer of 2 MiB or more leaves the address space at once
+  // (base/huge_page_allocator.h); the next prefill maps it again in huge pages.
+  void Shrink(int rows);
 };
 
 // v holds at least `rows` rows of `width` floats (at least BlockScratch::kMinRows when it grows).
-void GrowRows(std::vector<float>& v, int rows, size_t width);
+void GrowRows(ActivationBuffer& v, int rows, size_t width);
 // v, grown for `rows` rows, is replaced by a fresh vector of BlockScratch::kMinRows of them (its
-// pages touched now by the zero fill, not by the next verification). Returns the bytes freed.
-size_t ShrinkRows(std::vector<float>& v, int rows);
+// pages touched now by the zero fill, not by the next verification).
+void ShrinkRows(ActivationBuffer& v, int rows);
 
 // First half of the attention block: a = RMSNorm(x; attn_norm) into s.a, and the queries
 // q = RoPE(RMSNorm per head(W_q · a; q_norm)) at `positions` into s.q.

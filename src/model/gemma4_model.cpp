@@ -1,9 +1,5 @@
 #include "model/gemma4_model.h"
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -22,41 +18,30 @@ using kernels::MatMul;
 
 // Activations of one forward call beyond the blocks' (a, q, att, o, gate, up), T rows.
 struct Gemma4Model::Scratch : BlockScratch {
-  std::vector<float> x;         // [T][D] residual stream
-  std::vector<float> k, v;      // [T][Hkv*hd]
-  std::vector<float> f;         // [T][D] MoE branch output
-  std::vector<float> ple;       // [T][L*P] per-layer inputs
-  std::vector<float> ple_proj;  // [T][L*P]
-  std::vector<float> ple_gate;  // [T][P]
+  ActivationBuffer x;         // [T][D] residual stream
+  ActivationBuffer k, v;      // [T][Hkv*hd]
+  ActivationBuffer f;         // [T][D] MoE branch output
+  ActivationBuffer ple;       // [T][L*P] per-layer inputs
+  ActivationBuffer ple_proj;  // [T][L*P]
+  ActivationBuffer ple_gate;  // [T][P]
 
   // BlockScratch::Shrink, these buffers included.
-  size_t Shrink(int rows);
+  void Shrink(int rows);
 };
 
 namespace {
 
-// Freed heap pages go back to the system (malloc_trim) when a shrink freed more than this. It
-// costs the next forward page faults on whatever heap memory it touches anew (0.4 ms, half a
-// 9-row verification, on the bundled pair), and a small model's scratch is not worth that.
-constexpr size_t kTrimAboveBytes = size_t{32} << 20;
 // Logits rows ForwardOutput::logits makes room for when it first grows: a default round's
 // verification (16 drafts and the token after them).
 constexpr size_t kLogitRowsKept = 17;
 
-void ReleaseFreeHeapPages() {
-#ifdef __GLIBC__
-  malloc_trim(0);
-#endif
-}
-
 }  // namespace
 
-size_t Gemma4Model::Scratch::Shrink(int rows) {
-  size_t freed = BlockScratch::Shrink(rows);
-  for (std::vector<float>* buffer : {&x, &k, &v, &f, &ple, &ple_proj, &ple_gate}) {
-    freed += ShrinkRows(*buffer, rows);
+void Gemma4Model::Scratch::Shrink(int rows) {
+  BlockScratch::Shrink(rows);
+  for (ActivationBuffer* buffer : {&x, &k, &v, &f, &ple, &ple_proj, &ple_gate}) {
+    ShrinkRows(*buffer, rows);
   }
-  return freed;
 }
 
 namespace {
@@ -202,7 +187,7 @@ void Gemma4Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutp
   // A prefill's activations are tens to hundreds of MB: keep a verification's worth (growing
   // them again after every prompt cost the first verification of each size its page faults:
   // the bundled pair at 900 positions, 9 rows 1.8 ms, then 0.9).
-  if (T > BlockScratch::kMinRows && s.Shrink(T) > kTrimAboveBytes) ReleaseFreeHeapPages();
+  if (T > BlockScratch::kMinRows) s.Shrink(T);
 }
 
 void Gemma4Model::Logits(const ForwardBatch& batch, ForwardOutput& out, ThreadPool& pool) const {
