@@ -215,13 +215,13 @@ void RunPacked(const WeightMatrix& w, PackedTileFn kernel, const QuantizedActiva
   const int group_rows = w.packed_group_rows;
   const size_t group_bytes = PackedGroupBytes(w, group_rows);
   const int64_t n_groups = (w.rows + group_rows - 1) / group_rows;
-  // Decode: 16-row tiles for an even thread split; verifications of 2-4 rows: tiles of two
-  // groups; larger batches: L2-sized tiles of an even number of groups (the AVX-512 Q4_0/Q8_0
-  // kernels take those groups in pairs).
+  // Decode: 16-row tiles for an even thread split; verifications of up to kPackedPairRows rows:
+  // tiles of two groups; larger batches: L2-sized tiles of an even number of groups (the AVX-512
+  // Q4_0/Q8_0 kernels take those groups in pairs).
   const int64_t min_groups = std::max(1, kTileRows / group_rows);
   const int64_t pair_groups = std::max<int64_t>(min_groups, 2);
   int64_t tile_groups = acts.n_rows == 1 ? min_groups : pair_groups;
-  if (acts.n_rows > 4) {
+  if (acts.n_rows > kPackedPairRows) {
     tile_groups = std::clamp<int64_t>(kPackedTileBytes / group_bytes / 2 * 2, pair_groups,
                                       kPackedTileMaxRows / group_rows);
   }

@@ -118,6 +118,10 @@ struct PackedTile {
 };
 using PackedTileFn = void (*)(const PackedTile& tile, const QuantizedActivations& acts, float* y,
                               int64_t ldy);
+// Batches of 2 to this many activation rows (verifications) get tiles of two groups, read in
+// one pass where the ISA's kernel takes two groups at once (AVX-512 Q4_0/Q8_0: its registers
+// hold this many rows' accumulators for both); larger batches get L2-sized tiles.
+inline constexpr int kPackedPairRows = 4;
 
 // One ISA's kernels, indexed by TensorType id; nullptr where the ISA has no kernel for a type
 // (MatMul then uses the scalar one, which gives identical results for quantized types).

@@ -103,7 +103,7 @@ struct Packed32 {
   static constexpr int kActRows = 16;
   // Activation rows per pass when two groups go together (PairBlock): 16 quant vectors, 2 scale
   // vectors and 2 x 4 accumulators fill the 32 registers.
-  static constexpr int kPairRows = 4;
+  static constexpr int kPairRows = kPackedPairRows;
   static constexpr bool kDecodeOnce = false;
   static constexpr int64_t kBlockValues = 32;
   struct Decoded {
