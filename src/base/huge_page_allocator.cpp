@@ -10,14 +10,36 @@ namespace {
 
 constexpr size_t kSmallAlign = 64;
 
+// Under AddressSanitizer every block comes from operator new, so that reads and writes past a
+// buffer's end are still caught (a mapping of its own has no redzones).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kMapLargeBlocks = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kMapLargeBlocks = false;
+#else
+constexpr bool kMapLargeBlocks = true;
+#endif
+#else
+constexpr bool kMapLargeBlocks = true;
+#endif
+
+bool OwnMapping(size_t bytes) {
+  return kMapLargeBlocks && bytes >= kHugePageBytes;
+}
+
 size_t RoundUp(size_t n, size_t to) {
   return (n + to - 1) / to * to;
 }
 
 }  // namespace
 
+bool MapsLargeBlocks() {
+  return kMapLargeBlocks;
+}
+
 void* AllocateLarge(size_t bytes) {
-  if (bytes < kHugePageBytes) {
+  if (!OwnMapping(bytes)) {
     return ::operator new (RoundUp(bytes == 0 ? 1 : bytes, kSmallAlign),
                            std::align_val_t{kSmallAlign});
   }
@@ -41,7 +63,7 @@ void* AllocateLarge(size_t bytes) {
 
 void FreeLarge(void* p, size_t bytes) noexcept {
   if (p == nullptr) return;
-  if (bytes < kHugePageBytes) {
+  if (!OwnMapping(bytes)) {
     ::operator delete (p, std::align_val_t{kSmallAlign});
     return;
   }

@@ -3,7 +3,8 @@
 // (MADV_HUGEPAGE: Linux often enables them for advised memory only), and unmapped when freed, so
 // they leave the resident set at once. A 4 KiB page's first touch is a page fault; in the VMs we
 // measure on one costs ~10 us, and a 512-token prefill of E2B touched ~35k of them (a tenth of
-// its time). A huge page takes one fault per 2 MiB. Smaller blocks come from operator new.
+// its time). A huge page takes one fault per 2 MiB. Smaller blocks come from operator new, and
+// so does every block under AddressSanitizer.
 #pragma once
 
 #include <cstddef>
@@ -15,10 +16,13 @@ namespace tandem {
 // Blocks at least this large are mapped on their own (and huge-page advised).
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 
-// `bytes` of memory, 64-byte aligned (2 MiB aligned when bytes >= kHugePageBytes). Throws
+// `bytes` of memory, 64-byte aligned (2 MiB aligned and mapped when bytes >= kHugePageBytes and
+// MapsLargeBlocks()). Throws
 // std::bad_alloc. Free with FreeLarge(p, bytes), the same bytes.
 void* AllocateLarge(size_t bytes);
 void FreeLarge(void* p, size_t bytes) noexcept;
+// False under AddressSanitizer: then every block comes from operator new.
+bool MapsLargeBlocks();
 
 // A std::allocator for such buffers: std::vector<float, HugePageAllocator<float>>.
 template <class T>

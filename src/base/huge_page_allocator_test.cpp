@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -39,6 +40,7 @@ long AnonHugeKb(const void* p) {
 }
 
 TEST(HugePageAllocator, LargeBlocksAreHugePageAlignedAndGoBackToTheSystemWhenFreed) {
+  if (!MapsLargeBlocks()) GTEST_SKIP() << "AddressSanitizer build: every block from operator new";
   const size_t bytes = 3 * kHugePageBytes + 12345;
   auto* p = static_cast<uint8_t*>(AllocateLarge(bytes));
   ASSERT_NE(p, nullptr);
@@ -53,6 +55,7 @@ TEST(HugePageAllocator, LargeBlocksAreHugePageAlignedAndGoBackToTheSystemWhenFre
 }
 
 TEST(HugePageAllocator, TouchedLargeBlocksGetHugePagesWhereTheKernelAdvisesThem) {
+  if (!MapsLargeBlocks()) GTEST_SKIP() << "AddressSanitizer build: every block from operator new";
   std::ifstream mode("/sys/kernel/mm/transparent_hugepage/enabled");
   std::string modes;
   std::getline(mode, modes);
