@@ -67,10 +67,7 @@ class AnthropicStream {
   }
 
   // Completion tokens once finished (for the access log), else -1.
-  int tokens() const {
-    const GenerationStream& s = *generation_.stream;
-    return s.finished() ? s.totals().completion_tokens : -1;
-  }
+  int tokens() const { return generation_.stream->finished_completion_tokens(); }
 
  private:
   bool SendPart(const ChunkWriter& write, const ChatPart& part) {

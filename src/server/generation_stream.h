@@ -104,6 +104,8 @@ class GenerationStream {
   int cached_prompt_tokens() const { return cached_prompt_tokens_; }
   // Valid once finished().
   const GenerationTotals& totals() const { return totals_; }
+  // totals().completion_tokens once finished(), else -1 (the access log's "unknown").
+  int finished_completion_tokens() const { return finished_ ? totals_.completion_tokens : -1; }
 
  private:
   struct Channel;

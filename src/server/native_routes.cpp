@@ -126,10 +126,7 @@ class NativeCompletion {
 
   const GenerationTotals& totals() const { return generation_.stream->totals(); }
 
-  int tokens() const {
-    const GenerationStream& s = *generation_.stream;
-    return s.finished() ? s.totals().completion_tokens : -1;
-  }
+  int tokens() const { return generation_.stream->finished_completion_tokens(); }
 
  private:
   Json FinalJson(const std::string& content, const std::vector<int32_t>& ids) const {

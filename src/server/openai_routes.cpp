@@ -107,10 +107,7 @@ class OpenAiStream {
   }
 
   // Completion tokens once finished (for the access log), else -1.
-  int tokens() const {
-    const GenerationStream& s = *generation_.stream;
-    return s.finished() ? s.totals().completion_tokens : -1;
-  }
+  int tokens() const { return generation_.stream->finished_completion_tokens(); }
 
  private:
   Json ChunkFor(const ChatPart& part) {
