@@ -30,7 +30,7 @@ long AnonHugeKb(const void* p) {
   bool inside = false;
   while (std::getline(smaps, line)) {
     uintptr_t lo = 0, hi = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(' ') > line.find('-')) {
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2) {  // a mapping's header line
       inside = lo <= at && at < hi;
       continue;
     }
