@@ -7,17 +7,14 @@
 namespace tandem {
 
 void GrowRows(ActivationBuffer& v, int rows, size_t width) {
-  const size_t need = static_cast<size_t>(rows) * width;
-  if (v.size() < need)
-    v.resize(static_cast<size_t>(std::max(rows, BlockScratch::kMinRows)) * width);
+  // kMinRows rows whatever `rows`: a buffer shared by layers of different widths (E2B's wider
+  // FFN layers) holds them for the widest, not only for the first width it saw.
+  const size_t need = static_cast<size_t>(std::max(rows, BlockScratch::kMinRows)) * width;
+  if (v.size() < need) v.resize(need);
 }
 
 void ShrinkRows(ActivationBuffer& v, int rows) {
   ActivationBuffer(v.size() / rows * BlockScratch::kMinRows).swap(v);
-}
-
-void BlockScratch::Shrink(int rows) {
-  for (ActivationBuffer* buffer : {&a, &q, &att, &o, &gate, &up}) ShrinkRows(*buffer, rows);
 }
 
 void RowNorm::Apply(const std::vector<float>& gain, const float* x, int64_t n_rows,

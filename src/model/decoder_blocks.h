@@ -51,20 +51,25 @@ struct BlockScratch {
   // forward its page faults, which the speculation planner took for a verify cost (E2B echo
   // pair on the Zen 5 VM: the first 4-row verification 45 ms, later ones 31-33 ms; its drafts
   // then stayed at 2 tokens a round).
-  static constexpr int kMinRows = 64;
+  // 72: an adaptive round's largest verification, 64 lookup drafts (DraftPlanner::kLookupMax)
+  // and the token before them, fits.
+  static constexpr int kMinRows = 72;
+  // A forward of more rows than this (a prefill) cuts the buffers back to kMinRows rows after
+  // it; one of fewer rows keeps what it grew. Cut back after every forward longer than
+  // kMinRows, a 65-row one (a full lookup round) of E2B Q4_0 faulted in 32 huge pages each time
+  // (perf stat, 41 against 1 repetitions) and ran 1.04-1.07x slower (Zen 5).
+  static constexpr int kShrinkAbove = 256;
 
   ActivationBuffer a;         // [n][D] the normed block input
   ActivationBuffer q, att;    // [n][H*hd] queries; attention output before W_o
   ActivationBuffer o;         // [n][D] block output
   ActivationBuffer gate, up;  // [n][n_ff]
 
-  // After a forward of `rows` (> kMinRows) rows: each buffer cut back to kMinRows rows
-  // (ShrinkRows). A buffer of 2 MiB or more leaves the address space at once
-  // (base/huge_page_allocator.h); the next prefill maps it again in huge pages.
-  void Shrink(int rows);
+  // Every buffer above (a derived scratch adds its own).
+  std::vector<ActivationBuffer*> Buffers() { return {&a, &q, &att, &o, &gate, &up}; }
 };
 
-// v holds at least `rows` rows of `width` floats (at least BlockScratch::kMinRows when it grows).
+// v holds at least max(rows, BlockScratch::kMinRows) rows of `width` floats.
 void GrowRows(ActivationBuffer& v, int rows, size_t width);
 // v, grown for `rows` rows, is replaced by a fresh vector of BlockScratch::kMinRows of them (its
 // pages touched now by the zero fill, not by the next verification).

@@ -25,8 +25,16 @@ struct Gemma4Model::Scratch : BlockScratch {
   ActivationBuffer ple_proj;  // [T][L*P]
   ActivationBuffer ple_gate;  // [T][P]
 
-  // BlockScratch::Shrink, these buffers included.
+  // After a forward of `rows` (> BlockScratch::kShrinkAbove) rows: each buffer cut back to
+  // BlockScratch::kMinRows rows (ShrinkRows). A buffer of 2 MiB or more leaves the address space
+  // at once (base/huge_page_allocator.h); the next prefill maps it again in huge pages.
   void Shrink(int rows);
+  // BlockScratch::Buffers and these.
+  std::vector<ActivationBuffer*> Buffers() {
+    std::vector<ActivationBuffer*> all = BlockScratch::Buffers();
+    all.insert(all.end(), {&x, &k, &v, &f, &ple, &ple_proj, &ple_gate});
+    return all;
+  }
 };
 
 namespace {
@@ -37,11 +45,16 @@ constexpr size_t kLogitRowsKept = 17;
 
 }  // namespace
 
+size_t Gemma4Model::ScratchBytes() const {
+  std::lock_guard<std::mutex> lock(scratch_mu_);
+  if (!scratch_) return 0;
+  size_t floats = 0;
+  for (const ActivationBuffer* b : scratch_->Buffers()) floats += b->size();
+  return floats * sizeof(float);
+}
+
 void Gemma4Model::Scratch::Shrink(int rows) {
-  BlockScratch::Shrink(rows);
-  for (ActivationBuffer* buffer : {&x, &k, &v, &f, &ple, &ple_proj, &ple_gate}) {
-    ShrinkRows(*buffer, rows);
-  }
+  for (ActivationBuffer* buffer : Buffers()) ShrinkRows(*buffer, rows);
 }
 
 namespace {
@@ -187,7 +200,7 @@ void Gemma4Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutp
   // A prefill's activations are tens to hundreds of MB: keep a verification's worth (growing
   // them again after every prompt cost the first verification of each size its page faults:
   // the bundled pair at 900 positions, 9 rows 1.8 ms, then 0.9).
-  if (T > BlockScratch::kMinRows) s.Shrink(T);
+  if (T > BlockScratch::kShrinkAbove) s.Shrink(T);
 }
 
 void Gemma4Model::Logits(const ForwardBatch& batch, ForwardOutput& out, ThreadPool& pool) const {

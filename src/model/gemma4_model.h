@@ -51,6 +51,9 @@ class Gemma4Model final : public TargetModel {
   // Scaled token embedding row (E[id] * sqrt(D)): the MTP assistant's input.
   void EmbedToken(int32_t token, float* out) const;
 
+  // Bytes of activation buffers kept from one forward call to the next (see scratch_).
+  size_t ScratchBytes() const;
+
  private:
   Gemma4Model();
   struct Scratch;
@@ -71,7 +74,7 @@ class Gemma4Model final : public TargetModel {
   // allocating and zero-filling them anew each call was 7 % of the bundled pair's time in a
   // verification-heavy run, and the first verification after a prefill paid page faults that
   // the speculation planner took for its verify cost. Cut back to BlockScratch::kMinRows rows
-  // after a longer batch (BlockScratch::Shrink).
+  // after a batch of more than BlockScratch::kShrinkAbove rows (Scratch::Shrink).
   mutable std::mutex scratch_mu_;
   mutable std::unique_ptr<Scratch> scratch_;
 };
