@@ -5,7 +5,8 @@
 // same newline and indentation before each key and each ',', the same space after each ':'.
 // Those tokens are not forced, so without a guess the draft stops at them and the forced key
 // after them waits for the next round. A choice is keyed by what the grammar allowed there (a
-// hash of its mask) and the token before it; the model's choice at a key is guessed once it made
+// hash of its mask) and the last byte of the token before it (after a key's closing quote, after
+// ',' or ':', whichever the key); the model's choice at a key is guessed once it made
 // that choice the last kRepeats times there. A guess enters the draft like a forced token (no
 // drafter step, a point-mass q when sampling), so verification keeps the output exact: a wrong
 // guess costs one verified row, a right one saves a target forward. So guesses are drafted only

@@ -123,9 +123,17 @@ uint64_t SlotGrammar::ChoiceKey(int32_t prev) {
   return KeyAfter(it->second, prev);
 }
 
-uint64_t SlotGrammar::KeyAfter(uint64_t choice, int32_t prev) {
+uint64_t SlotGrammar::KeyAfter(uint64_t choice, int32_t prev) const {
   if (choice == 0) return 0;
-  const uint64_t key = choice ^ ((static_cast<uint64_t>(prev) + 1) * 0x9e3779b97f4a7c15ull);
+  // The previous token's last byte, not its id: a layout follows the structure (after a key's
+  // closing quote, after ',' or ':'), so what the model chose after one key is guessed after the
+  // next key too.
+  const TokenVocabulary& vocab = matcher_->compiled().vocab();
+  uint64_t after = 0;
+  if (prev >= 0 && prev < vocab.size() && !vocab.piece(prev).empty()) {
+    after = static_cast<uint8_t>(vocab.piece(prev).back()) + 1;
+  }
+  const uint64_t key = choice ^ ((after + 1) * 0x9e3779b97f4a7c15ull);
   return key != 0 ? key : 1;
 }
 

@@ -86,8 +86,8 @@ class SlotGrammar final : public DraftConstraint {
   // grammar leaves a choice: more than one token allowed, no forced string), or 0. Memoized per
   // matcher state.
   uint64_t ChoiceKey(int32_t prev);
-  // The key of a choice (a choices_ value; 0: none) after token `prev`, or 0.
-  static uint64_t KeyAfter(uint64_t choice, int32_t prev);
+  // The key of a choice (a choices_ value; 0: none) after token `prev` (by its last byte), or 0.
+  uint64_t KeyAfter(uint64_t choice, int32_t prev) const;
   // choices_'s entry for the current state, made from mask_ (filled for it) if missing.
   std::unordered_map<int32_t, uint64_t>::iterator RememberChoice();
   void Save();
