@@ -14,10 +14,12 @@
 # 2000: the second vCPU is slow to come up after idling), so THREADS=1 measures the drafters and
 # not that.
 #
-# Workloads (greedy, 256 tokens):
-#   copy: a source file (tools/train/centroids.py), then a comment asking for the same module
-#         with a function renamed, then its first line: the continuation mostly copies the prompt;
-#   free: free continuation of a short code prompt (the `make run` prompt).
+# Workloads (greedy):
+#   copy: a source file (tools/train/centroids.py, 843 tokens), then a comment asking for the
+#         same module with a function renamed, then its first line: the continuation mostly
+#         copies the prompt; COPY_N tokens (default 900: the whole module reproduced);
+#   free: free continuation of a short code prompt (the `make run` prompt); FREE_N tokens
+#         (default 256).
 # Configurations: none (plain), mtp (the assistant alone), chain (prompt lookup + assistant),
 # ngram (prompt lookup alone); all adaptive, --draft-max 16.
 set -euo pipefail
@@ -45,7 +47,9 @@ for rep in $(seq "$REPS"); do
       type=${types[$(((i + rep - 1) % 4))]}
       md=(-md "$ASSISTANT")
       [ "$type" = ngram ] || [ "$type" = none ] && md=()
-      json=$("$BUILD/tandem" run -m "$TARGET" "${md[@]}" --spec-type "$type" -n 256 --temp 0 \
+      n=${COPY_N:-900}
+      [ "$workload" = free ] && n=${FREE_N:-256}
+      json=$("$BUILD/tandem" run -m "$TARGET" "${md[@]}" --spec-type "$type" -n "$n" --temp 0 \
         --draft-max 16 -t "${THREADS:-2}" -p "$prompt" --json 2>/dev/null)
       python3 - "$workload" "$type" "$rep" "$json" <<'PY' | tee -a "$out"
 import json, sys
@@ -65,10 +69,12 @@ done
 python3 - "$out" <<'PY'
 import collections, statistics, sys
 runs, est = collections.defaultdict(list), collections.defaultdict(list)
+by_rep = collections.defaultdict(dict)  # (workload, rep) -> type -> tok/s
 for line in open(sys.argv[1]):
-    w, t, _, tps = line.split()[:4]
+    w, t, rep, tps = line.split()[:4]
     runs[(w, t)].append(float(tps))
     est[(w, t)].append(float(line.split()[-1]))
+    by_rep[(w, rep)][t] = float(tps)
 mean = {k: statistics.mean(v) for k, v in runs.items()}
 med = {k: statistics.median(v) for k, v in runs.items()}
 for (w, t), v in runs.items():
@@ -80,6 +86,12 @@ for w in sorted({w for w, _ in runs}):
     best = max(("mtp", "ngram"), key=get)
     print(f"{w:5} chain/mtp {get('chain') / get('mtp'):.2f}x  chain/none {get('chain') / get('none'):.2f}x  "
           f"ngram/none {get('ngram') / get('none'):.2f}x  chain/best single ({best}) {get('chain') / get(best):.2f}x")
+    # Per repetition (the four runs of one repetition are seconds apart: a drift of the VM's
+    # speed between minutes cancels), the median of each ratio and its spread.
+    for a, b in (("chain", "mtp"), ("chain", "ngram"), ("mtp", "none"), ("chain", "none")):
+        r = sorted(v[a] / v[b] for (rw, _), v in by_rep.items() if rw == w and a in v and b in v)
+        if r:
+            print(f"{w:5} per repetition {a}/{b} median {statistics.median(r):.2f}x ({r[0]:.2f}-{r[-1]:.2f})")
 PY
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $(grep -o -m1 -w avx512f /proc/cpuinfo || echo 'no avx512f'); load average $(cut -d' ' -f1-3 /proc/loadavg) (at the end)"
 rm -f "$out"

@@ -8,7 +8,9 @@
 # same-run estimate (SpeculationStats::EstimatedSpeedup: this run's tokens at its own plain-step
 # time over what it spent drafting, verifying and planning). On a shared VM the tok/s ratios move
 # with the neighbours' load by more than the effect; the same-run estimate and the plain-step
-# ms are what to read. Usage: bench/spec_zero_acceptance.sh BUILD TARGET ASSISTANT [REPS] [N]
+# ms are what to read, and the per-repetition ratios' medians. With the echo pair (~100 %
+# acceptance) it is the other side: chain against the assistant alone where the assistant wins.
+# Usage: bench/spec_zero_acceptance.sh BUILD TARGET ASSISTANT [REPS] [N]
 set -euo pipefail
 BUILD=$1 TARGET=$2 ASSISTANT=$3 REPS=${4:-5} N=${5:-64}
 PROMPT="The quick brown fox jumps over the lazy dog."
@@ -29,9 +31,11 @@ done
 python3 - "$out" <<'PY'
 import collections, statistics, sys
 tps, step, est = (collections.defaultdict(list) for _ in range(3))
+by_rep = collections.defaultdict(dict)  # rep -> type -> tok/s
 for line in open(sys.argv[1]):
     w = line.split()
     tps[w[0]].append(float(w[2]))
+    by_rep[w[1]][w[0]] = float(w[2])
     step[w[0]].append(float(w[w.index('plain-step') + 2]))
     est[w[0]].append(float(w[-1]))
 med = {t: statistics.median(v) for t, v in tps.items()}
@@ -42,6 +46,11 @@ for t in tps:
           f"(vs plain {statistics.median(step[t]) / statistics.median(step['none']):.3f}x)  "
           f"same-run estimate {min(est[t]):.3f}-{max(est[t]):.3f}x "
           f"(median {statistics.median(est[t]):.3f})")
+# Per repetition (its runs are seconds apart: a drift of the VM's speed between minutes cancels).
+for a, b in (("mtp", "none"), ("chain", "none"), ("chain", "mtp")):
+    r = sorted(v[a] / v[b] for v in by_rep.values() if a in v and b in v)
+    if r:
+        print(f"per repetition {a}/{b} median {statistics.median(r):.3f}x ({r[0]:.3f}-{r[-1]:.3f})")
 PY
 rm -f "$out"
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $(grep -o -m1 -w avx512f /proc/cpuinfo || echo 'no avx512f'); load average $(cut -d' ' -f1-3 /proc/loadavg) (at the end)"
