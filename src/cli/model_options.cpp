@@ -141,7 +141,8 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
       const DraftHead head = o.draft_head == "dense"      ? DraftHead::kDense
                              : o.draft_head == "centroid" ? DraftHead::kCentroid
                                                           : DraftHead::kAuto;
-      m.assistant = Gemma4Assistant::Load(o.model_draft, *m.target, head);
+      m.assistant = Gemma4Assistant::Load(o.model_draft, *m.target, head, {.repack = !o.no_repack});
+      for (const auto& p : m.assistant->weights().packed) m.packed_bytes += p->bytes();
       // auto: prompt lookup chained with the assistant (the planner falls back to the
       // assistant alone, or plain decoding, where lookup does not pay).
       m.spec.type = o.spec_type == "none"    ? SpecType::kNone

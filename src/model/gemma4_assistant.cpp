@@ -36,7 +36,8 @@ Gemma4Assistant::Gemma4Assistant(const Gemma4Model& target) : target_(target) {}
 Gemma4Assistant::~Gemma4Assistant() = default;
 
 std::unique_ptr<Gemma4Assistant> Gemma4Assistant::Load(const std::string& path,
-                                                       const Gemma4Model& target, DraftHead head) {
+                                                       const Gemma4Model& target, DraftHead head,
+                                                       const Gemma4Model::LoadOptions& options) {
   std::unique_ptr<Gemma4Assistant> a(new Gemma4Assistant(target));
   a->file_ = GgufFile::Open(path);
   const GgufFile& f = *a->file_;
@@ -122,6 +123,11 @@ std::unique_ptr<Gemma4Assistant> Gemma4Assistant::Load(const std::string& path,
     a->rope_.push_back(lc.sliding ? kernels::Rope::Neox(lc.head_dim, lc.n_rot, lc.rope_base)
                                   : kernels::Rope::Neox(lc.head_dim, lc.n_rot, lc.rope_base,
                                                         a->weights_.rope_freqs));
+  }
+  // Drafting is a chain of one-row forwards through these matrices: repacked, the bundled
+  // pair's assistant drafted 1.4-1.7x faster (the same bits).
+  if (options.repack) {
+    a->weights_.Pack({&a->pre_projection_, &a->post_projection_, &a->centroids_});
   }
   return a;
 }

@@ -60,11 +60,14 @@ class Gemma4Assistant {
   // Loads `path` and pairs it with `target`: identical vocabulary (token texts), target hidden
   // size == embedding_length_out, the target ending in a sliding then a full layer, head dims and
   // KV heads that match the target layers read. Throws Error naming what differs.
+  // `options.repack`: its matrices repacked as the target's are (Gemma4Weights::Pack).
   static std::unique_ptr<Gemma4Assistant> Load(const std::string& path, const Gemma4Model& target,
-                                               DraftHead head = DraftHead::kAuto);
+                                               DraftHead head = DraftHead::kAuto,
+                                               const Gemma4Model::LoadOptions& options = {});
   ~Gemma4Assistant();
 
   const Gemma4Config& config() const { return config_; }
+  const Gemma4Weights& weights() const { return weights_; }
   int n_embd_out() const { return n_embd_out_; }
   bool has_centroids() const { return n_centroids_ > 0; }
   bool uses_centroids() const { return use_centroids_; }

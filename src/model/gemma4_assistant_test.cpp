@@ -7,6 +7,8 @@
 
 #include "base/error.h"
 #include "base/thread_pool.h"
+#include "kernels/isa.h"
+#include "kernels/matmul_repack.h"
 #include "model/gemma4_presets.h"
 #include "model/random_model.h"
 
@@ -72,6 +74,41 @@ TEST(Gemma4Assistant, CentroidHeadMatchesDenseHeadOnCandidates) {
   centroid->TokenLogits(c_out.Normed(0, D), ids, values.data(), pool);
   for (size_t i = 0; i < ids.size(); ++i) {
     EXPECT_EQ(0, std::memcmp(&values[i], d_out.Logits(0) + ids[i], sizeof(float))) << ids[i];
+  }
+}
+
+// Repacked (Gemma4Weights::Pack, the default) and row-major assistants draft the same bits, for
+// the dense and the centroid head, on every ISA path.
+TEST(Gemma4Assistant, RepackedAndRowMajorWeightsDraftTheSameBits) {
+  for (const bool centroids : {false, true}) {
+    SCOPED_TRACE(centroids ? "centroid head" : "dense head");
+    Fixture f = Make("tiny-e2b", centroids);
+    auto packed = Gemma4Assistant::Load(f.assistant_path, *f.target);
+    auto row_major =
+        Gemma4Assistant::Load(f.assistant_path, *f.target, DraftHead::kAuto, {.repack = false});
+    EXPECT_TRUE(row_major->weights().packed.empty());
+    EXPECT_EQ(packed->weights().packed.empty(), !kernels::MatMulReadsPacked(TensorType::kQ8_0));
+    ThreadPool pool(2);
+    auto cache = f.target->NewKvCache({.type = TensorType::kF16, .n_ctx = 128});
+    ForwardBatch batch;
+    for (int i = 0; i < 40; ++i) batch.Add(2 + (i * 13) % 500, i, 0, i >= 37);
+    ForwardOutput out;
+    f.target->Forward(batch, *cache, out, pool);
+    const std::vector<DraftRow> rows = {{7, 40, 0, out.Hidden(39)}, {11, 39, 0, out.Hidden(38)}};
+    const int V = f.target->config().n_vocab;
+    for (kernels::Isa isa : kernels::SupportedIsas()) {
+      kernels::SetActiveIsa(isa);
+      SCOPED_TRACE(std::string(kernels::IsaName(isa)));
+      DraftOutput want, got;
+      row_major->Step(rows, *cache, want, pool);
+      packed->Step(rows, *cache, got, pool);
+      for (int r = 0; r < 2; ++r) {
+        EXPECT_EQ(0, std::memcmp(want.Logits(r), got.Logits(r), V * sizeof(float))) << r;
+        EXPECT_EQ(0, std::memcmp(want.Hidden(r), got.Hidden(r), want.n_embd_out * sizeof(float)))
+            << r;
+      }
+    }
+    kernels::SetActiveIsa(kernels::DefaultIsa());
   }
 }
 

@@ -34,8 +34,9 @@ kernels::WeightMatrix Gemma4LayerWeights::ExpertDown(int e) const {
   return w;
 }
 
-void Gemma4Weights::Pack() {
-  std::vector<kernels::WeightMatrix*> matrices = {&output, &per_layer_model_proj};
+void Gemma4Weights::Pack(const std::vector<kernels::WeightMatrix*>& also) {
+  std::vector<kernels::WeightMatrix*> matrices = also;
+  matrices.insert(matrices.end(), {&output, &per_layer_model_proj});
   for (Gemma4LayerWeights& l : layers) {
     for (kernels::WeightMatrix* m : {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_output, &l.ffn_gate,
                                      &l.ffn_up, &l.ffn_down, &l.ple_gate, &l.ple_proj}) {

@@ -70,9 +70,10 @@ struct Gemma4Weights {
   // Interleaved copies (kernels/matmul_repack.h) of the dense matrices the active kernel path
   // reads packed; each such matrix's `packed` points into one. Empty unless Pack() ran.
   std::vector<std::shared_ptr<const kernels::PackedMatrix>> packed;
-  // Packs those matrices and releases the resident pages of their row-major originals (row
-  // gathers and the token embedding read them again from the file).
-  void Pack();
+  // Packs those matrices, and `also` (a caller's own matrices, e.g. the assistant's
+  // projections), and releases the resident pages of their row-major originals (row gathers and
+  // the token embedding read them again from the file).
+  void Pack(const std::vector<kernels::WeightMatrix*>& also = {});
 };
 
 }  // namespace tandem
