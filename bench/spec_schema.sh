@@ -16,7 +16,8 @@
 # mtp4 and mtp4+schema (--draft-max 4 --no-adaptive, as `make run`), none+schema (plain
 # constrained decoding); X+line is X+schema with --json-one-line (fixed whitespace). Set
 # BEFORE=<other build dir> to add that build's mtp+schema and mtp4+schema (BEFORE_CONFIGS: others;
-# a change's before and after in the same run). SCHEMA=<file> replaces the schema.
+# a change's before and after in the same run). SCHEMA=<file> replaces the schema;
+# PROMPT_FILE=<file> the prompt (an extraction: the file, then a request for JSON about it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -39,6 +40,14 @@ cat >"$schema" <<'JSON'
 JSON
 [ -n "${SCHEMA:-}" ] && cp "$SCHEMA" "$schema"
 PROMPT=$'import os\n\n\ndef read_lines(path):\n    """Return the lines of the file at path."""\n'
+# PROMPT_FILE=<file>: an extraction prompt instead (the file, then a request for its first
+# function as JSON).
+if [ -n "${PROMPT_FILE:-}" ]; then
+  PROMPT="$(cat "$PROMPT_FILE")
+
+# The first function of this module, as JSON (name, path, kind, args, returns_value):
+"
+fi
 read -r -a configs <<<"${CONFIGS:-mtp mtp+schema mtp4 mtp4+schema none+schema}"
 # BEFORE_CONFIGS: which configurations the other build runs (default its mtp+schema, mtp4+schema).
 if [ -n "$BEFORE" ]; then
