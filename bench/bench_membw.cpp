@@ -1,8 +1,8 @@
 // Memory read bandwidth with 1..N threads: the physical limit every matvec is measured against.
 #include <benchmark/benchmark.h>
 
+#include "base/read_bandwidth.h"
 #include "base/thread_pool.h"
-#include "membw.h"
 
 namespace tandem::bench {
 namespace {

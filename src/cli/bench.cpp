@@ -11,6 +11,7 @@
 #include "base/cpu_features.h"
 #include "base/error.h"
 #include "base/huge_page_allocator.h"
+#include "base/read_bandwidth.h"
 #include "cli/commands.h"
 #include "cli/model_options.h"
 #include "engine/generator.h"
@@ -77,30 +78,10 @@ GenerateParams GreedyParams(int n) {
   return p;
 }
 
-// Memory read bandwidth with all pool threads (bytes/s): the physical limit for decoding.
+// Memory read bandwidth with all pool threads (bytes/s): the physical limit for decoding. 512 MiB,
+// best of three reads: one probe runs after every decode run.
 double MeasureBandwidth(ThreadPool& pool) {
-  const size_t n = size_t(1) << 27;  // 512 MiB of floats
-  // In huge pages where the kernel gives them, as the repacked weights decoding streams: the
-  // probe's reads then miss the TLB no more often than the decode's.
-  ActivationBuffer buf(n, 1.0f);
-  std::vector<double> sums(pool.size());
-  double best = 0;
-  for (int rep = 0; rep < 3; ++rep) {
-    auto t0 = Clock::now();
-    pool.ParallelForRange(pool.size(), [&](size_t b, size_t e, int) {
-      for (size_t part = b; part < e; ++part) {
-        const size_t lo = n * part / pool.size(), hi = n * (part + 1) / pool.size();
-        float acc[8] = {};
-        for (size_t i = lo; i + 8 <= hi; i += 8) {
-          for (int j = 0; j < 8; ++j) acc[j] += buf[i + j];
-        }
-        sums[part] = acc[0] + acc[1] + acc[2] + acc[3] + acc[4] + acc[5] + acc[6] + acc[7];
-      }
-    });
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    best = std::max(best, n * sizeof(float) / s);
-  }
-  return best;
+  return MeasureReadBandwidth(pool, size_t{512} << 20, 3);
 }
 
 int RunBench(const BenchArgs& a, const CLI::App& app) {

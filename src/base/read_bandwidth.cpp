@@ -1,6 +1,7 @@
-// Streaming-read bandwidth probe (see membw.h).
-#include "membw.h"
+// Streaming-read bandwidth probe (see read_bandwidth.h).
+#include "base/read_bandwidth.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -8,8 +9,10 @@
 
 #include "base/huge_page_allocator.h"
 
-namespace tandem::bench {
+namespace tandem {
 namespace {
+
+constexpr size_t kChunk = size_t{1} << 20;  // 1 MiB per task
 
 // Sums a range of 64-bit words with four independent chains; the compiler vectorises it with
 // the baseline ISA, which is far faster than DRAM on every x86-64.
@@ -26,10 +29,7 @@ uint64_t SumWords(const uint64_t* p, size_t n) {
 
 }  // namespace
 
-// In huge pages where the kernel gives them (base/huge_page_allocator.h), as the repacked
-// weights and `tandem bench`'s probe are: with 4 KiB pages every 4 KiB read is a TLB miss the
-// weight stream does not pay, and this probe read less than `tandem bench`'s.
-ReadBuffer::ReadBuffer(size_t bytes) : bytes_(bytes & ~size_t{4095}) {
+ReadBuffer::ReadBuffer(size_t bytes) : bytes_(std::max(kChunk, bytes & ~(kChunk - 1))) {
   data_ = static_cast<unsigned char*>(AllocateLarge(bytes_));
   std::memset(data_, 1, bytes_);
 }
@@ -39,7 +39,6 @@ ReadBuffer::~ReadBuffer() {
 }
 
 unsigned long long ReadBuffer::ReadAll(ThreadPool& pool) const {
-  constexpr size_t kChunk = size_t{1} << 20;  // 1 MiB per task
   const size_t n_tasks = bytes_ / kChunk;
   std::vector<uint64_t> sums(n_tasks);
   pool.ParallelFor(n_tasks, [&](size_t task) {
@@ -64,4 +63,4 @@ double MeasureReadBandwidth(ThreadPool& pool, size_t bytes, int repeats) {
   return best;
 }
 
-}  // namespace tandem::bench
+}  // namespace tandem
