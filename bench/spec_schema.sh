@@ -18,6 +18,11 @@
 # BEFORE=<other build dir> to add that build's mtp+schema and mtp4+schema (BEFORE_CONFIGS: others;
 # a change's before and after in the same run). SCHEMA=<file> replaces the schema;
 # PROMPT_FILE=<file> the prompt (an extraction: the file, then a request for JSON about it).
+# SERVE=1: as an extraction pipeline runs it, through `tandem serve` (one server per build, MTP,
+# one slot), each run one /completion request: the server keeps compiled grammars, so only its
+# first request with the schema pays the lazily built grammar states (that run is dropped:
+# REPS + 1 runs per configuration). Configurations mtp, none (per request `speculative.enabled:
+# false`) and their +schema, +line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -29,7 +34,8 @@ BEFORE=${BEFORE:-}
 THREADS=${THREADS:-1}
 schema=$(mktemp)
 out=$(mktemp)
-trap 'rm -f "$schema" "$out"' EXIT
+servers=()  # SERVE: the servers' process ids
+trap 'rm -f "$schema" "$out"; for p in "${servers[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
 cat >"$schema" <<'JSON'
 {"type": "object", "properties": {
   "name": {"type": "string"}, "path": {"type": "string"},
@@ -48,32 +54,87 @@ if [ -n "${PROMPT_FILE:-}" ]; then
 # The first function of this module, as JSON (name, path, kind, args, returns_value):
 "
 fi
-read -r -a configs <<<"${CONFIGS:-mtp mtp+schema mtp4 mtp4+schema none+schema}"
+default_configs="mtp mtp+schema mtp4 mtp4+schema none+schema"
+[ -n "${SERVE:-}" ] && default_configs="mtp mtp+schema none none+schema"
+read -r -a configs <<<"${CONFIGS:-$default_configs}"
 # BEFORE_CONFIGS: which configurations the other build runs (default its mtp+schema, mtp4+schema).
 if [ -n "$BEFORE" ]; then
-  for c in ${BEFORE_CONFIGS:-mtp+schema mtp4+schema}; do configs+=("before:$c"); done
+  default_before="mtp+schema mtp4+schema"
+  [ -n "${SERVE:-}" ] && default_before="mtp+schema"
+  for c in ${BEFORE_CONFIGS:-$default_before}; do configs+=("before:$c"); done
 fi
+# SERVE=1: a server per build, on a free port; serve_port[BIN] = its port.
+declare -A serve_port
+if [ -n "${SERVE:-}" ]; then
+  for bin in "$BUILD" ${BEFORE:+"$BEFORE"}; do
+    log=$(mktemp)
+    "$bin/tandem" serve -m "$TARGET" -md "$ASSISTANT" --spec-type mtp -t "$THREADS" \
+      --parallel 1 --port 0 >"$log" 2>&1 &
+    servers+=($!)
+    for _ in $(seq 600); do
+      grep -q "ready on" "$log" && break
+      sleep 0.1
+    done
+    if ! grep -q "ready on" "$log"; then
+      echo "$bin/tandem serve did not start:" >&2
+      cat "$log" >&2
+      exit 1
+    fi
+    serve_port[$bin]=$(grep -m1 -o 'listening on http://[^:]*:[0-9]*' "$log" | grep -o '[0-9]*$')
+    rm -f "$log"
+  done
+fi
+# One run of `config` with the tandem of `bin`: the `tandem run --json` object (SERVE: an
+# equivalent object made of the /completion response).
+run_one() {
+  local config=$1 bin=$2 c=${1#before:}
+  if [ -n "${SERVE:-}" ]; then
+    python3 - "${serve_port[$bin]}" "$c" "$N" "$PROMPT" "$schema" <<'PY'
+import json, sys, urllib.request
+port, c, n, prompt, schema = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+body = {"prompt": prompt, "n_predict": n, "temperature": 0, "cache_prompt": False}
+kind, _, constraint = c.partition("+")
+if kind == "none":
+    body["speculative"] = {"enabled": False}
+elif kind != "mtp":
+    sys.exit(f"SERVE runs mtp and none, not {c}")
+if constraint:
+    body["json_schema"] = json.load(open(schema))
+    body["structured_outputs"] = {"disable_any_whitespace": constraint == "line"}
+req = urllib.request.Request(f"http://127.0.0.1:{port}/completion", json.dumps(body).encode(),
+                             {"Content-Type": "application/json"})
+j = json.load(urllib.request.urlopen(req))
+t = j["timings"]
+print(json.dumps({"timings": t, "speculative": t.get("speculative", {}),
+                  "tokens": [0] * t["predicted_n"]}))
+PY
+    return
+  fi
+  local args=(-m "$TARGET" -n "$N" --temp 0 -t "$THREADS" -p "$PROMPT" --json)
+  case "${c%+*}" in
+    mtp) args+=(-md "$ASSISTANT" --spec-type mtp) ;;
+    mtp4) args+=(-md "$ASSISTANT" --spec-type mtp --draft-max 4 --no-adaptive) ;;
+    none) args+=(--spec-type none) ;;
+    *) echo "unknown configuration $config" >&2; exit 1 ;;
+  esac
+  case "$c" in
+    *+schema) args+=(--json-schema "$schema") ;;
+    *+line) args+=(--json-schema "$schema" --json-one-line) ;;
+    *+*) echo "unknown configuration $config" >&2; exit 1 ;;
+  esac
+  "$bin/tandem" run "${args[@]}" 2>/dev/null
+}
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 n_configs=${#configs[@]}
-for rep in $(seq "$REPS"); do
+first=1
+[ -n "${SERVE:-}" ] && first=0  # rep 0: the servers' first requests, not counted
+for rep in $(seq "$first" "$REPS"); do
   for i in $(seq 0 $((n_configs - 1))); do
-    config=${configs[$(((i + rep - 1) % n_configs))]}
+    config=${configs[$(((i + rep + n_configs - 1) % n_configs))]}
     bin=$BUILD
     [ "${config#before:}" != "$config" ] && bin=$BEFORE
-    args=(-m "$TARGET" -n "$N" --temp 0 -t "$THREADS" -p "$PROMPT" --json)
-    c=${config#before:}
-    case "${c%+*}" in
-      mtp) args+=(-md "$ASSISTANT" --spec-type mtp) ;;
-      mtp4) args+=(-md "$ASSISTANT" --spec-type mtp --draft-max 4 --no-adaptive) ;;
-      none) args+=(--spec-type none) ;;
-      *) echo "unknown configuration $config" >&2; exit 1 ;;
-    esac
-    case "$c" in
-      *+schema) args+=(--json-schema "$schema") ;;
-      *+line) args+=(--json-schema "$schema" --json-one-line) ;;
-      *+*) echo "unknown configuration $config" >&2; exit 1 ;;
-    esac
-    json=$("$bin/tandem" run "${args[@]}" 2>/dev/null)
+    json=$(run_one "$config" "$bin")
+    [ "$rep" = 0 ] && continue
     python3 - "$config" "$rep" "$json" <<'PY' | tee -a "$out"
 import json, sys
 c, rep, j = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])

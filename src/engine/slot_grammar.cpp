@@ -1,6 +1,7 @@
 // The grammar constraint of one slot's request: masks, draft constraint, cut and forced tokens.
 #include "engine/slot_grammar.h"
 
+#include <algorithm>
 #include <bit>
 #include <limits>
 
@@ -55,15 +56,31 @@ bool SlotGrammar::MaskLogits(float* logits, int n_vocab) {
   if (phase_ == Phase::kThinking || !matcher_) return true;
   if (phase_ == Phase::kDone) return false;
   FillAllowed();
-  const int n_mask = mask_.size();
+  // A word of the mask at a time: most words of a 262k vocabulary are all banned (a fill) or,
+  // in free text, all allowed (nothing to write); only mixed words go bit by bit.
+  const std::vector<uint64_t>& words = mask_.words();
+  const int n_mask = std::min(n_vocab, static_cast<int>(mask_.size()));
   bool any = false;
-  for (int i = 0; i < n_vocab; ++i) {
-    if (i < n_mask && mask_.Test(i)) {
-      any = any || logits[i] != ninf;
+  for (int base = 0; base < n_mask; base += 64) {
+    const int n = std::min(64, n_mask - base);
+    const uint64_t full = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+    const uint64_t w = words[static_cast<size_t>(base) >> 6] & full;
+    float* l = logits + base;
+    if (w == 0) {
+      std::fill(l, l + n, ninf);
+    } else if (w == full && any) {
+      continue;
     } else {
-      logits[i] = ninf;
+      for (int i = 0; i < n; ++i) {
+        if ((w >> i) & 1) {
+          any = any || l[i] != ninf;
+        } else {
+          l[i] = ninf;
+        }
+      }
     }
   }
+  std::fill(logits + n_mask, logits + n_vocab, ninf);
   return any;
 }
 

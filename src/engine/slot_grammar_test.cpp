@@ -1,11 +1,14 @@
-// SlotGrammar's layout guesses (engine/layout_guesses.h): where the grammar leaves a choice, the
-// choice the model made there the last two times is drafted after the committed tokens, keyed by
-// the allowed set and the previous token's last byte, so a layout seen after two different keys
+// SlotGrammar's masks (a word of the allowed set at a time, checked against a bit-by-bit
+// reference) and its layout guesses (engine/layout_guesses.h): where the grammar leaves a choice,
+// the choice the model made there the last two times is drafted after the committed tokens, keyed
+// by the allowed set and the previous token's last byte, so a layout seen after two different keys
 // is guessed after a third.
 #include "engine/slot_grammar.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -75,6 +78,49 @@ TEST_F(SlotGrammarLayout, ForcedTokensAreDraftedWithoutAGuess) {
   std::vector<bool> guessed;
   EXPECT_EQ(Drafts(guessed), std::vector<int32_t>{kValue});
   EXPECT_EQ(guessed, std::vector<bool>{false});
+}
+
+// 200 one-letter tokens (letter i % 26) after an end-of-sequence token: the allowed ids of a
+// letter class are scattered over four mask words, the last of them partial.
+std::shared_ptr<CompiledGrammar> LettersGrammar(const std::string& gbnf) {
+  std::vector<std::string> pieces = {"<eos>"};
+  std::vector<uint8_t> matchable = {0};
+  for (int i = 0; i < 200; ++i) {
+    pieces.push_back(std::string(1, static_cast<char>('a' + i % 26)));
+    matchable.push_back(1);
+  }
+  auto vocab = std::make_shared<const TokenVocabulary>(pieces, matchable, std::vector<int32_t>{0});
+  return std::make_shared<CompiledGrammar>(ParseGbnf(gbnf), vocab);
+}
+
+TEST(SlotGrammarMask, MasksWordByWordAsTheReferenceDoesBitByBit) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  // The model's logits cover more ids than the tokenizer (padding rows): those are banned too.
+  constexpr int kLogits = 230;
+  for (const std::string gbnf :
+       {"root ::= [a-c] \"x\"", "root ::= [a-z] \"x\"", "root ::= [q] \"x\""}) {
+    SCOPED_TRACE(gbnf);
+    auto grammar = LettersGrammar(gbnf);
+    SlotGrammar slot({.grammar = grammar}, kLogits);
+    std::vector<float> logits(kLogits);
+    for (int i = 0; i < kLogits; ++i) logits[i] = std::sin(0.37f * i);
+    logits[3] = ninf;  // an allowed letter ('c') banned by a logit bias
+    std::vector<float> masked = logits;
+    ASSERT_TRUE(slot.MaskLogits(masked.data(), kLogits));
+    GrammarMatcher reference(grammar);
+    int allowed = 0;
+    for (int i = 0; i < kLogits; ++i) {
+      const bool ok = i < grammar->vocab().size() && reference.CanAcceptToken(i);
+      allowed += ok;
+      EXPECT_EQ(masked[i], ok ? logits[i] : ninf) << "token " << i;
+    }
+    EXPECT_GT(allowed, 0);
+  }
+  // Every allowed token already banned: nothing left to sample.
+  SlotGrammar slot({.grammar = LettersGrammar("root ::= [b] \"x\"")}, kLogits);
+  std::vector<float> logits(kLogits, 0.0f);
+  for (int i = 2; i < kLogits; i += 26) logits[i] = ninf;
+  EXPECT_FALSE(slot.MaskLogits(logits.data(), kLogits));
 }
 
 }  // namespace
