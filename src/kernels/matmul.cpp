@@ -209,18 +209,27 @@ PackedTileFn PackedKernel(const WeightMatrix& w) {
 // enough to stay in L2 while the activations stream past it.
 constexpr size_t kPackedTileBytes = 96 * 1024;
 constexpr int64_t kPackedTileMaxRows = 256;
+// Decode tiles of two groups of Q4_0 or Q8_0 (the AVX-512 kernels read them as two streams at
+// once; the K-quant kernels read groups one at a time) from this group size up. One process
+// alternating both, Zen 5 avx512, Q4_0 matvec, 2 threads: two streams 1.05-1.11x as fast at 2560
+// and 3072 columns (23-28 KB groups), 1.24x at 4096, 1.4-1.5x at 6144-12288; 0.93x at 1536 (13.8
+// KB: E2B's q/k/v, gate, up and head), 0.97-1.01x at 2048 (18.4 KB).
+constexpr size_t kPairedDecodeGroupBytes = 20 * 1024;
 
 void RunPacked(const WeightMatrix& w, PackedTileFn kernel, const QuantizedActivations& acts,
                float* y, ThreadPool& pool) {
   const int group_rows = w.packed_group_rows;
   const size_t group_bytes = PackedGroupBytes(w, group_rows);
   const int64_t n_groups = (w.rows + group_rows - 1) / group_rows;
-  // Decode: 16-row tiles for an even thread split; verifications of up to kPackedPairRows rows:
-  // tiles of two groups; larger batches: L2-sized tiles of an even number of groups (the AVX-512
-  // Q4_0/Q8_0 kernels take those groups in pairs).
+  // Decode: 16-row tiles for an even thread split, or tiles of two groups where Q4_0/Q8_0 groups
+  // are long (kPairedDecodeGroupBytes); verifications of up to kPackedPairRows rows: tiles of two
+  // groups; larger batches: L2-sized tiles of an even number of groups (the AVX-512 Q4_0/Q8_0
+  // kernels take those groups in pairs).
   const int64_t min_groups = std::max(1, kTileRows / group_rows);
   const int64_t pair_groups = std::max<int64_t>(min_groups, 2);
-  int64_t tile_groups = acts.n_rows == 1 ? min_groups : pair_groups;
+  const bool paired_decode =
+      FamilyOf(w.type) == Family::kQ8_0 && group_bytes >= kPairedDecodeGroupBytes;
+  int64_t tile_groups = acts.n_rows == 1 && !paired_decode ? min_groups : pair_groups;
   if (acts.n_rows > kPackedPairRows) {
     tile_groups = std::clamp<int64_t>(kPackedTileBytes / group_bytes / 2 * 2, pair_groups,
                                       kPackedTileMaxRows / group_rows);

@@ -371,18 +371,20 @@ TEST(MatMulTest, BitwiseInvariantOverBatchPositionAndThreads) {
 // of 8 rows, the AVX-512 ones 16 or 8 over groups of 16, and Q4_0/Q8_0 batches of 2-4 rows, or
 // above 16 rows 4 at a time, over pairs of groups: T = 6..9, 12, 13, 16, 17, 18, 21, 31, 33, 47 are
 // full chunks and tails; 1, 7, 9, 17, 37, 100 rows fill part of a last group, 40 and 100 leave a
-// group out of the pairs, 300 splits into tiles). Each path packs in its own group size; a copy in
-// another size is read row-major.
+// group out of the pairs, 300 splits into tiles; 80-block rows are long enough that one row (T =
+// 1) reads two groups at once too, 33 rows leave a group out). Each path packs in its own group
+// size; a copy in another size is read row-major.
 TEST(MatMulTest, PackedLayoutMatchesRowMajorOnEveryIsa) {
   IsaScope guard;
   ThreadPool pool(3);
   struct Shape {
     int64_t rows, blocks, n_t;
   };
-  const Shape shapes[] = {
-      {1, 1, 1},    {7, 2, 3},   {8, 3, 4},   {9, 1, 5},    {37, 2, 2},   {300, 40, 6}, {61, 8, 13},
-      {2100, 2, 7}, {24, 3, 8},  {17, 2, 9},  {40, 5, 16},  {9, 4, 17},   {10, 3, 12},  {15, 2, 13},
-      {40, 2, 33},  {16, 3, 31}, {24, 1, 47}, {100, 3, 21}, {300, 4, 18}, {50, 3, 3},   {33, 2, 4}};
+  const Shape shapes[] = {{1, 1, 1},    {7, 2, 3},   {8, 3, 4},    {9, 1, 5},    {37, 2, 2},
+                          {300, 40, 6}, {61, 8, 13}, {2100, 2, 7}, {24, 3, 8},   {17, 2, 9},
+                          {40, 5, 16},  {9, 4, 17},  {10, 3, 12},  {15, 2, 13},  {40, 2, 33},
+                          {16, 3, 31},  {24, 1, 47}, {100, 3, 21}, {300, 4, 18}, {50, 3, 3},
+                          {33, 2, 4},   {50, 80, 1}, {33, 80, 1},  {33, 80, 2}};
   for (TensorType type : {T::kQ4_0, T::kQ8_0, T::kQ4_K, T::kQ6_K}) {
     ASSERT_TRUE(HasPackedLayout(type));
     for (const Shape& s : shapes) {

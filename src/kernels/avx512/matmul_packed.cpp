@@ -5,10 +5,11 @@
 // the next group follows it, so decoding reads the matrix front to back.
 //
 // Small batches (decode, verification: T <= K::kActRows) decode each block as it is used and
-// keep one accumulator per activation row in registers; verifications of 2-4 rows and larger
-// batches (prefill, 4 rows at a time) of Q4_0 and Q8_0, whose unpacking is cheap, go over two
-// groups at once, so that each broadcast activation dword feeds two VPDPBUSD (PairBlock; Zen 5,
-// 2 threads: bench_matmul prefill512 q4_0 1.11-1.13x, E2B pp512 1.06-1.12x, verify cost at T = 4
+// keep one accumulator per activation row in registers; decoding of long rows (a tile of two
+// groups, matmul.cpp), verifications of 2-4 rows and larger batches (prefill, 4 rows at a time)
+// of Q4_0 and Q8_0, whose unpacking is cheap, go over two groups at once (two memory streams),
+// so that each broadcast activation dword feeds two VPDPBUSD (PairBlock; Zen 5, 2 threads:
+// bench_matmul prefill512 q4_0 1.11-1.13x, E2B pp512 1.06-1.12x, verify cost at T = 4
 // 1.27-1.39 -> 1.12-1.22 of T = 1). For Q4_K and Q6_K, whose unpacking costs a third to all of
 // the products, a larger batch decodes each group's blocks once, a few at a time, into L1, and
 // every activation row reads them there (RunDecodeOnce). Zen 5, one thread, bench_matmul
@@ -399,15 +400,27 @@ inline Group GroupAt(const PackedTile& tile, int g) {
 }
 
 // Two groups' rows against the activation rows of `rows` (K::PairBlock), stored as GroupRows.
-template <class K, int NT>
+// kToNextPair: the two groups after these are read next (a tile of two groups read in one pass:
+// decode, verification), so each stream's prefetches run on past its group's end into its own
+// next group (the group after the partner), not into the other stream. (Not for a prefill tile,
+// re-read from L2 by every pass of activation rows: there the extra registers and prefetches
+// measured 0.92-0.95x in E2B pp512.)
+template <class K, int NT, bool kToNextPair>
 void GroupPairRows(const Group& g0, const Group& g1, int64_t nb, const uint8_t* end,
                    const ActRows<NT>& rows, __mmask16 mask1, float* y, int64_t ldy) {
   __m512 acc[2][NT];
   for (int t = 0; t < NT; ++t) acc[0][t] = acc[1][t] = _mm512_setzero_ps();
+  const int64_t group_bytes = g1.p - g0.p;
+  const Group next0{g1.p + group_bytes}, next1{g1.p + 2 * group_bytes};
   for (int64_t b = 0; b < nb; ++b) {
-    const int64_t off = b * K::kBlockBytes;
-    g0.Prefetch(off + kPrefetchAhead, K::kBlockBytes, end);
-    g1.Prefetch(off + kPrefetchAhead, K::kBlockBytes, end);
+    const int64_t off = b * K::kBlockBytes, ahead = off + kPrefetchAhead;
+    if (kToNextPair && 2 * ahead >= group_bytes) {
+      next0.Prefetch(ahead - group_bytes / 2, K::kBlockBytes, end);
+      next1.Prefetch(ahead - group_bytes / 2, K::kBlockBytes, end);
+    } else {
+      g0.Prefetch(ahead, K::kBlockBytes, end);
+      g1.Prefetch(ahead, K::kBlockBytes, end);
+    }
     K::template PairBlock<NT>(g0, g1, off, rows, b, acc);
   }
   for (int t = 0; t < NT; ++t) {
@@ -429,9 +442,16 @@ void GroupsPass(const PackedTile& tile, int64_t nb, const QuantizedActivations& 
   int g = 0;
   if constexpr (HasPairBlock<K>) {
     if constexpr (NT <= K::kPairRows) {
+      // One pass over a tile of two groups (decode, verification): the next tile is read next.
+      if (tile.n_groups == 2 && acts.n_rows <= K::kPairRows) {
+        GroupPairRows<K, NT, true>(GroupAt(tile, 0), GroupAt(tile, 1), nb, tile.end, rows,
+                                   GroupMask(tile, 1), y + t0 * ldy, ldy);
+        return;
+      }
       for (; g + 1 < tile.n_groups; g += 2) {
-        GroupPairRows<K, NT>(GroupAt(tile, g), GroupAt(tile, g + 1), nb, tile.end, rows,
-                             GroupMask(tile, g + 1), y + t0 * ldy + kPackedGroupRows * g, ldy);
+        GroupPairRows<K, NT, false>(GroupAt(tile, g), GroupAt(tile, g + 1), nb, tile.end, rows,
+                                    GroupMask(tile, g + 1), y + t0 * ldy + kPackedGroupRows * g,
+                                    ldy);
       }
     }
   }
@@ -451,8 +471,7 @@ void RunFused(const PackedTile& tile, const QuantizedActivations& acts, float* y
   const int64_t nb = acts.cols / K::kBlockValues;
   int64_t t = 0;
   if constexpr (HasPairBlock<K>) {
-    const bool pairs =
-        acts.n_rows > K::kActRows || (acts.n_rows > 1 && acts.n_rows <= K::kPairRows);
+    const bool pairs = acts.n_rows > K::kActRows || acts.n_rows <= K::kPairRows;
     if (tile.n_groups >= 2 && pairs) {
       for (; t + K::kPairRows <= acts.n_rows; t += K::kPairRows) {
         GroupsPass<K, K::kPairRows>(tile, nb, acts, t, y, ldy);
