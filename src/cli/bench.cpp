@@ -10,7 +10,6 @@
 
 #include "base/cpu_features.h"
 #include "base/error.h"
-#include "base/huge_page_allocator.h"
 #include "base/read_bandwidth.h"
 #include "cli/commands.h"
 #include "cli/model_options.h"
