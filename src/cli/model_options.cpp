@@ -105,7 +105,7 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
           .max_batch = std::min(o.batch_size, o.ctx_size)};
   m.pool = std::make_unique<ThreadPool>(o.threads);
   m.target = Gemma4Model::Load(o.model, {.repack = !o.no_repack});
-  for (const auto& p : m.target->weights().packed) m.packed_bytes += p->bytes();
+  m.packed_bytes += m.target->weights().PackedBytes();
   m.mapped_bytes = m.target->file().file_size();
   m.tokenizer = std::make_unique<Tokenizer>(LoadVocabFromGguf(m.target->file()));
 
@@ -142,7 +142,7 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
                              : o.draft_head == "centroid" ? DraftHead::kCentroid
                                                           : DraftHead::kAuto;
       m.assistant = Gemma4Assistant::Load(o.model_draft, *m.target, head, {.repack = !o.no_repack});
-      for (const auto& p : m.assistant->weights().packed) m.packed_bytes += p->bytes();
+      m.packed_bytes += m.assistant->weights().PackedBytes();
       // auto: prompt lookup chained with the assistant (the planner falls back to the
       // assistant alone, or plain decoding, where lookup does not pay).
       m.spec.type = o.spec_type == "none"    ? SpecType::kNone
@@ -156,7 +156,7 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
                                               "--spec-type draft (or auto)");
       }
       m.draft_model = Gemma4Model::Load(o.model_draft, {.repack = !o.no_repack});
-      for (const auto& p : m.draft_model->weights().packed) m.packed_bytes += p->bytes();
+      m.packed_bytes += m.draft_model->weights().PackedBytes();
       m.spec.type = o.spec_type == "none"    ? SpecType::kNone
                     : o.spec_type == "ngram" ? SpecType::kNgram
                                              : SpecType::kDraft;

@@ -34,6 +34,12 @@ kernels::WeightMatrix Gemma4LayerWeights::ExpertDown(int e) const {
   return w;
 }
 
+size_t Gemma4Weights::PackedBytes() const {
+  size_t bytes = 0;
+  for (const auto& p : packed) bytes += p->bytes();
+  return bytes;
+}
+
 void Gemma4Weights::Pack(const std::vector<kernels::WeightMatrix*>& also) {
   std::vector<kernels::WeightMatrix*> matrices = also;
   matrices.insert(matrices.end(), {&output, &per_layer_model_proj});

@@ -2,6 +2,7 @@
 // against the config. Matrices stay in the memory mapping; small 1-D tensors are copied to f32.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -74,6 +75,8 @@ struct Gemma4Weights {
   // projections), and releases the resident pages of their row-major originals (row gathers and
   // the token embedding read them again from the file).
   void Pack(const std::vector<kernels::WeightMatrix*>& also = {});
+  // Bytes of those copies (0 unless Pack() ran).
+  size_t PackedBytes() const;
 };
 
 }  // namespace tandem
