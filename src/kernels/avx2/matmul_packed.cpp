@@ -22,9 +22,12 @@
 
 #include "kernels/avx2/dot_avx2.h"
 #include "kernels/avx2/dot_lanes.h"
+#include "kernels/simd/quant_tile-inl.h"
 
 namespace tandem::kernels::avx2 {
 namespace {
+
+using L = TileLanes;
 
 constexpr int64_t kPrefetchAhead = 1024;  // bytes ahead of the block being decoded
 
@@ -63,7 +66,8 @@ struct PackedQ8_0Rows {
 #pragma GCC unroll 16
       for (int t = 0; t < NT; ++t) {
         const __m256i x = _mm256_madd_epi16(
-            _mm256_maddubs_epi16(w_abs, _mm256_sign_epi8(BroadcastDword(a[t] + 4 * k), w)), ones);
+            _mm256_maddubs_epi16(w_abs, _mm256_sign_epi8(L::BroadcastDword(a[t] + 4 * k), w)),
+            ones);
         s[t] = k == 0 ? x : _mm256_add_epi32(s[t], x);
       }
       PinPartials<NT>(s);
@@ -102,9 +106,10 @@ struct PackedQ4_0Rows {
       const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
 #pragma GCC unroll 16
       for (int t = 0; t < NT; ++t) {
-        const __m256i x = _mm256_maddubs_epi16(lo, BroadcastDword(a[t] + 4 * k));
+        const __m256i x = _mm256_maddubs_epi16(lo, L::BroadcastDword(a[t] + 4 * k));
         s[t] = k == 0 ? x : _mm256_add_epi16(s[t], x);
-        s[t] = _mm256_add_epi16(s[t], _mm256_maddubs_epi16(hi, BroadcastDword(a[t] + 16 + 4 * k)));
+        s[t] =
+            _mm256_add_epi16(s[t], _mm256_maddubs_epi16(hi, L::BroadcastDword(a[t] + 16 + 4 * k)));
       }
       PinPartials<NT>(s);
     }
@@ -134,10 +139,10 @@ inline __m256i BroadcastPair16(const int32_t* s) {
 
 // Sum over n weight vectors w[k] (unsigned) of maddubs(w[k], a[4k..4k+3]) in 16-bit lanes.
 inline __m256i MaddubsSum(const __m256i* w, const int8_t* a, int n) {
-  __m256i p = _mm256_maddubs_epi16(w[0], BroadcastDword(a));
+  __m256i p = _mm256_maddubs_epi16(w[0], L::BroadcastDword(a));
 #pragma GCC unroll 8
   for (int k = 1; k < n; ++k)
-    p = _mm256_add_epi16(p, _mm256_maddubs_epi16(w[k], BroadcastDword(a + 4 * k)));
+    p = _mm256_add_epi16(p, _mm256_maddubs_epi16(w[k], L::BroadcastDword(a + 4 * k)));
   return p;
 }
 
@@ -171,7 +176,7 @@ struct PackedQ4_K {
   static void Block(const uint8_t* p, const ActRows<NT>& rows, int64_t b, __m256 acc[NT]) {
     const __m256i h1 = Load(p + 32), h2 = Load(p + 64), h3 = Load(p + 96);
     __m256i sc[8], m[8];
-    UnpackScaleMinK4(h1, h2, h3, sc, m);
+    simd::UnpackScaleMinK4<L>(h1, h2, h3, sc, m);
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     const int8_t* a[NT];
     __m256i isum[NT];
@@ -187,7 +192,7 @@ struct PackedQ4_K {
         const __m256i w = _mm256_and_si256(j % 2 == 0 ? raw : _mm256_srli_epi16(raw, 4), m4);
 #pragma GCC unroll 16
         for (int t = 0; t < NT; ++t) {
-          const __m256i x = _mm256_maddubs_epi16(w, BroadcastDword(a[t] + 32 * j + 4 * l));
+          const __m256i x = _mm256_maddubs_epi16(w, L::BroadcastDword(a[t] + 32 * j + 4 * l));
           part[t] = l == 0 ? x : _mm256_add_epi16(part[t], x);
         }
         PinPartials<NT>(part);
@@ -202,7 +207,7 @@ struct PackedQ4_K {
 #pragma GCC unroll 16
     for (int i = 0; i < 4; ++i) mins[i] = Pair16(m[2 * i], m[2 * i + 1]);
     const __m256i dm = Load(p);
-    const __m256 d = HalfToFloat(dm), dmin = HalfToFloat<true>(dm);
+    const __m256 d = L::HalfToFloat(dm), dmin = L::HalfToFloat<true>(dm);
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) {
       const int32_t* sums = rows.sum32[t] + 8 * b;

@@ -1,23 +1,17 @@
-// AVX-512 building blocks for the quantized matmul kernels, where vector lane r belongs to
-// weight row r of the tile: transposed loads of 16 rows, per-row field gathers, and the driver
-// that decodes weight blocks once per column chunk and reuses them for every activation row.
-//
-// Each lane computes exactly the scalar reference's sequence (dot_ref.h): exact integer block
-// sums from VNNI (weights as unsigned bytes w + o, activations as signed bytes, minus o * sum(a)),
-// then the same f32 multiplies and fused multiply-adds, so results are bitwise equal to the
-// scalar path.
+// The AVX-512 integer-lane trait for the quantized tiles (simd/tile_lanes.h): one group of 16
+// lanes, lane r = tile row r, integer dots by VNNI (weights as unsigned bytes w + o against
+// signed activations, minus o * sum(a): signed weights are biased by 128).
 // Only AVX-512 translation units include this header.
 #pragma once
 
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
 #include "kernels/avx512/vec_avx512.h"
 #include "kernels/matmul_kernel.h"
-#include "kernels/simd/prefetch-inl.h"
+#include "kernels/simd/tile_lanes.h"
 
 namespace tandem::kernels::avx512 {
 
@@ -31,144 +25,119 @@ struct TileRows {
   const uint8_t* row[16];
 };
 
-// Lane r = the 4 bytes at row[r] + offset (all 4 must be readable). Scalar loads: faster than
-// vpgatherqd on the CPUs measured (bench/README.md).
-inline __m512i GatherDword(const TileRows& rows, int64_t offset) {
-  alignas(64) int32_t v[16];
-  for (int r = 0; r < 16; ++r) std::memcpy(&v[r], rows.row[r] + offset, sizeof v[r]);
-  return _mm512_load_si512(v);
-}
+struct TileLanes16 {
+  using F = F32x16;
+  using VI = __m512i;
+  using Rows = TileRows;
+  static constexpr int kLanes = 16;
+  static constexpr int kGroups = 1;
+  static constexpr int kFusedRows = 8;
+  static constexpr int kChunkRows = 4;
+  static constexpr bool kSignedAsMagnitude = false;
+  static constexpr int kSignedOffset = 128;
 
-// Lane r = fp16 value in the low (or, with kHigh, the high) half of `dwords` lane r, as f32.
-template <bool kHigh = false>
-inline __m512 HalfToFloat(__m512i dwords) {
-  if constexpr (kHigh) dwords = _mm512_srli_epi32(dwords, 16);
-  return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dwords));
-}
+  // Scalar loads: faster than vpgatherqd on the CPUs measured (bench/README.md).
+  [[gnu::always_inline]] static VI GatherDword(const TileRows& rows, int /*g*/, int64_t offset) {
+    alignas(64) int32_t v[16];
+    for (int r = 0; r < 16; ++r) std::memcpy(&v[r], rows.row[r] + offset, sizeof v[r]);
+    return _mm512_load_si512(v);
+  }
+  [[gnu::always_inline]] static void LoadTransposed(const TileRows& rows, int /*g*/, int64_t offset,
+                                                    VI out[4]) {
+    const VI a0 = Gather4(rows, 0, offset), a1 = Gather4(rows, 1, offset),
+             a2 = Gather4(rows, 2, offset), a3 = Gather4(rows, 3, offset);
+    // In 128-bit lane L, a_j holds row 4L+j; a 4x4 dword transpose per lane puts row 4L+j in
+    // dword j of lane L, i.e. in zmm lane 4L+j = r.
+    const VI t0 = _mm512_unpacklo_epi32(a0, a1), t1 = _mm512_unpackhi_epi32(a0, a1);
+    const VI t2 = _mm512_unpacklo_epi32(a2, a3), t3 = _mm512_unpackhi_epi32(a2, a3);
+    out[0] = _mm512_unpacklo_epi64(t0, t2);
+    out[1] = _mm512_unpackhi_epi64(t0, t2);
+    out[2] = _mm512_unpacklo_epi64(t1, t3);
+    out[3] = _mm512_unpackhi_epi64(t1, t3);
+  }
+  [[gnu::always_inline]] static VI BroadcastDword(const int8_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return _mm512_set1_epi32(v);
+  }
 
-// Transposed load of 16 bytes from each row: out[k] lane r = bytes 4k..4k+3 at row[r] + offset.
-inline void LoadTransposed(const TileRows& rows, int64_t offset, __m512i out[4]) {
-  auto load = [&](int r) {
+  template <bool kHigh = false>
+  [[gnu::always_inline]] static __m512 HalfToFloat(VI dwords) {
+    if constexpr (kHigh) dwords = _mm512_srli_epi32(dwords, 16);
+    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dwords));
+  }
+  // 2^(e - 128) for the E8M0 byte e (e < 2 gives subnormals).
+  [[gnu::always_inline]] static __m512 E8M0Half(VI dwords) {
+    const VI e = _mm512_and_si512(dwords, _mm512_set1_epi32(0xFF));
+    const VI normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+    const VI subnormal = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
+    const __mmask16 small = _mm512_cmplt_epu32_mask(e, _mm512_set1_epi32(2));
+    return _mm512_castsi512_ps(_mm512_mask_blend_epi32(small, normal, subnormal));
+  }
+  static __m512 ToFloat(VI v) { return _mm512_cvtepi32_ps(v); }
+
+  static VI Zero() { return _mm512_setzero_si512(); }
+  static VI Set1(int32_t c) { return _mm512_set1_epi32(c); }
+  static VI Add(VI a, VI b) { return _mm512_add_epi32(a, b); }
+  static VI Sub(VI a, VI b) { return _mm512_sub_epi32(a, b); }
+  static VI MulLo(VI a, VI b) { return _mm512_mullo_epi32(a, b); }
+  static VI ShiftLeft(VI v, int n) { return _mm512_slli_epi32(v, static_cast<unsigned>(n)); }
+  static VI ShiftRight(VI v, int n) { return _mm512_srli_epi32(v, static_cast<unsigned>(n)); }
+  static VI ShiftRightArith(VI v, int n) { return _mm512_srai_epi32(v, static_cast<unsigned>(n)); }
+  static VI Bits(VI v, int shift, int mask) {
+    return _mm512_and_si512(ShiftRight(v, shift), _mm512_set1_epi32(mask));
+  }
+
+  static VI And(VI a, VI b) { return _mm512_and_si512(a, b); }
+  static VI Or(VI a, VI b) { return _mm512_or_si512(a, b); }
+  static VI Set1Byte(int32_t c) { return _mm512_set1_epi8(static_cast<char>(c)); }
+  static VI LowNibbles(VI v) { return _mm512_and_si512(v, _mm512_set1_epi8(0x0F)); }
+  static VI HighNibbles(VI v) {
+    return _mm512_and_si512(_mm512_srli_epi32(v, 4), _mm512_set1_epi8(0x0F));
+  }
+  // Bit i of each lane's low 4 bits to bit 4 of its byte i, by a 16-entry table.
+  [[gnu::always_inline]] static VI SpreadHighBits(VI bits) {
+    auto spread = [](int n) {
+      int v = 0;
+      for (int i = 0; i < 4; ++i) v |= ((n >> i) & 1) << (8 * i + 4);
+      return v;
+    };
+    const VI table =
+        _mm512_setr_epi32(spread(0), spread(1), spread(2), spread(3), spread(4), spread(5),
+                          spread(6), spread(7), spread(8), spread(9), spread(10), spread(11),
+                          spread(12), spread(13), spread(14), spread(15));
+    return _mm512_permutexvar_epi32(bits, table);
+  }
+  static VI LookUp(VI table, VI index) { return _mm512_shuffle_epi8(table, index); }
+  // The table biased by 128 (as unsigned bytes), in each 128-bit lane.
+  [[gnu::always_inline]] static VI SignedTable(const int8_t (&table)[16]) {
+    alignas(16) uint8_t biased[16];
+    for (int i = 0; i < 16; ++i) biased[i] = static_cast<uint8_t>(table[i] + 128);
+    return _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(biased)));
+  }
+  static VI SignedBytes(VI raw) {
+    return _mm512_xor_si512(raw, _mm512_set1_epi8(static_cast<char>(0x80)));
+  }
+  static VI Abs8(VI v) { return _mm512_abs_epi8(v); }
+
+  static VI DotPair(VI acc, VI w0, VI a0, VI w1, VI a1) {
+    return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(acc, w0, a0), w1, a1);
+  }
+
+ private:
+  // The 16 bytes at rows r, r+4, r+8, r+12 (+ offset) in the four 128-bit lanes.
+  [[gnu::always_inline]] static VI Gather4(const TileRows& rows, int r, int64_t offset) {
+    VI v = _mm512_castsi128_si512(Load16(rows, r, offset));
+    v = _mm512_inserti32x4(v, Load16(rows, r + 4, offset), 1);
+    v = _mm512_inserti32x4(v, Load16(rows, r + 8, offset), 2);
+    return _mm512_inserti32x4(v, Load16(rows, r + 12, offset), 3);
+  }
+  [[gnu::always_inline]] static __m128i Load16(const TileRows& rows, int r, int64_t offset) {
     return _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows.row[r] + offset));
-  };
-  auto gather4 = [&](int r) {  // rows r, r+4, r+8, r+12 in the four 128-bit lanes
-    __m512i v = _mm512_castsi128_si512(load(r));
-    v = _mm512_inserti32x4(v, load(r + 4), 1);
-    v = _mm512_inserti32x4(v, load(r + 8), 2);
-    return _mm512_inserti32x4(v, load(r + 12), 3);
-  };
-  const __m512i a0 = gather4(0), a1 = gather4(1), a2 = gather4(2), a3 = gather4(3);
-  // In 128-bit lane L, a_j holds row 4L+j; a 4x4 dword transpose per lane puts row 4L+j in
-  // dword j of lane L, i.e. in zmm lane 4L+j = r.
-  const __m512i t0 = _mm512_unpacklo_epi32(a0, a1), t1 = _mm512_unpackhi_epi32(a0, a1);
-  const __m512i t2 = _mm512_unpacklo_epi32(a2, a3), t3 = _mm512_unpackhi_epi32(a2, a3);
-  out[0] = _mm512_unpacklo_epi64(t0, t2);
-  out[1] = _mm512_unpackhi_epi64(t0, t2);
-  out[2] = _mm512_unpacklo_epi64(t1, t3);
-  out[3] = _mm512_unpackhi_epi64(t1, t3);
-}
-
-// The 4 activation bytes at p broadcast to every lane.
-inline __m512i BroadcastDword(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, sizeof v);
-  return _mm512_set1_epi32(v);
-}
-
-// Lane-wise integer dot: acc + sum over each lane's 4 byte pairs of w (unsigned) * a (signed).
-inline __m512i Dot(__m512i acc, __m512i w, __m512i a) {
-  return _mm512_dpbusd_epi32(acc, w, a);
-}
-
-inline __m512i LowNibbles(__m512i v) {
-  return _mm512_and_si512(v, _mm512_set1_epi8(0x0F));
-}
-inline __m512i HighNibbles(__m512i v) {
-  return _mm512_and_si512(_mm512_srli_epi32(v, 4), _mm512_set1_epi8(0x0F));
-}
-
-// Issues block b's share of the tile's prefetch region.
-inline void Prefetch(const PrefetchPlan& plan, int64_t b) {
-  simd::PrefetchBlock<F32x16>(plan, b);
-}
-
-// Activation rows per register block in the drivers below: up to kFusedRows rows are computed
-// while each block is decoded; larger batches go kChunkRows rows at a time over decoded chunks.
-inline constexpr int kFusedRows = 8;
-inline constexpr int kChunkRows = 4;
-
-// Runs K::Accumulate<NT> over decoded blocks [0, n) for activation rows t0..t0+NT-1, carrying
-// the per-row accumulators through y (masked to the tile's valid rows).
-template <class K, int NT>
-void AccumulateChunk(const typename K::Decoded* dec, int n, const QuantizedActivations& acts,
-                     int64_t b0, int64_t t0, bool first, __mmask16 mask, float* y, int64_t ldy) {
-  __m512 acc[NT];
-  for (int t = 0; t < NT; ++t) {
-    acc[t] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mask, y + (t0 + t) * ldy);
   }
-  for (int i = 0; i < n; ++i) K::template Accumulate<NT>(dec[i], acts, b0 + i, t0, acc);
-  for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * ldy, mask, acc[t]);
-}
-
-// Small batches (T <= kFusedRows): decode each block and use it at once.
-template <class K, int NT>
-void RunQuantTileFused(const TileRows& rows, const PrefetchPlan& plan, int64_t nb,
-                       const QuantizedActivations& acts, __mmask16 mask, float* y, int64_t ldy) {
-  __m512 acc[NT];
-  for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
-    Prefetch(plan, b);
-    typename K::Decoded dec;
-    K::Decode(rows, b, &dec);
-    K::template Accumulate<NT>(dec, acts, b, 0, acc);
-  }
-  for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + t * ldy, mask, acc[t]);
-}
-
-// Calls fn.template operator()<N>() for the compile-time N equal to n (1 <= n <= kMax).
-template <int kMax, class Fn>
-inline void WithRowCount(int64_t n, Fn&& fn) {
-  if constexpr (kMax > 0) {
-    if (n == kMax) return fn.template operator()<kMax>();
-    WithRowCount<kMax - 1>(n, fn);
-  }
-}
-
-// The tile driver: for each chunk of K::kChunkBlocks blocks, decode the 16 rows once, then
-// accumulate every activation row. K provides kBlockValues, kChunkBlocks, Decoded,
-// Decode(rows, block, Decoded*) and Accumulate<NT>(decoded, acts, block, t0, acc[NT]).
-// Every path performs the same operations per lane in the same order.
-template <class K>
-void RunQuantTile(const WeightTile& tile, const QuantizedActivations& acts, float* y, int64_t ldy) {
-  const TileRows rows(tile);
-  const int64_t nb = acts.cols / K::kBlockValues;
-  const int64_t n_t = acts.n_rows;
-  const __mmask16 mask = static_cast<__mmask16>((1u << tile.n_rows) - 1);
-  const PrefetchPlan plan(tile, nb);
-  if (n_t <= kFusedRows) {
-    WithRowCount<kFusedRows>(
-        n_t, [&]<int NT>() { RunQuantTileFused<K, NT>(rows, plan, nb, acts, mask, y, ldy); });
-    return;
-  }
-  alignas(64) typename K::Decoded dec[K::kChunkBlocks];
-  for (int64_t b0 = 0; b0 < nb; b0 += K::kChunkBlocks) {
-    const int n = static_cast<int>(std::min<int64_t>(K::kChunkBlocks, nb - b0));
-    for (int i = 0; i < n; ++i) {
-      Prefetch(plan, b0 + i);
-      K::Decode(rows, b0 + i, &dec[i]);
-    }
-    const bool first = b0 == 0;
-    int64_t t = 0;
-    for (; t + kChunkRows <= n_t; t += kChunkRows) {
-      AccumulateChunk<K, kChunkRows>(dec, n, acts, b0, t, first, mask, y, ldy);
-    }
-    WithRowCount<kChunkRows - 1>(n_t - t, [&]<int NT>() {
-      AccumulateChunk<K, NT>(dec, n, acts, b0, t, first, mask, y, ldy);
-    });
-  }
-  if (nb == 0) {
-    for (int64_t t = 0; t < n_t; ++t) _mm512_mask_storeu_ps(y + t * ldy, mask, _mm512_setzero_ps());
-  }
-}
+};
+static_assert(simd::TileLanesTrait<TileLanes16>);
+// The name the simd/ tile macros use.
+using TileLanes = TileLanes16;
 
 }  // namespace tandem::kernels::avx512

@@ -36,9 +36,12 @@
 
 #include "kernels/avx512/dot_avx512.h"
 #include "kernels/avx512/dot_lanes.h"
+#include "kernels/simd/quant_tile-inl.h"
 
 namespace tandem::kernels::avx512 {
 namespace {
+
+using L = TileLanes;
 
 constexpr int64_t kPrefetchAhead = 1024;  // ahead of the block being decoded, 8-row units (2 KiB)
 
@@ -76,8 +79,8 @@ inline __m512i DotBlock(const __m512i (&w)[8], const int8_t* a, int32_t sum_a, i
   __m512i even = _mm512_setzero_si512(), odd = _mm512_setzero_si512();
 #pragma GCC unroll 4
   for (int k = 0; k < 8; k += 2) {
-    even = _mm512_dpbusd_epi32(even, w[k], BroadcastDword(a + 4 * k));
-    odd = _mm512_dpbusd_epi32(odd, w[k + 1], BroadcastDword(a + 4 * k + 4));
+    even = _mm512_dpbusd_epi32(even, w[k], L::BroadcastDword(a + 4 * k));
+    odd = _mm512_dpbusd_epi32(odd, w[k + 1], L::BroadcastDword(a + 4 * k + 4));
   }
   const __m512i offset = _mm512_slli_epi32(_mm512_set1_epi32(sum_a), shift);
   return _mm512_sub_epi32(_mm512_add_epi32(even, odd), offset);
@@ -141,7 +144,7 @@ struct Packed32 {
       __m512i s0 = _mm512_set1_epi32(-rows.sum32[t][b] * (1 << kShift)), s1 = s0;
 #pragma GCC unroll 8
       for (int k = 0; k < 8; ++k) {
-        const __m512i x = BroadcastDword(a + 4 * k);
+        const __m512i x = L::BroadcastDword(a + 4 * k);
         s0 = _mm512_dpbusd_epi32(s0, dec[0].w[k], x);
         s1 = _mm512_dpbusd_epi32(s1, dec[1].w[k], x);
       }
@@ -159,8 +162,8 @@ struct PackedQ4_0 : Packed32<PackedQ4_0, 3> {
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
       const __m512i raw = g.Load(off + 16 + 32 * k);
-      out->w[k] = LowNibbles(raw);
-      out->w[4 + k] = HighNibbles(raw);
+      out->w[k] = L::LowNibbles(raw);
+      out->w[4 + k] = L::HighNibbles(raw);
     }
   }
 };
@@ -169,15 +172,10 @@ struct PackedQ4_0 : Packed32<PackedQ4_0, 3> {
 struct PackedQ8_0 : Packed32<PackedQ8_0, 7> {
   static constexpr int64_t kBlockBytes = 8 * 34;
   static void Decode(const Group& g, int64_t off, Decoded* out) {
-    const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
 #pragma GCC unroll 8
-    for (int k = 0; k < 8; ++k) out->w[k] = _mm512_xor_si512(g.Load(off + 16 + 32 * k), flip);
+    for (int k = 0; k < 8; ++k) out->w[k] = L::SignedBytes(g.Load(off + 16 + 32 * k));
   }
 };
-
-inline __m512i Bits(__m512i v, int shift, int mask) {
-  return _mm512_and_si512(_mm512_srli_epi32(v, shift), _mm512_set1_epi32(mask));
-}
 
 // isum[t] += sc * sum_l w[l] . a_t[4l..4l+3] for the kSlots quant vectors of one sub-block whose
 // first value is `first` of super-block b (the rows' chains interleave: one chain would wait on
@@ -190,7 +188,7 @@ inline void SubBlock(const __m512i* w, __m512i sc, const ActRows<NT>& rows, int6
   for (int l = 0; l < kSlots; ++l) {
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) {
-      const __m512i x = BroadcastDword(rows.qs[t] + 256 * b + first + 4 * l);
+      const __m512i x = L::BroadcastDword(rows.qs[t] + 256 * b + first + 4 * l);
       s[t] = _mm512_dpbusd_epi32(l == 0 ? _mm512_setzero_si512() : s[t], w[l], x);
     }
   }
@@ -258,26 +256,18 @@ struct PackedQ4_K : PackedK<PackedQ4_K> {
     const __m512i h0 = g.Load(off), h1 = g.Load(off + 32), h2 = g.Load(off + 64),
                   h3 = g.Load(off + 96);
     __m512i m[8];
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {
-      out->sc[j] = Bits(h1, 8 * j, 63);
-      m[j] = Bits(h2, 8 * j, 63);
-      out->sc[j + 4] =
-          _mm512_or_si512(Bits(h3, 8 * j, 0xF), _mm512_slli_epi32(Bits(h1, 8 * j + 6, 3), 4));
-      m[j + 4] =
-          _mm512_or_si512(Bits(h3, 8 * j + 4, 0xF), _mm512_slli_epi32(Bits(h2, 8 * j + 6, 3), 4));
-    }
+    simd::UnpackScaleMinK4<L>(h1, h2, h3, out->sc, m);
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) out->mins[i] = Pair16(m[2 * i], m[2 * i + 1]);
-    out->d = HalfToFloat(h0);
-    out->dmin = HalfToFloat<true>(h0);
+    out->d = L::HalfToFloat(h0);
+    out->dmin = L::HalfToFloat<true>(h0);
   }
   // Sub-block j's 8 quant vectors.
   static void Quants(const Group& g, int64_t off, int j, __m512i w[8]) {
 #pragma GCC unroll 8
     for (int l = 0; l < 8; ++l) {
       const __m512i raw = g.Load(off + 128 + 32 * (8 * (j / 2) + l));
-      w[l] = j % 2 == 0 ? LowNibbles(raw) : HighNibbles(raw);
+      w[l] = j % 2 == 0 ? L::LowNibbles(raw) : L::HighNibbles(raw);
     }
   }
   template <int NT>
@@ -476,7 +466,7 @@ void RunFused(const PackedTile& tile, const QuantizedActivations& acts, float* y
       for (; t + K::kPairRows <= acts.n_rows; t += K::kPairRows) {
         GroupsPass<K, K::kPairRows>(tile, nb, acts, t, y, ldy);
       }
-      WithRowCount<K::kPairRows - 1>(
+      simd::WithRowCount<K::kPairRows - 1>(
           acts.n_rows - t, [&]<int NT>() { GroupsPass<K, NT>(tile, nb, acts, t, y, ldy); });
       return;
     }
@@ -484,8 +474,8 @@ void RunFused(const PackedTile& tile, const QuantizedActivations& acts, float* y
   for (; t + K::kActRows <= acts.n_rows; t += K::kActRows) {
     GroupsPass<K, K::kActRows>(tile, nb, acts, t, y, ldy);
   }
-  WithRowCount<K::kActRows - 1>(acts.n_rows - t,
-                                [&]<int NT>() { GroupsPass<K, NT>(tile, nb, acts, t, y, ldy); });
+  simd::WithRowCount<K::kActRows - 1>(
+      acts.n_rows - t, [&]<int NT>() { GroupsPass<K, NT>(tile, nb, acts, t, y, ldy); });
 }
 
 // Activation rows t0..t0+NT-1 against `n` decoded blocks from block b0, the accumulators carried
@@ -526,7 +516,7 @@ void RunDecodeOnce(const PackedTile& tile, const QuantizedActivations& acts, flo
       for (; t + kRows <= acts.n_rows; t += kRows) {
         AccumulateDecoded<K, kRows>(dec, n, acts, b0, t, mask, yg, ldy);
       }
-      WithRowCount<kRows - 1>(acts.n_rows - t, [&]<int NT>() {
+      simd::WithRowCount<kRows - 1>(acts.n_rows - t, [&]<int NT>() {
         AccumulateDecoded<K, NT>(dec, n, acts, b0, t, mask, yg, ldy);
       });
     }
