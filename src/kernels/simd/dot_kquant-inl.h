@@ -28,7 +28,8 @@ struct Decoded : Magnitudes<Q, 64, kSigned && Q::kSignedAsMagnitude> {
 
 // Q4_K/Q5_K header (d, dmin, 12 bytes of 6-bit scales and mins) of group g at `offset`.
 template <TileLanesTrait Q, class D>
-inline void DecodeHeaderK4(const typename Q::Rows& rows, int g, int64_t offset, D* out) {
+[[gnu::always_inline]] inline void DecodeHeaderK4(const typename Q::Rows& rows, int g,
+                                                  int64_t offset, D* out) {
   typename Q::VI h[4];
   Q::LoadTransposed(rows, g, offset, h);
   out->d[g] = Q::HalfToFloat(h[0]);
@@ -38,7 +39,8 @@ inline void DecodeHeaderK4(const typename Q::Rows& rows, int g, int64_t offset, 
 
 // Q4_K/Q5_K low nibbles at `offset`: qs[32c + l] low -> element 64c + l, high -> 64c + 32 + l.
 template <TileLanesTrait Q, class D>
-inline void DecodeNibblesK4(const typename Q::Rows& rows, int g, int64_t offset, D* out) {
+[[gnu::always_inline]] inline void DecodeNibblesK4(const typename Q::Rows& rows, int g,
+                                                   int64_t offset, D* out) {
   for (int chunk = 0; chunk < 8; ++chunk) {
     typename Q::VI q[4];
     Q::LoadTransposed(rows, g, offset + 16 * chunk, q);
@@ -52,22 +54,22 @@ inline void DecodeNibblesK4(const typename Q::Rows& rows, int g, int64_t offset,
 
 // Bit `from` of every byte of v moved to bit `to` of that byte (other bits cleared).
 template <TileLanesTrait Q>
-inline typename Q::VI MoveBit(typename Q::VI v, int from, int to) {
+[[gnu::always_inline]] inline typename Q::VI MoveBit(typename Q::VI v, int from, int to) {
   const auto shifted = from <= to ? Q::ShiftLeft(v, to - from) : Q::ShiftRight(v, from - to);
   return Q::And(shifted, Q::Set1Byte(1 << to));
 }
 
 // Byte m (0..15) of the transposed 16-byte window v, per lane.
 template <TileLanesTrait Q>
-inline typename Q::VI ByteAt(const typename Q::VI (&v)[4], int m) {
+[[gnu::always_inline]] inline typename Q::VI ByteAt(const typename Q::VI (&v)[4], int m) {
   return Q::Bits(v[m / 4], 8 * (m % 4), 0xFF);
 }
 
 // Q2_K/Q3_K low bits: qs[32n + l] bits 2j..2j+1 -> element 128n + 32j + l. Fills w with them
 // and, for Q3_K (hmask at hmask_offset >= 0), adds the high bit as bit 2.
 template <TileLanesTrait Q, class D>
-inline void DecodeTwoBits(const typename Q::Rows& rows, int g, int64_t qs_offset,
-                          int64_t hmask_offset, D* out) {
+[[gnu::always_inline]] inline void DecodeTwoBits(const typename Q::Rows& rows, int g,
+                                                 int64_t qs_offset, int64_t hmask_offset, D* out) {
   for (int chunk = 0; chunk < 4; ++chunk) {
     const int n = chunk / 2, h = chunk % 2;  // l = 16h + 4k + i
     typename Q::VI q[4], hm[4];
@@ -85,7 +87,7 @@ inline void DecodeTwoBits(const typename Q::Rows& rows, int g, int64_t qs_offset
 
 // A 6-bit scale from 4 low and 2 high bits, minus 32.
 template <TileLanesTrait Q>
-inline typename Q::VI SixBitScale(typename Q::VI low, typename Q::VI high) {
+[[gnu::always_inline]] inline typename Q::VI SixBitScale(typename Q::VI low, typename Q::VI high) {
   return Q::Sub(Q::Or(low, Q::ShiftLeft(high, 4)), Q::Set1(32));
 }
 

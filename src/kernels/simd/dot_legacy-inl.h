@@ -25,7 +25,8 @@ struct Decoded : Magnitudes<Q, 8, kSigned && Q::kSignedAsMagnitude> {
 
 // Nibble blocks (qs[j]: element j low, j + 16 high) of group g at `offset`.
 template <TileLanesTrait Q, class D>
-inline void DecodeNibbles(const typename Q::Rows& rows, int g, int64_t offset, D* out) {
+[[gnu::always_inline]] inline void DecodeNibbles(const typename Q::Rows& rows, int g,
+                                                 int64_t offset, D* out) {
   typename Q::VI raw[4];
   Q::LoadTransposed(rows, g, offset, raw);
   for (int k = 0; k < 4; ++k) {
@@ -36,7 +37,7 @@ inline void DecodeNibbles(const typename Q::Rows& rows, int g, int64_t offset, D
 
 // The fifth bits from the dwords qh (bit 4k + i -> element 4k + i's bit 4).
 template <TileLanesTrait Q, class D>
-inline void AddHighBits(typename Q::VI qh, int g, D* out) {
+[[gnu::always_inline]] inline void AddHighBits(typename Q::VI qh, int g, D* out) {
   for (int k = 0; k < 8; ++k) {
     out->w[g][k] = Q::Or(out->w[g][k], Q::SpreadHighBits(Q::ShiftRight(qh, 4 * k)));
   }
@@ -44,13 +45,13 @@ inline void AddHighBits(typename Q::VI qh, int g, D* out) {
 
 // Replaces each nibble code of group g by table[code] in the signed encoding.
 template <TileLanesTrait Q, class D>
-inline void LookUpSigned(typename Q::VI table, int g, D* out) {
+[[gnu::always_inline]] inline void LookUpSigned(typename Q::VI table, int g, D* out) {
   for (int k = 0; k < 8; ++k) out->w[g][k] = Q::LookUp(table, out->w[g][k]);
 }
 
 // Signed weights: their magnitudes where the trait keeps them.
 template <TileLanesTrait Q, class D>
-inline void FinishSigned(int g, D* out) {
+[[gnu::always_inline]] inline void FinishSigned(int g, D* out) {
   if constexpr (Q::kSignedAsMagnitude) {
     for (int k = 0; k < 8; ++k) out->w_abs[g][k] = Q::Abs8(out->w[g][k]);
   }
@@ -60,7 +61,7 @@ template <TileLanesTrait Q>
 struct Q4_0 {
   static constexpr int kOffset = 8;
   using Decoded = legacy::Decoded<Q, false>;
-  static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
+  [[gnu::always_inline]] static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
     const int64_t off = 18 * b;
     for (int g = 0; g < Q::kGroups; ++g) {
       DecodeNibbles<Q>(rows, g, off + 2, out);
@@ -73,7 +74,7 @@ template <TileLanesTrait Q>
 struct Q5_0 {
   static constexpr int kOffset = 16;
   using Decoded = legacy::Decoded<Q, false>;
-  static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
+  [[gnu::always_inline]] static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
     const int64_t off = 22 * b;
     for (int g = 0; g < Q::kGroups; ++g) {
       DecodeNibbles<Q>(rows, g, off + 6, out);
@@ -87,7 +88,7 @@ template <TileLanesTrait Q>
 struct Q8_0 {
   static constexpr int kOffset = Q::kSignedOffset;
   using Decoded = legacy::Decoded<Q, true>;
-  static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
+  [[gnu::always_inline]] static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
     const int64_t off = 34 * b;
     for (int g = 0; g < Q::kGroups; ++g) {
       Q::LoadTransposed(rows, g, off + 2, out->w[g]);
@@ -103,7 +104,7 @@ template <TileLanesTrait Q>
 struct IQ4_NL {
   static constexpr int kOffset = Q::kSignedOffset;
   using Decoded = legacy::Decoded<Q, true>;
-  static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
+  [[gnu::always_inline]] static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
     const int64_t off = 18 * b;
     const auto table = Q::SignedTable(kIQ4NLValues);
     for (int g = 0; g < Q::kGroups; ++g) {
@@ -119,7 +120,7 @@ template <TileLanesTrait Q>
 struct MXFP4 {
   static constexpr int kOffset = Q::kSignedOffset;
   using Decoded = legacy::Decoded<Q, true>;
-  static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
+  [[gnu::always_inline]] static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
     const int64_t off = 17 * b;
     const auto table = Q::SignedTable(kMxfp4Values);
     for (int g = 0; g < Q::kGroups; ++g) {
@@ -135,7 +136,7 @@ template <TileLanesTrait Q>
 struct Q4_1 {
   static constexpr int kOffset = 0;
   using Decoded = legacy::Decoded<Q, false>;
-  static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
+  [[gnu::always_inline]] static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
     const int64_t off = 20 * b;
     for (int g = 0; g < Q::kGroups; ++g) {
       DecodeNibbles<Q>(rows, g, off + 4, out);
@@ -150,7 +151,7 @@ template <TileLanesTrait Q>
 struct Q5_1 {
   static constexpr int kOffset = 0;
   using Decoded = legacy::Decoded<Q, false>;
-  static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
+  [[gnu::always_inline]] static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
     const int64_t off = 24 * b;
     for (int g = 0; g < Q::kGroups; ++g) {
       DecodeNibbles<Q>(rows, g, off + 8, out);

@@ -29,8 +29,9 @@ struct Magnitudes<Q, kSlots, true> {
 // Q4_K/Q5_K's 8 6-bit scales and mins per lane from the 12 scale bytes loaded as 3 dwords
 // (h1 = bytes 0..3, h2 = 4..7, h3 = 8..11), as the reference's UnpackScaleMinK4.
 template <TileLanesTrait Q>
-inline void UnpackScaleMinK4(typename Q::VI h1, typename Q::VI h2, typename Q::VI h3,
-                             typename Q::VI sc[8], typename Q::VI m[8]) {
+[[gnu::always_inline]] inline void UnpackScaleMinK4(typename Q::VI h1, typename Q::VI h2,
+                                                    typename Q::VI h3, typename Q::VI sc[8],
+                                                    typename Q::VI m[8]) {
   for (int j = 0; j < 4; ++j) {
     sc[j] = Q::Bits(h1, 8 * j, 63);
     m[j] = Q::Bits(h2, 8 * j, 63);
