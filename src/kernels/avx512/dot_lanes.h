@@ -118,7 +118,6 @@ struct TileLanes16 {
   static VI SignedBytes(VI raw) {
     return _mm512_xor_si512(raw, _mm512_set1_epi8(static_cast<char>(0x80)));
   }
-  static VI Abs8(VI v) { return _mm512_abs_epi8(v); }
 
   static VI DotPair(VI acc, VI w0, VI a0, VI w1, VI a1) {
     return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(acc, w0, a0), w1, a1);

@@ -163,9 +163,7 @@ struct IQ4_XS {
           out->w[g][8 * ib + 4 + k] = Q::LookUp(table, Q::HighNibbles(q[k]));
         }
       }
-      if constexpr (Q::kSignedAsMagnitude) {
-        for (int k = 0; k < 64; ++k) out->w_abs[g][k] = Q::Abs8(out->w[g][k]);
-      }
+      KeepMagnitudes<Q>(g, out);
     }
   }
 };
@@ -276,7 +274,6 @@ struct Family : W {
     using F = typename Q::F;
     using VI = typename Q::VI;
     constexpr int kSubs = 256 / W::kSubBlock, kSlots = W::kSubBlock / 4;
-    constexpr bool kSignedDot = Decoded::kSignedWeights && Q::kSignedAsMagnitude;
     const int8_t* qs[NT];
     const int32_t* sums[NT];
     VI isum[NT][Q::kGroups];
@@ -297,14 +294,8 @@ struct Family : W {
         for (int t = 0; t < NT; ++t) {
           const VI a0 = Q::BroadcastDword(qs[t] + 4 * slot);
           const VI a1 = Q::BroadcastDword(qs[t] + 4 * slot + 4);
-          for (int g = 0; g < Q::kGroups; ++g) {
-            if constexpr (kSignedDot) {
-              sub[t][g] = Q::DotSigned(sub[t][g], dec.w_abs[g][slot], dec.w[g][slot], a0);
-              sub[t][g] = Q::DotSigned(sub[t][g], dec.w_abs[g][slot + 1], dec.w[g][slot + 1], a1);
-            } else {
-              sub[t][g] = Q::DotPair(sub[t][g], dec.w[g][slot], a0, dec.w[g][slot + 1], a1);
-            }
-          }
+          for (int g = 0; g < Q::kGroups; ++g)
+            sub[t][g] = DotSlots<Q>(sub[t][g], dec, g, slot, a0, a1);
         }
       }
       for (int t = 0; t < NT; ++t) {

@@ -49,14 +49,6 @@ template <TileLanesTrait Q, class D>
   for (int k = 0; k < 8; ++k) out->w[g][k] = Q::LookUp(table, out->w[g][k]);
 }
 
-// Signed weights: their magnitudes where the trait keeps them.
-template <TileLanesTrait Q, class D>
-[[gnu::always_inline]] inline void FinishSigned(int g, D* out) {
-  if constexpr (Q::kSignedAsMagnitude) {
-    for (int k = 0; k < 8; ++k) out->w_abs[g][k] = Q::Abs8(out->w[g][k]);
-  }
-}
-
 template <TileLanesTrait Q>
 struct Q4_0 {
   static constexpr int kOffset = 8;
@@ -94,7 +86,7 @@ struct Q8_0 {
       Q::LoadTransposed(rows, g, off + 2, out->w[g]);
       Q::LoadTransposed(rows, g, off + 18, out->w[g] + 4);
       for (int k = 0; k < 8; ++k) out->w[g][k] = Q::SignedBytes(out->w[g][k]);
-      FinishSigned<Q>(g, out);
+      KeepMagnitudes<Q>(g, out);
       out->d[g] = Q::HalfToFloat(Q::GatherDword(rows, g, off));
     }
   }
@@ -110,7 +102,7 @@ struct IQ4_NL {
     for (int g = 0; g < Q::kGroups; ++g) {
       DecodeNibbles<Q>(rows, g, off + 2, out);
       LookUpSigned<Q>(table, g, out);
-      FinishSigned<Q>(g, out);
+      KeepMagnitudes<Q>(g, out);
       out->d[g] = Q::HalfToFloat(Q::GatherDword(rows, g, off));
     }
   }
@@ -126,7 +118,7 @@ struct MXFP4 {
     for (int g = 0; g < Q::kGroups; ++g) {
       DecodeNibbles<Q>(rows, g, off + 1, out);
       LookUpSigned<Q>(table, g, out);
-      FinishSigned<Q>(g, out);
+      KeepMagnitudes<Q>(g, out);
       out->d[g] = Q::E8M0Half(Q::GatherDword(rows, g, off));
     }
   }
@@ -170,7 +162,6 @@ inline void BlockSums(const typename W::Decoded& dec, const QuantizedActivations
                       int64_t t0, typename Q::VI (&isum)[NT][Q::kGroups]) {
   using VI = typename Q::VI;
   constexpr int kChains = NT * Q::kGroups < 2 ? 2 : 1;
-  constexpr bool kSignedDot = W::Decoded::kSignedWeights && Q::kSignedAsMagnitude;
   const int8_t* qs[NT];
   VI part[NT][Q::kGroups][kChains];
   for (int t = 0; t < NT; ++t) {
@@ -188,12 +179,7 @@ inline void BlockSums(const typename W::Decoded& dec, const QuantizedActivations
       const VI a0 = Q::BroadcastDword(qs[t] + 4 * k), a1 = Q::BroadcastDword(qs[t] + 4 * k + 4);
       for (int g = 0; g < Q::kGroups; ++g) {
         VI& p = part[t][g][(k / 2) % kChains];
-        if constexpr (kSignedDot) {
-          p = Q::DotSigned(p, dec.w_abs[g][k], dec.w[g][k], a0);
-          p = Q::DotSigned(p, dec.w_abs[g][k + 1], dec.w[g][k + 1], a1);
-        } else {
-          p = Q::DotPair(p, dec.w[g][k], a0, dec.w[g][k + 1], a1);
-        }
+        p = DotSlots<Q>(p, dec, g, k, a0, a1);
       }
     }
   }

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 
 #include "kernels/matmul_kernel.h"
 #include "kernels/simd/prefetch-inl.h"
@@ -25,6 +27,28 @@ template <TileLanesTrait Q, int kSlots>
 struct Magnitudes<Q, kSlots, true> {
   typename Q::VI w_abs[Q::kGroups][kSlots];
 };
+
+// Group g of a block of signed weights, decoded: their magnitudes, where the trait keeps them.
+template <TileLanesTrait Q, class D>
+[[gnu::always_inline]] inline void KeepMagnitudes(int g, D* out) {
+  if constexpr (Q::kSignedAsMagnitude) {
+    for (size_t k = 0; k < std::size(out->w[g]); ++k) out->w_abs[g][k] = Q::Abs8(out->w[g][k]);
+  }
+}
+
+// acc + the exact products of slots `slot` and `slot + 1` of group g of a decoded block (D's
+// w, and w_abs for signed weights on a magnitude trait) with the activation words a0 and a1.
+template <TileLanesTrait Q, class D>
+[[gnu::always_inline]] inline typename Q::VI DotSlots(typename Q::VI acc, const D& dec, int g,
+                                                      int slot, typename Q::VI a0,
+                                                      typename Q::VI a1) {
+  if constexpr (D::kSignedWeights && Q::kSignedAsMagnitude) {
+    acc = Q::DotSigned(acc, dec.w_abs[g][slot], dec.w[g][slot], a0);
+    return Q::DotSigned(acc, dec.w_abs[g][slot + 1], dec.w[g][slot + 1], a1);
+  } else {
+    return Q::DotPair(acc, dec.w[g][slot], a0, dec.w[g][slot + 1], a1);
+  }
+}
 
 // Q4_K/Q5_K's 8 6-bit scales and mins per lane from the 12 scale bytes loaded as 3 dwords
 // (h1 = bytes 0..3, h2 = 4..7, h3 = 8..11), as the reference's UnpackScaleMinK4.

@@ -9,8 +9,8 @@
 //
 // Signed weight bytes (Q8_0, IQ4_NL, MXFP4, IQ4_XS) go one of two ways, each exact:
 // - kSignedAsMagnitude (no VNNI, AVX2): the weight bytes stay signed, their magnitudes are
-//   kept beside them, and Q::DotSigned(acc, |w|, w, a) multiplies |w| by a with w's sign
-//   (kSignedOffset = 0);
+//   kept beside them (Q::Abs8), and Q::DotSigned(acc, |w|, w, a) multiplies |w| by a with w's
+//   sign (kSignedOffset = 0);
 // - otherwise (VNNI): they are biased to unsigned bytes w + 128 (SignedBytes, SignedTable), and
 //   the block's sum is corrected by -128 * sum(a) like the unsigned types' offsets
 //   (kSignedOffset = 128).
@@ -73,7 +73,6 @@ concept TileLanesTrait = requires(typename Q::VI v, const typename Q::Rows& rows
   { Q::LookUp(v, v) } -> std::same_as<typename Q::VI>;       // table[index] per byte, 16 entries
   { Q::SignedTable(table) } -> std::same_as<typename Q::VI>; // a signed table, in the encoding
   { Q::SignedBytes(v) } -> std::same_as<typename Q::VI>;     // raw int8 weights, in the encoding
-  { Q::Abs8(v) } -> std::same_as<typename Q::VI>;
   // acc + per-lane sums of the 4 byte products w0 * a0 and w1 * a1, exactly (unsigned w <= 63,
   // or biased signed w on VNNI, against signed a).
   { Q::DotPair(v, v, v, v, v) } -> std::same_as<typename Q::VI>;
