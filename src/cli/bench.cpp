@@ -13,6 +13,7 @@
 #include "base/read_bandwidth.h"
 #include "cli/commands.h"
 #include "cli/model_options.h"
+#include "cli/verify_roofline.h"
 #include "engine/generator.h"
 #include "gguf/gguf_reader.h"
 #include "kernels/isa.h"
@@ -240,6 +241,7 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
       cost.push_back(*std::min_element(ms.begin(), ms.end()));
     }
     spec["verify_ms_by_rows"] = cost;
+    spec["verify_roofline"] = VerifyRoofline(target, bandwidth, cost, *m.pool);
     const double t1 = cost[0] > 0 ? cost[0] : 1;
     for (double& c : cost) c /= t1;
     spec["verify_cost_vs_t1"] = cost;
@@ -316,7 +318,15 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
     row("adaptive", s["adaptive"]);
     std::printf("  verify cost time(T)/time(1), T=1..16:");
     for (double c : s["verify_cost_vs_t1"]) std::printf(" %.2f", c);
-    std::printf("\n");
+    const auto& roof = s["verify_roofline"];
+    std::printf("\n  its floor max(weight reads, matmul compute)/time(1):");
+    for (double c : roof["floor_vs_t1"]) std::printf(" %.2f", c);
+    std::printf(
+        "\n    (weights read in %.1f ms at %.1f GB/s; %.2f G multiply-adds per row, in %.1f ms at "
+        "T=1 and %.1f ms at T=8 at the kernels' rate with the weights in cache)\n",
+        roof["weights_read_ms"].get<double>(), bandwidth / 1e9,
+        roof["macs_per_row"].get<double>() / 1e9, roof["compute_ms_by_rows"][0].get<double>(),
+        roof["compute_ms_by_rows"][7].get<double>());
     for (auto& [rate, j] : synthetic.items()) {
       std::printf("  synthetic acceptance %s: best fixed %.2fx, adaptive %.2fx (", rate.c_str(),
                   j["best_fixed"].get<double>(), j["adaptive"].get<double>());

@@ -306,6 +306,21 @@ WeightMatrix DenseWeightMatrix(TensorType type, const void* data, int64_t rows, 
   return w;
 }
 
+WeightMatrix FirstRows(const WeightMatrix& w, int64_t rows) {
+  const bool whole_groups = w.packed == nullptr || w.packed_group_rows <= 0 ||
+                            rows % w.packed_group_rows == 0 || rows == w.rows;
+  if (rows < 0 || rows > w.rows || !whole_groups) {
+    Fail(ErrorKind::kInvalidArgument,
+         "FirstRows: " + std::to_string(rows) + " rows of a matrix of " + std::to_string(w.rows) +
+             (w.packed != nullptr
+                  ? " packed in groups of " + std::to_string(w.packed_group_rows) + " rows"
+                  : std::string()));
+  }
+  WeightMatrix first = w;
+  first.rows = rows;
+  return first;
+}
+
 bool MatMulReadsPacked(TensorType type) {
   return PackedKernel(type) != nullptr;
 }

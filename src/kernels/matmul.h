@@ -37,6 +37,10 @@ struct WeightMatrix {
 // A WeightMatrix over a dense buffer (row_bytes = RowBytes(type, cols)).
 WeightMatrix DenseWeightMatrix(TensorType type, const void* data, int64_t rows, int64_t cols);
 
+// The first `rows` rows of w, its packed copy's too (a prefix of whole groups: `rows` must be a
+// multiple of w.packed_group_rows where w has a packed copy, or w.rows). Throws Error otherwise.
+WeightMatrix FirstRows(const WeightMatrix& w, int64_t rows);
+
 // True if MatMul accepts weights of this type.
 bool MatMulSupportsType(TensorType type);
 

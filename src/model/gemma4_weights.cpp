@@ -20,6 +20,20 @@ bool IsOtherModality(const std::string& name) {
   return false;
 }
 
+// The dense matrices of `w` (Gemma4Weights, const or not) a row is multiplied by: all but the
+// router and the experts. Absent ones (data null) among them.
+template <class Weights>
+auto DenseMatrices(Weights& w) {
+  std::vector<decltype(&w.output)> matrices = {&w.output, &w.per_layer_model_proj};
+  for (auto& l : w.layers) {
+    for (auto* m : {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_output, &l.ffn_gate, &l.ffn_up,
+                    &l.ffn_down, &l.ple_gate, &l.ple_proj}) {
+      matrices.push_back(m);
+    }
+  }
+  return matrices;
+}
+
 }  // namespace
 
 kernels::WeightMatrix Gemma4LayerWeights::ExpertGateUp(int e) const {
@@ -40,15 +54,30 @@ size_t Gemma4Weights::PackedBytes() const {
   return bytes;
 }
 
-void Gemma4Weights::Pack(const std::vector<kernels::WeightMatrix*>& also) {
-  std::vector<kernels::WeightMatrix*> matrices = also;
-  matrices.insert(matrices.end(), {&output, &per_layer_model_proj});
-  for (Gemma4LayerWeights& l : layers) {
-    for (kernels::WeightMatrix* m : {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_output, &l.ffn_gate,
-                                     &l.ffn_up, &l.ffn_down, &l.ple_gate, &l.ple_proj}) {
-      matrices.push_back(m);
+std::vector<MatrixUse> Gemma4Weights::MatricesPerRow(const Gemma4Config& config) const {
+  std::vector<const kernels::WeightMatrix*> unused;  // K and V of layers that share another's KV
+  for (size_t l = 0; l < layers.size() && l < config.layers.size(); ++l) {
+    if (!config.layers[l].owns_kv)
+      unused.insert(unused.end(), {&layers[l].attn_k, &layers[l].attn_v});
+  }
+  std::vector<MatrixUse> uses;
+  for (const kernels::WeightMatrix* m : DenseMatrices(*this)) {
+    if (m->data != nullptr && std::find(unused.begin(), unused.end(), m) == unused.end()) {
+      uses.push_back({*m, 1});
     }
   }
+  for (const Gemma4LayerWeights& l : layers) {
+    if (l.router.data != nullptr) uses.push_back({l.router, 1});
+    for (const kernels::WeightMatrix& e : {l.experts_gate_up, l.experts_down}) {
+      if (e.data != nullptr) uses.push_back({e, config.n_expert_used});
+    }
+  }
+  return uses;
+}
+
+void Gemma4Weights::Pack(const std::vector<kernels::WeightMatrix*>& also) {
+  std::vector<kernels::WeightMatrix*> matrices = also;
+  for (kernels::WeightMatrix* m : DenseMatrices(*this)) matrices.push_back(m);
   for (kernels::WeightMatrix* m : matrices) {
     if (m->data == nullptr || m->packed != nullptr || !kernels::MatMulReadsPacked(m->type)) {
       continue;

@@ -51,6 +51,13 @@ struct Gemma4LayerWeights {
   kernels::WeightMatrix ExpertDown(int e) const;
 };
 
+// A matrix a forward multiplies each row by, and how many times (MoE: expert 0's matrices stand
+// for the n_expert_used experts a row is routed to).
+struct MatrixUse {
+  kernels::WeightMatrix matrix;
+  int per_row = 1;
+};
+
 struct Gemma4Weights {
   kernels::EmbeddingTable token_embd;  // [V][D]
   kernels::WeightMatrix output;        // LM head [V][D]: output.weight, or token_embd when tied
@@ -77,6 +84,8 @@ struct Gemma4Weights {
   void Pack(const std::vector<kernels::WeightMatrix*>& also = {});
   // Bytes of those copies (0 unless Pack() ran).
   size_t PackedBytes() const;
+  // The matrices a forward multiplies each row by (the LM head: rows that want logits).
+  std::vector<MatrixUse> MatricesPerRow(const Gemma4Config& config) const;
 };
 
 }  // namespace tandem
