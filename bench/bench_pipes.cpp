@@ -33,27 +33,23 @@ namespace {
   "vpaddw %%ymm" #n ", %%ymm" #p ", %%ymm" #p "\n"
 
 // Every register zeroed first (no denormals or NaNs in the float chains), then n iterations.
-#define TANDEM_PIPE_LOOP(fn, body)                                                             \
-  void fn(int64_t n) {                                                                         \
-    __asm__ volatile("vzeroall\n 1:\n" body "dec %0\n jnz 1b\n"                                \
+#define TANDEM_PIPE_LOOP_WITH(attributes, fn, prologue, body, ...)                             \
+  attributes void fn(int64_t n) {                                                              \
+    __asm__ volatile(prologue "1:\n" body "dec %0\n jnz 1b\n"                                  \
                      : "+r"(n)                                                                 \
                      :                                                                         \
                      : "memory", "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", \
                        "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",    \
-                       "xmm15");                                                               \
+                       "xmm15" __VA_OPT__(, ) __VA_ARGS__);                                    \
   }
+#define TANDEM_PIPE_LOOP(fn, body) TANDEM_PIPE_LOOP_WITH(, fn, "vzeroall\n", body)
 #define ZERO_Z(n) "vpxord %%zmm" #n ", %%zmm" #n ", %%zmm" #n "\n"
-#define TANDEM_PIPE_LOOP_EVEX(fn, body)                                                        \
-  __attribute__((target("avx512f"))) void fn(int64_t n) {                                      \
-    __asm__ volatile(TANDEM_X16(ZERO_Z) ZERO_Z(16) ZERO_Z(17) ZERO_Z(18) ZERO_Z(19) ZERO_Z(28) \
-                         ZERO_Z(29) ZERO_Z(30) ZERO_Z(31) "1:\n" body "dec %0\n jnz 1b\n"      \
-                     : "+r"(n)                                                                 \
-                     :                                                                         \
-                     : "memory", "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", \
-                       "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",    \
-                       "xmm15", "xmm16", "xmm17", "xmm18", "xmm19", "xmm28", "xmm29", "xmm30", \
-                       "xmm31");                                                               \
-  }
+#define TANDEM_PIPE_LOOP_EVEX(fn, body)                                                           \
+  TANDEM_PIPE_LOOP_WITH(__attribute__((target("avx512f"))), fn,                                   \
+                        TANDEM_X16(ZERO_Z) ZERO_Z(16) ZERO_Z(17) ZERO_Z(18) ZERO_Z(19) ZERO_Z(28) \
+                            ZERO_Z(29) ZERO_Z(30) ZERO_Z(31),                                     \
+                        body, "xmm16", "xmm17", "xmm18", "xmm19", "xmm28", "xmm29", "xmm30",      \
+                        "xmm31")
 
 TANDEM_PIPE_LOOP_EVEX(VpadddZmm, TANDEM_X16(VPADDD_Z))
 TANDEM_PIPE_LOOP_EVEX(VpdpbusdZmm, TANDEM_X16(VPDPBUSD_Z))
