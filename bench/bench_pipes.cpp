@@ -21,6 +21,7 @@ namespace {
 #define VPADDD_Z(n) "vpaddd %%zmm30, %%zmm" #n ", %%zmm" #n "\n"
 #define VPDPBUSD_Z(n) "vpdpbusd %%zmm30, %%zmm31, %%zmm" #n "\n"
 #define VFMADD_Z(n) "vfmadd231ps %%zmm28, %%zmm29, %%zmm" #n "\n"
+#define VCVTDQ2PS_Z(n) "vcvtdq2ps %%zmm30, %%zmm" #n "\n"
 // ymm (VEX, AVX2 machines have 16 registers): chains in 0..13, operands in 14 and 15.
 #define VPMADDUBSW_Y(n) "vpmaddubsw %%ymm14, %%ymm15, %%ymm" #n "\n"
 // The AVX2 tiles' inner step for one activation row: broadcast its next 4 codes, multiply them
@@ -46,10 +47,10 @@ namespace {
 #define ZERO_Z(n) "vpxord %%zmm" #n ", %%zmm" #n ", %%zmm" #n "\n"
 #define TANDEM_PIPE_LOOP_EVEX(fn, body)                                                           \
   TANDEM_PIPE_LOOP_WITH(__attribute__((target("avx512f"))), fn,                                   \
-                        TANDEM_X16(ZERO_Z) ZERO_Z(16) ZERO_Z(17) ZERO_Z(18) ZERO_Z(19) ZERO_Z(28) \
-                            ZERO_Z(29) ZERO_Z(30) ZERO_Z(31),                                     \
-                        body, "xmm16", "xmm17", "xmm18", "xmm19", "xmm28", "xmm29", "xmm30",      \
-                        "xmm31")
+                        TANDEM_X16(ZERO_Z) ZERO_Z(16) ZERO_Z(17) ZERO_Z(18) ZERO_Z(19) ZERO_Z(20) \
+                            ZERO_Z(21) ZERO_Z(28) ZERO_Z(29) ZERO_Z(30) ZERO_Z(31),               \
+                        body, "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm28",      \
+                        "xmm29", "xmm30", "xmm31")
 
 TANDEM_PIPE_LOOP_EVEX(VpadddZmm, TANDEM_X16(VPADDD_Z))
 TANDEM_PIPE_LOOP_EVEX(VpdpbusdZmm, TANDEM_X16(VPDPBUSD_Z))
@@ -60,6 +61,15 @@ TANDEM_PIPE_LOOP_EVEX(Q4_0TileMixZmm, TANDEM_X16(VPDPBUSD_Z) "vmulps %%zmm28, %%
                                                              "vmulps %%zmm28, %%zmm29, %%zmm17\n"
                                                              "vfmadd231ps %%zmm28, %%zmm29, %%zmm18\n"
                                                              "vfmadd231ps %%zmm28, %%zmm29, %%zmm19\n")
+TANDEM_PIPE_LOOP_EVEX(VcvtdqZmm, TANDEM_X16(VCVTDQ2PS_Z))
+// The same with the conversion of each row's block sum to float the tile also does.
+TANDEM_PIPE_LOOP_EVEX(Q4_0TileMixCvtZmm,
+                      TANDEM_X16(VPDPBUSD_Z) "vmulps %%zmm28, %%zmm29, %%zmm16\n"
+                                             "vmulps %%zmm28, %%zmm29, %%zmm17\n"
+                                             "vcvtdq2ps %%zmm30, %%zmm20\n"
+                                             "vcvtdq2ps %%zmm30, %%zmm21\n"
+                                             "vfmadd231ps %%zmm28, %%zmm29, %%zmm18\n"
+                                             "vfmadd231ps %%zmm28, %%zmm29, %%zmm19\n")
 TANDEM_PIPE_LOOP(VpmaddubswYmm, TANDEM_X14(VPMADDUBSW_Y))
 TANDEM_PIPE_LOOP(Avx2TileStepYmm,
                  AVX2_TILE_STEP(0, 6) AVX2_TILE_STEP(1, 7) AVX2_TILE_STEP(2, 8) AVX2_TILE_STEP(3, 9)
@@ -87,6 +97,8 @@ const Pipe kPipes[] = {
     {"avx512/vpdpbusd", Avx512Vnni, VpdpbusdZmm, 16},
     {"avx512/vfmadd231ps", Avx512, VfmaddZmm, 16},
     {"avx512/q4_0_tile_16vpdpbusd_2vmulps_2vfmadd", Avx512Vnni, Q4_0TileMixZmm, 20},
+    {"avx512/vcvtdq2ps", Avx512, VcvtdqZmm, 16},
+    {"avx512/q4_0_tile_16vpdpbusd_2vmulps_2vcvtdq2ps_2vfmadd", Avx512Vnni, Q4_0TileMixCvtZmm, 22},
     {"avx2/vpmaddubsw", Avx2, VpmaddubswYmm, 14},
     {"avx2/tile_step_6vpbroadcastd_6vpmaddubsw_6vpaddw", Avx2, Avx2TileStepYmm, 18},
 };

@@ -3,6 +3,7 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -75,10 +76,18 @@ class Scratch {
 // Weight bytes x activation rows under which a product is not worth spreading over the pool.
 constexpr uint64_t kInlineWorkBytes = 256 * 1024;
 
+// Activation values (T x cols) under which the rows are quantized on the calling thread: the
+// pool's hand-off costs more than the work. E2B Q4_0 verification of 2 / 4 rows, Zen 5 avx512,
+// 2 threads, three interleaved runs: 1.15-1.16 / 1.22-1.24 of one row's time against
+// 1.18-1.25 / 1.25-1.27 with every batch of more than one row quantized on the pool.
+constexpr int64_t kInlineQuantizeValues = 64 * 1024;
+
 // Quantizes x[T][cols] for `family` into the structure of arrays the kernels read, one row per
-// task; `quantize` is the active path's quantizer (all are bit-exact with the reference).
+// task (few rows: on the calling thread); `quantize` is the active path's quantizer (all are
+// bit-exact with the reference).
 QuantizedActivations QuantizeActivations(Family family, QuantizeRowFn quantize, const float* x,
-                                         int64_t T, int64_t cols, ThreadPool& pool) {
+                                         int64_t T, int64_t cols, ThreadPool& pool,
+                                         Scratch& scratch) {
   const int64_t block = family == Family::kQ8_K ? 256 : 32;
   QuantizedActivations a;
   a.n_rows = T;
@@ -91,24 +100,36 @@ QuantizedActivations QuantizeActivations(Family family, QuantizeRowFn quantize, 
   const size_t d_bytes = T * a.d_stride * sizeof(float);
   const size_t sum16_bytes = T * a.sum16_stride * sizeof(int32_t);
   const size_t sum32_bytes = T * a.sum32_stride * sizeof(int32_t);
-  thread_local Scratch scratch;
   uint8_t* base = scratch.Get(qs_bytes + 2 * d_bytes + sum16_bytes + sum32_bytes);
   auto* qs = reinterpret_cast<int8_t*>(base);
   auto* d = reinterpret_cast<float*>(base + qs_bytes);
   auto* s = reinterpret_cast<float*>(base + qs_bytes + d_bytes);
   auto* sum16 = reinterpret_cast<int32_t*>(base + qs_bytes + 2 * d_bytes);
   auto* sum32 = reinterpret_cast<int32_t*>(base + qs_bytes + 2 * d_bytes + sum16_bytes);
-  pool.ParallelFor(static_cast<size_t>(T), [&](size_t t) {
+  auto quantize_row = [&](size_t t) {
     const QuantizedRow row{qs + t * a.qs_stride, d + t * a.d_stride, s + t * a.d_stride,
                            sum16 + t * a.sum16_stride, sum32 + t * a.sum32_stride};
     quantize(x + t * cols, cols, row);
-  });
+  };
+  if (T * cols < kInlineQuantizeValues) {
+    for (int64_t t = 0; t < T; ++t) quantize_row(t);
+  } else {
+    pool.ParallelFor(static_cast<size_t>(T), quantize_row);
+  }
   a.qs = qs;
   a.d = d;
   a.s = s;
   a.sum16 = sum16;
   a.sum32 = sum32;
   return a;
+}
+
+// The same into the calling thread's buffer for `family`.
+QuantizedActivations QuantizeActivations(Family family, QuantizeRowFn quantize, const float* x,
+                                         int64_t T, int64_t cols, ThreadPool& pool) {
+  // One buffer per family and thread: MatMulEach holds one family's while it quantizes another.
+  thread_local Scratch scratch[static_cast<int>(Family::kNone)];
+  return QuantizeActivations(family, quantize, x, T, cols, pool, scratch[static_cast<int>(family)]);
 }
 
 // The kernels of the active path for each family (ref where the ISA has none).
@@ -216,75 +237,138 @@ constexpr int64_t kPackedTileMaxRows = 256;
 // KB: E2B's q/k/v, gate, up and head), 0.97-1.01x at 2048 (18.4 KB).
 constexpr size_t kPairedDecodeGroupBytes = 20 * 1024;
 
-void RunPacked(const WeightMatrix& w, PackedTileFn kernel, const QuantizedActivations& acts,
-               float* y, ThreadPool& pool) {
+// How a dense product is cut into tiles: packed tiles of tile_groups groups where the active
+// path reads w's packed copy, row-major tiles of kTileRows rows otherwise.
+struct DensePlan {
+  const WeightMatrix* w = nullptr;
+  float* y = nullptr;
+  Family family = Family::kNone;
+  Kernels k;
+  PackedTileFn packed = nullptr;
+  int64_t tile_groups = 0, n_groups = 0;
+  size_t group_bytes = 0;
+  size_t n_tiles = 0;
+  uint64_t work = 0;  // weight bytes x activation rows
+};
+
+DensePlan PlanDense(const WeightMatrix& w, float* y, int64_t T) {
+  DensePlan p;
+  p.w = &w;
+  p.y = y;
+  p.family = FamilyOf(w.type);
+  p.k = SelectKernels(w.type);
+  p.work = static_cast<uint64_t>(w.rows) * w.row_bytes * static_cast<uint64_t>(T);
+  p.packed = p.family == Family::kFloat ? nullptr : PackedKernel(w);
+  if (p.packed == nullptr) {
+    p.n_tiles = static_cast<size_t>((w.rows + kTileRows - 1) / kTileRows);
+    return p;
+  }
   const int group_rows = w.packed_group_rows;
-  const size_t group_bytes = PackedGroupBytes(w, group_rows);
-  const int64_t n_groups = (w.rows + group_rows - 1) / group_rows;
+  p.group_bytes = PackedGroupBytes(w, group_rows);
+  p.n_groups = (w.rows + group_rows - 1) / group_rows;
   // Decode: 16-row tiles for an even thread split, or tiles of two groups where Q4_0/Q8_0 groups
   // are long (kPairedDecodeGroupBytes); verifications of up to kPackedPairRows rows: tiles of two
   // groups; larger batches: L2-sized tiles of an even number of groups (the AVX-512 Q4_0/Q8_0
   // kernels take those groups in pairs).
   const int64_t min_groups = std::max(1, kTileRows / group_rows);
   const int64_t pair_groups = std::max<int64_t>(min_groups, 2);
-  const bool paired_decode =
-      FamilyOf(w.type) == Family::kQ8_0 && group_bytes >= kPairedDecodeGroupBytes;
-  int64_t tile_groups = acts.n_rows == 1 && !paired_decode ? min_groups : pair_groups;
-  if (acts.n_rows > kPackedPairRows) {
-    tile_groups = std::clamp<int64_t>(kPackedTileBytes / group_bytes / 2 * 2, pair_groups,
-                                      kPackedTileMaxRows / group_rows);
+  const bool paired_decode = p.family == Family::kQ8_0 && p.group_bytes >= kPairedDecodeGroupBytes;
+  p.tile_groups = T == 1 && !paired_decode ? min_groups : pair_groups;
+  if (T > kPackedPairRows) {
+    p.tile_groups = std::clamp<int64_t>(kPackedTileBytes / p.group_bytes / 2 * 2, pair_groups,
+                                        kPackedTileMaxRows / group_rows);
   }
-  const int64_t n_tiles = (n_groups + tile_groups - 1) / tile_groups;
-  auto run = [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) {
-      const int64_t g0 = static_cast<int64_t>(i) * tile_groups;
-      PackedTile tile;
-      tile.groups = w.packed + g0 * group_bytes;
-      tile.group_bytes = static_cast<int64_t>(group_bytes);
-      tile.end = w.packed + n_groups * group_bytes;
-      tile.n_groups = static_cast<int>(std::min(tile_groups, n_groups - g0));
-      tile.n_rows =
-          static_cast<int>(std::min<int64_t>(tile.n_groups * group_rows, w.rows - g0 * group_rows));
-      kernel(tile, acts, y + g0 * group_rows, w.rows);
-    }
-  };
-  if (static_cast<uint64_t>(w.rows) * w.row_bytes * static_cast<uint64_t>(acts.n_rows) <
-      kInlineWorkBytes) {
-    run(0, static_cast<size_t>(n_tiles));
-    return;
-  }
-  pool.ParallelForBalanced(static_cast<size_t>(n_tiles),
-                           [&](size_t begin, size_t end, int) { run(begin, end); });
+  p.n_tiles = static_cast<size_t>((p.n_groups + p.tile_groups - 1) / p.tile_groups);
+  return p;
 }
 
-template <class RowIndex>
-void Run(const WeightMatrix& w, RowIndex row_index, bool dense, int64_t n_out, const float* x,
-         int64_t T, float* y, ThreadPool& pool) {
-  if (T == 0 || n_out == 0) return;
-  if (w.cols == 0) {
-    std::fill(y, y + T * n_out, 0.0f);
+// Tiles [begin, end) of a planned product.
+void RunDense(const DensePlan& p, const float* x, int64_t T, const QuantizedActivations& acts,
+              size_t begin, size_t end) {
+  const WeightMatrix& w = *p.w;
+  if (p.packed == nullptr) {
+    RunTiles(
+        w, p.family, p.k, [](int64_t i) { return i; }, /*dense=*/true, w.rows, x, T, acts, p.y,
+        begin, end);
     return;
   }
+  const int group_rows = w.packed_group_rows;
+  for (size_t i = begin; i < end; ++i) {
+    const int64_t g0 = static_cast<int64_t>(i) * p.tile_groups;
+    PackedTile tile;
+    tile.groups = w.packed + g0 * p.group_bytes;
+    tile.group_bytes = static_cast<int64_t>(p.group_bytes);
+    tile.end = w.packed + p.n_groups * p.group_bytes;
+    tile.n_groups = static_cast<int>(std::min(p.tile_groups, p.n_groups - g0));
+    tile.n_rows =
+        static_cast<int>(std::min<int64_t>(tile.n_groups * group_rows, w.rows - g0 * group_rows));
+    p.packed(tile, acts, p.y + g0 * group_rows, w.rows);
+  }
+}
+
+bool Quantized(Family family) {
+  return family == Family::kQ8_0 || family == Family::kQ8_1 || family == Family::kQ8_K;
+}
+
+// Dense products of the same activations x[T][cols] (products.size() <= kMaxProducts, cols > 0,
+// T > 0): x is quantized once per family, and every product's tiles are one job on the pool.
+// Small work (the assistant's layers, per-head projections) runs on the calling thread: waking
+// the pool costs more than the work. Which thread runs a tile never changes its result.
+constexpr size_t kMaxProducts = 8;
+
+void RunDenseProducts(std::span<const MatMulProduct> products, const float* x, int64_t T,
+                      ThreadPool& pool) {
+  std::array<DensePlan, kMaxProducts> plans;
+  std::array<QuantizedActivations, static_cast<size_t>(Family::kNone)> acts;
+  std::array<bool, static_cast<size_t>(Family::kNone)> quantized{};
+  size_t n_tiles = 0;
+  uint64_t work = 0;
+  for (size_t i = 0; i < products.size(); ++i) {
+    DensePlan& p = plans[i];
+    p = PlanDense(*products[i].w, products[i].y, T);
+    const auto f = static_cast<size_t>(p.family);
+    if (Quantized(p.family) && !quantized[f]) {
+      acts[f] = QuantizeActivations(p.family, p.k.quantize, x, T, p.w->cols, pool);
+      quantized[f] = true;
+    }
+    n_tiles += p.n_tiles;
+    work += p.work;
+  }
+  // Tiles [begin, end) of all the products, numbered one product after the other.
+  auto run = [&](size_t begin, size_t end) {
+    size_t first = 0;
+    for (size_t i = 0; i < products.size() && begin < end; ++i) {
+      const DensePlan& p = plans[i];
+      if (begin < first + p.n_tiles) {
+        const size_t stop = std::min(end, first + p.n_tiles);
+        RunDense(p, x, T, acts[static_cast<size_t>(p.family)], begin - first, stop - first);
+        begin = stop;
+      }
+      first += p.n_tiles;
+    }
+  };
+  if (work < kInlineWorkBytes) {
+    run(0, n_tiles);
+    return;
+  }
+  pool.ParallelForBalanced(n_tiles, [&](size_t begin, size_t end, int) { run(begin, end); });
+}
+
+// A gathered product (MatMulRows): row-major tiles of the rows `rows` lists.
+void RunGathered(const WeightMatrix& w, const int32_t* rows, int64_t n_out, const float* x,
+                 int64_t T, float* y, ThreadPool& pool) {
   const Family family = FamilyOf(w.type);
   const Kernels k = SelectKernels(w.type);
   QuantizedActivations acts;
-  if (family == Family::kQ8_0 || family == Family::kQ8_1 || family == Family::kQ8_K) {
-    acts = QuantizeActivations(family, k.quantize, x, T, w.cols, pool);
-    if (dense) {
-      if (const PackedTileFn kernel = PackedKernel(w)) {
-        return RunPacked(w, kernel, acts, y, pool);
-      }
-    }
-  }
+  if (Quantized(family)) acts = QuantizeActivations(family, k.quantize, x, T, w.cols, pool);
+  const auto row_index = [rows](int64_t i) { return static_cast<int64_t>(rows[i]); };
   const size_t n_tiles = static_cast<size_t>((n_out + kTileRows - 1) / kTileRows);
-  // Small products (the assistant's layers, per-head projections) run on the calling thread:
-  // waking the pool costs more than the work. Which thread runs a tile never changes its result.
   if (static_cast<uint64_t>(n_out) * w.row_bytes * static_cast<uint64_t>(T) < kInlineWorkBytes) {
-    RunTiles(w, family, k, row_index, dense, n_out, x, T, acts, y, 0, n_tiles);
+    RunTiles(w, family, k, row_index, /*dense=*/false, n_out, x, T, acts, y, 0, n_tiles);
     return;
   }
   pool.ParallelForBalanced(n_tiles, [&](size_t begin, size_t end, int) {
-    RunTiles(w, family, k, row_index, dense, n_out, x, T, acts, y, begin, end);
+    RunTiles(w, family, k, row_index, /*dense=*/false, n_out, x, T, acts, y, begin, end);
   });
 }
 
@@ -373,9 +457,31 @@ void ValidateCall(const WeightMatrix& w, const float* x, int64_t T, const float*
 }  // namespace
 
 void MatMul(const WeightMatrix& w, const float* x, int64_t T, float* y, ThreadPool& pool) {
-  ValidateCall(w, x, T, y, w.rows);
-  Run(
-      w, [](int64_t i) { return i; }, /*dense=*/true, w.rows, x, T, y, pool);
+  const MatMulProduct product{&w, y};
+  MatMulEach({&product, 1}, x, T, pool);
+}
+
+void MatMulEach(std::span<const MatMulProduct> products, const float* x, int64_t T,
+                ThreadPool& pool) {
+  if (products.size() > kMaxProducts) {
+    Fail(ErrorKind::kInvalidArgument, "MatMulEach: " + std::to_string(products.size()) +
+                                          " products, at most " + std::to_string(kMaxProducts));
+  }
+  for (const MatMulProduct& p : products) {
+    if (p.w == nullptr) Fail(ErrorKind::kInvalidArgument, "MatMulEach: a product has no matrix");
+    ValidateCall(*p.w, x, T, p.y, p.w->rows);
+    if (p.w->cols != products[0].w->cols) {
+      Fail(ErrorKind::kInvalidArgument,
+           "MatMulEach: matrices of " + std::to_string(products[0].w->cols) + " and " +
+               std::to_string(p.w->cols) + " columns cannot share activations");
+    }
+  }
+  if (T == 0 || products.empty()) return;
+  if (products[0].w->cols == 0) {
+    for (const MatMulProduct& p : products) std::fill(p.y, p.y + T * p.w->rows, 0.0f);
+    return;
+  }
+  RunDenseProducts(products, x, T, pool);
 }
 
 void MatMulRows(const WeightMatrix& w, const int32_t* rows, int64_t n_rows, const float* x,
@@ -392,9 +498,12 @@ void MatMulRows(const WeightMatrix& w, const int32_t* rows, int64_t n_rows, cons
                                             " is outside [0, " + std::to_string(w.rows) + ")");
     }
   }
-  Run(
-      w, [rows](int64_t i) { return static_cast<int64_t>(rows[i]); }, /*dense=*/false, n_rows, x, T,
-      y, pool);
+  if (T == 0 || n_rows == 0) return;
+  if (w.cols == 0) {
+    std::fill(y, y + T * n_rows, 0.0f);
+    return;
+  }
+  RunGathered(w, rows, n_rows, x, T, y, pool);
 }
 
 }  // namespace tandem::kernels

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "base/thread_pool.h"
 #include "tensor/type_traits.h"
@@ -52,6 +53,20 @@ void ValidateWeightMatrix(const WeightMatrix& w);
 // Throws Error for an invalid matrix or a negative T; never throws once the work starts.
 // Uses `pool` (all its threads); not reentrant on the same pool.
 void MatMul(const WeightMatrix& w, const float* x, int64_t T, float* y, ThreadPool& pool);
+
+// One product of MatMulEach: y[T][w->rows] = x · w->ᵀ.
+struct MatMulProduct {
+  const WeightMatrix* w = nullptr;
+  float* y = nullptr;
+};
+
+// Several products of the same activations (a layer's query, key and value projections; its
+// gate and up), each bitwise equal to MatMul(*p.w, x, T, p.y, pool): x is quantized once per
+// activation format and the products' tiles run as one job, so the threads meet once instead of
+// once per product. Every matrix must have the same cols; at most 8 products. Throws Error as
+// MatMul does, before any work.
+void MatMulEach(std::span<const MatMulProduct> products, const float* x, int64_t T,
+                ThreadPool& pool);
 
 // Row gather: y[T][n_rows] with y[t][i] = x[t] · W[rows[i]], bitwise equal to the same element
 // of MatMul's output. Throws Error if an index is outside [0, w.rows) or n_rows < 0.

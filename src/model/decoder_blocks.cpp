@@ -1,7 +1,9 @@
 #include "model/decoder_blocks.h"
 
 #include <algorithm>
+#include <array>
 
+#include "base/error.h"
 #include "kernels/matmul.h"
 
 namespace tandem {
@@ -30,7 +32,8 @@ void RowNorm::Unscaled(int64_t width, const float* x, int64_t n_rows, float* y) 
 }
 
 void AttentionQueries(const DecoderLayer& layer, int n, const int32_t* positions, const float* x,
-                      BlockScratch& s, ThreadPool& pool) {
+                      BlockScratch& s, ThreadPool& pool,
+                      std::span<const kernels::MatMulProduct> with_queries) {
   const Gemma4Config& c = layer.config;
   const Gemma4LayerWeights& w = layer.weights;
   const RowNorm norm(c.rms_eps, pool);
@@ -39,7 +42,12 @@ void AttentionQueries(const DecoderLayer& layer, int n, const int32_t* positions
   GrowRows(s.q, n, qd);
   GrowRows(s.att, n, qd);
   norm.Apply(w.attn_norm, x, n, s.a.data());
-  kernels::MatMul(w.attn_q, s.a.data(), n, s.q.data(), pool);
+  std::array<kernels::MatMulProduct, 3> products{{{&w.attn_q, s.q.data()}}};
+  if (with_queries.size() > products.size() - 1) {
+    Fail(ErrorKind::kInvalidArgument, "AttentionQueries: more than two products beside W_q");
+  }
+  std::copy(with_queries.begin(), with_queries.end(), products.begin() + 1);
+  kernels::MatMulEach({products.data(), with_queries.size() + 1}, s.a.data(), n, pool);
   norm.InPlace(w.attn_q_norm, s.q.data(), static_cast<int64_t>(n) * c.n_head);
   layer.rope.Apply(s.q.data(), n, qd, c.n_head, positions);
 }
@@ -60,8 +68,8 @@ void GeGluFfn(const Gemma4LayerWeights& w, int n, const float* in, float* out, B
   const size_t size = static_cast<size_t>(n) * w.ffn_gate.rows;
   GrowRows(s.gate, n, w.ffn_gate.rows);
   GrowRows(s.up, n, w.ffn_gate.rows);
-  kernels::MatMul(w.ffn_gate, in, n, s.gate.data(), pool);
-  kernels::MatMul(w.ffn_up, in, n, s.up.data(), pool);
+  const kernels::MatMulProduct gate_up[] = {{&w.ffn_gate, s.gate.data()}, {&w.ffn_up, s.up.data()}};
+  kernels::MatMulEach(gate_up, in, n, pool);
   kernels::GeGlu(s.gate.data(), s.up.data(), static_cast<int64_t>(size), s.gate.data());
   kernels::MatMul(w.ffn_down, s.gate.data(), n, out, pool);
 }

@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "base/huge_page_allocator.h"
+#include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "model/gemma4_config.h"
 #include "model/gemma4_weights.h"
@@ -76,18 +78,21 @@ void GrowRows(ActivationBuffer& v, int rows, size_t width);
 void ShrinkRows(ActivationBuffer& v, int rows);
 
 // First half of the attention block: a = RMSNorm(x; attn_norm) into s.a, and the queries
-// q = RoPE(RMSNorm per head(W_q · a; q_norm)) at `positions` into s.q.
+// q = RoPE(RMSNorm per head(W_q · a; q_norm)) at `positions` into s.q. `with_queries`: more
+// products of `a` (the target's key and value projections) computed in the same job as W_q · a.
 void AttentionQueries(const DecoderLayer& layer, int n, const int32_t* positions, const float* x,
-                      BlockScratch& s, ThreadPool& pool);
+                      BlockScratch& s, ThreadPool& pool,
+                      std::span<const kernels::MatMulProduct> with_queries = {});
 // Second half: x += RMSNorm(W_o · s.att; post_attention_norm).
 void AttentionOutput(const DecoderLayer& layer, int n, float* x, BlockScratch& s, ThreadPool& pool);
 
-// The attention block: `attend()` fills s.att [n][H*hd] from s.q (and, for the target, stores the
-// keys and values it projects from s.a first).
+// The attention block: `attend()` fills s.att [n][H*hd] from s.q (and, for the target, first
+// stores the keys and values `with_queries` projected from s.a).
 template <class Attend>
 void AttentionBlock(const DecoderLayer& layer, int n, const int32_t* positions, float* x,
-                    BlockScratch& s, ThreadPool& pool, Attend&& attend) {
-  AttentionQueries(layer, n, positions, x, s, pool);
+                    BlockScratch& s, ThreadPool& pool,
+                    std::span<const kernels::MatMulProduct> with_queries, Attend&& attend) {
+  AttentionQueries(layer, n, positions, x, s, pool, with_queries);
   attend();
   AttentionOutput(layer, n, x, s, pool);
 }

@@ -210,7 +210,7 @@ void Gemma4Assistant::Step(const std::vector<DraftRow>& rows, const KvCache& tar
     const Gemma4LayerConfig& lc = c.layers[l];
     const DecoderLayer layer{c, lc, weights_.layers[l], rope_[l]};
     const size_t qd = static_cast<size_t>(c.n_head) * lc.head_dim;
-    AttentionBlock(layer, n, s.positions.data(), s.x.data(), s, pool, [&] {
+    AttentionBlock(layer, n, s.positions.data(), s.x.data(), s, pool, {}, [&] {
       for (int r = 0; r < n; ++r) {
         // The target's committed positions before the query: all of them (full layer) or the
         // window ending at the query position (sliding layers).

@@ -1,6 +1,7 @@
 #include "model/gemma4_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -286,7 +287,17 @@ void Gemma4Model::Layer(int l, int T, const ForwardBatch& batch, Scratch& s, KvC
   const DecoderLayer layer{c, c.layers[l], w, rope_[l]};
   const size_t D = c.n_embd;
 
-  AttentionBlock(layer, T, batch.positions.data(), s.x.data(), s, pool,
+  // The keys and values (KV-owning layers) are projected in the queries' job.
+  std::array<kernels::MatMulProduct, 2> kv;
+  size_t n_kv = 0;
+  if (c.layers[l].owns_kv) {
+    const size_t kvd = static_cast<size_t>(c.layers[l].n_head_kv) * c.layers[l].head_dim;
+    GrowRows(s.k, T, kvd);
+    GrowRows(s.v, T, kvd);
+    kv[n_kv++] = {&w.attn_k, s.k.data()};
+    if (w.attn_v.data != nullptr) kv[n_kv++] = {&w.attn_v, s.v.data()};
+  }
+  AttentionBlock(layer, T, batch.positions.data(), s.x.data(), s, pool, {kv.data(), n_kv},
                  [&] { Attention(l, T, batch, s, cache, pool); });
   if (c.n_expert > 0) {
     MoeFfn(w, T, s, pool);
@@ -322,13 +333,8 @@ void Gemma4Model::Attention(int l, int T, const ForwardBatch& batch, Scratch& s,
   const int hd = lc.head_dim, H = c.n_head, Hkv = lc.n_head_kv;
   const size_t qd = static_cast<size_t>(H) * hd, kvd = static_cast<size_t>(Hkv) * hd;
 
-  if (lc.owns_kv) {
-    GrowRows(s.k, T, kvd);
-    GrowRows(s.v, T, kvd);
-    MatMul(w.attn_k, s.a.data(), T, s.k.data(), pool);
-    if (w.attn_v.data != nullptr) {
-      MatMul(w.attn_v, s.a.data(), T, s.v.data(), pool);
-    } else {  // V = K: the raw projection, before k_norm and RoPE
+  if (lc.owns_kv) {                  // s.k and s.v hold the projections (Layer)
+    if (w.attn_v.data == nullptr) {  // V = K: the raw projection, before k_norm and RoPE
       std::memcpy(s.v.data(), s.k.data(), T * kvd * sizeof(float));
     }
     norm.InPlace(w.attn_k_norm, s.k.data(), static_cast<int64_t>(T) * Hkv);
