@@ -10,6 +10,7 @@
 #include "base/thread_pool.h"
 #include "kernels/attention_isa.h"
 #include "kernels/isa.h"
+#include "kernels/ops.h"
 #include "tensor/quantize.h"
 
 namespace tandem::kernels {
@@ -123,6 +124,10 @@ size_t KvRowBytes(TensorType type, int head_dim) {
 
 void StoreKvRow(TensorType type, const float* x, int head_dim, void* dst) {
   CheckRowType(type, head_dim);
+  if (type == TensorType::kF16) {  // the default cache type: the active path's conversion
+    ToHalf(x, head_dim, static_cast<uint16_t*>(dst));
+    return;
+  }
   QuantizeRow(type, x, dst, head_dim);
 }
 

@@ -37,10 +37,10 @@ const MatMulKernelTable& Avx512QuantMatMulKernels() {
 }
 
 // Indexed by Isa. Constant-initialized: nothing here runs before main.
-#define TANDEM_KERNEL_TABLE(isa, ns, quant)                                           \
-  KernelTable {                                                                       \
-    isa, ns::RmsNorm, ns::Gelu, ns::GeGlu, ns::Softcap, ns::Softmax, ns::AttendHeads, \
-        ns::MatMulKernels, quant                                                      \
+#define TANDEM_KERNEL_TABLE(isa, ns, quant)                                                       \
+  KernelTable {                                                                                   \
+    isa, ns::RmsNorm, ns::Gelu, ns::GeGlu, ns::Softcap, ns::Softmax, ns::ToHalf, ns::AttendHeads, \
+        ns::MatMulKernels, quant                                                                  \
   }
 constexpr KernelTable kTables[] = {
     TANDEM_KERNEL_TABLE(Isa::kScalar, ref, ref::MatMulKernels),

@@ -45,6 +45,7 @@ struct KernelTable {
   void (*geglu)(const float* gate, const float* up, int64_t n, float* y);
   void (*softcap)(const float* x, float cap, int64_t n, float* y);
   void (*softmax)(const float* x, int64_t n, float* y);
+  void (*to_half)(const float* x, int64_t n, uint16_t* y);
   // Attention's inner loop (attention_isa.h).
   void (*attend_heads)(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange keys,
                        float scale, float* out);

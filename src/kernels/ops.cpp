@@ -44,6 +44,10 @@ void Softmax(const float* x, int64_t n, float* y) {
   ActiveKernels().softmax(x, n, y);
 }
 
+void ToHalf(const float* x, int64_t n, uint16_t* y) {
+  ActiveKernels().to_half(x, n, y);
+}
+
 void Add(const float* a, const float* b, int64_t n, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
 }
@@ -112,32 +116,64 @@ Rope Rope::Proportional(int head_dim, float theta, float partial_rotary_factor) 
   return Rope(head_dim, head_dim, std::move(inv_freq));
 }
 
-void Rope::Apply(float* x, int64_t n_rows, size_t row_stride, int n_heads,
-                 const int32_t* positions) const {
+Rope::Rope(int head_dim, int n_rot, std::vector<float> inv_freq)
+    : head_dim_(head_dim), n_rot_(n_rot), inv_freq_(std::move(inv_freq)) {
   const int half = n_rot_ / 2;
-  std::vector<float> cos_sin(2 * static_cast<size_t>(half));  // [cos x half][sin x half]
-  float* cos_v = cos_sin.data();
-  float* sin_v = cos_sin.data() + half;
+  for (int i = 0; i < half;) {
+    if (inv_freq_[i] == 0.0f) {  // un-rotated (3/4 of Gemma 4's global pairs)
+      ++i;
+      continue;
+    }
+    int end = i + 1;
+    while (end < half && inv_freq_[end] != 0.0f) ++end;
+    runs_.push_back({i, end});
+    i = end;
+  }
+}
+
+void Rope::Angles(const int32_t* positions, int64_t n_rows, float* out) const {
+  const int half = n_rot_ / 2;
   for (int64_t r = 0; r < n_rows; ++r) {
     const float pos = static_cast<float>(positions[r]);
-    for (int i = 0; i < half; ++i) {
-      if (inv_freq_[i] == 0.0f) continue;      // un-rotated (3/4 of Gemma 4's global pairs)
-      const float angle = pos * inv_freq_[i];  // f32 product, as HF computes freqs
-      cos_v[i] = static_cast<float>(std::cos(static_cast<double>(angle)));
-      sin_v[i] = static_cast<float>(std::sin(static_cast<double>(angle)));
-    }
-    float* row = x + r * row_stride;
-    for (int h = 0; h < n_heads; ++h) {
-      float* head = row + static_cast<size_t>(h) * head_dim_;
-      for (int i = 0; i < half; ++i) {
-        if (inv_freq_[i] == 0.0f) continue;  // un-rotated pair: exact pass-through
-        const float x0 = head[i];
-        const float x1 = head[i + half];
-        head[i] = x0 * cos_v[i] - x1 * sin_v[i];
-        head[i + half] = x0 * sin_v[i] + x1 * cos_v[i];
+    float* cos_v = out + r * n_rot_;
+    float* sin_v = cos_v + half;
+    for (const auto& [begin, end] : runs_) {
+      for (int i = begin; i < end; ++i) {
+        const float angle = pos * inv_freq_[i];  // f32 product, as HF computes freqs
+        cos_v[i] = static_cast<float>(std::cos(static_cast<double>(angle)));
+        sin_v[i] = static_cast<float>(std::sin(static_cast<double>(angle)));
       }
     }
   }
+}
+
+void Rope::ApplyAngles(float* x, int64_t n_rows, size_t row_stride, int n_heads,
+                       const float* angles) const {
+  const int half = n_rot_ / 2;
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const float* cos_v = angles + r * n_rot_;
+    const float* sin_v = cos_v + half;
+    float* row = x + r * row_stride;
+    for (int h = 0; h < n_heads; ++h) {
+      float* head = row + static_cast<size_t>(h) * head_dim_;
+      // Un-rotated pairs (outside the runs) pass through exactly.
+      for (const auto& [begin, end] : runs_) {
+        for (int i = begin; i < end; ++i) {
+          const float x0 = head[i];
+          const float x1 = head[i + half];
+          head[i] = x0 * cos_v[i] - x1 * sin_v[i];
+          head[i + half] = x0 * sin_v[i] + x1 * cos_v[i];
+        }
+      }
+    }
+  }
+}
+
+void Rope::Apply(float* x, int64_t n_rows, size_t row_stride, int n_heads,
+                 const int32_t* positions) const {
+  std::vector<float> angles(static_cast<size_t>(n_rows) * n_rot_);
+  Angles(positions, n_rows, angles.data());
+  ApplyAngles(x, n_rows, row_stride, n_heads, angles.data());
 }
 
 }  // namespace tandem::kernels

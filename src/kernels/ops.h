@@ -42,6 +42,10 @@ void Gelu(const float* x, int64_t n, float* y);
 // y = gelu(gate) ⊙ up (Gemma's GeGLU FFN and the PLE gate). gate, up, y: [n].
 void GeGlu(const float* gate, const float* up, int64_t n, float* y);
 
+// y = fp16(x), round to nearest even, bitwise tensor/float16.h's Fp32ToFp16 on every path (the
+// f16 KV cache's rows). x: [n], y: [n].
+void ToHalf(const float* x, int64_t n, uint16_t* y);
+
 // y = cap · tanh(x / cap) (Gemma 4's final-logit soft-cap, cap = 30). cap > 0. x, y: [n].
 void Softcap(const float* x, float cap, int64_t n, float* y);
 
@@ -75,18 +79,29 @@ class Rope {
   void Apply(float* x, int64_t n_rows, size_t row_stride, int n_heads,
              const int32_t* positions) const;
 
+  // The rotations of n_rows positions, for ApplyAngles: row r's n_rot floats at out + r * n_rot
+  // are the cosines then the sines of its pairs' angles (an un-rotated pair's are not written).
+  // Ropes that compare equal have the same angles, so layers can share one table per batch.
+  void Angles(const int32_t* positions, int64_t n_rows, float* out) const;
+  // Apply with the rows' angles from Angles(): the same bits as Apply.
+  void ApplyAngles(float* x, int64_t n_rows, size_t row_stride, int n_heads,
+                   const float* angles) const;
+  bool operator==(const Rope& other) const {
+    return head_dim_ == other.head_dim_ && n_rot_ == other.n_rot_ && inv_freq_ == other.inv_freq_;
+  }
+
   int head_dim() const { return head_dim_; }
   int n_rot() const { return n_rot_; }
   // [n_rot / 2]; 0 marks an un-rotated pair.
   const std::vector<float>& inv_freq() const { return inv_freq_; }
 
  private:
-  Rope(int head_dim, int n_rot, std::vector<float> inv_freq)
-      : head_dim_(head_dim), n_rot_(n_rot), inv_freq_(std::move(inv_freq)) {}
+  Rope(int head_dim, int n_rot, std::vector<float> inv_freq);
 
   int head_dim_;
   int n_rot_;
   std::vector<float> inv_freq_;
+  std::vector<std::pair<int, int>> runs_;  // [begin, end) of consecutive rotated pairs
 };
 
 }  // namespace tandem::kernels

@@ -14,7 +14,8 @@
   void GeGlu(const float* gate, const float* up, int64_t n, float* y);               \
   void Softcap(const float* x, float cap, int64_t n, float* y);                      \
   void Softmax(const float* x, int64_t n, float* y);                                 \
-  void Exp(const float* x, int64_t n, float* y);
+  void Exp(const float* x, int64_t n, float* y);                                     \
+  void ToHalf(const float* x, int64_t n, uint16_t* y);
 
 namespace tandem::kernels::ref {
 TANDEM_KERNELS_DECLARE_OPS()

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -15,6 +17,7 @@
 #include "kernels/isa.h"
 #include "kernels/kernel_test_util.h"
 #include "kernels/ops_isa.h"
+#include "tensor/float16.h"
 
 namespace tandem::kernels {
 namespace {
@@ -154,6 +157,37 @@ TEST(OpsTest, GeGluIsGeluTimesUpBitwise) {
       Gelu(g.data(), n, gelu.data());
       for (int64_t i = 0; i < n; ++i) gelu[i] *= u[i];
       EXPECT_TRUE(BitwiseEqual(y.data(), gelu.data(), n)) << IsaName(isa) << " n=" << n;
+    }
+  }
+}
+
+// The f16 KV cache's conversion: every path gives the reference's bits, NaNs (canonical there,
+// payload-keeping in the instruction) and rounding ties included.
+TEST(OpsTest, ToHalfIsTheReferenceConversionBitwise) {
+  std::vector<float> x;
+  for (uint32_t bits :
+       {0x00000000u, 0x80000000u, 0x3F800000u, 0xBF800000u, 0x477FE000u, 0x477FEFFFu,
+        0x477FF000u, 0x501502F9u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0x7FA00001u,
+        0xFFC12345u, 0x33800000u, 0x33000000u, 0x33C00000u, 0x35800000u, 0x00000001u,
+        0x807FFFFFu, 0x3F801000u, 0x3F803000u, 0x387FE000u, 0x387FF000u, 0x38800000u}) {
+    x.push_back(std::bit_cast<float>(bits));
+  }
+  std::mt19937 rng(53);
+  while (x.size() < 4096) x.push_back(std::bit_cast<float>(static_cast<uint32_t>(rng())));
+  std::vector<uint16_t> want(x.size());
+  for (size_t i = 0; i < x.size(); ++i) want[i] = Fp32ToFp16(x[i]);
+  const std::vector<float> finite = RandomVector(64, 54, -70000.0f, 70000.0f);
+  for (Isa isa : SupportedIsas()) {
+    IsaScope scope(isa);
+    for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{16}, int64_t{33}, int64_t{4096}}) {
+      std::vector<uint16_t> got(n, 0xDEAD);
+      ToHalf(x.data(), n, got.data());
+      EXPECT_TRUE(std::equal(got.begin(), got.end(), want.begin())) << IsaName(isa) << " n=" << n;
+    }
+    std::vector<uint16_t> got(finite.size());
+    ToHalf(finite.data(), 64, got.data());
+    for (size_t i = 0; i < finite.size(); ++i) {
+      EXPECT_EQ(got[i], Fp32ToFp16(finite[i])) << IsaName(isa) << " " << finite[i];
     }
   }
 }
@@ -406,6 +440,42 @@ TEST(RopeTest, ScoresDependOnRelativePosition) {
   };
   EXPECT_NEAR(score(10, 3), score(107, 100), 1e-4);
   EXPECT_NEAR(score(5, 5), score(900, 900), 1e-4);
+}
+
+// A forward computes each distinct Rope's angles once and every layer applies them: the bits of
+// Apply, with un-rotated pairs (here also between rotated runs) passed through exactly.
+TEST(RopeTest, SharedAnglesGiveApplysBits) {
+  std::vector<float> factors(32, 1.0f);
+  for (int i : {3, 4, 10, 31}) factors[i] = 1e30f;
+  const Rope ropes[] = {Rope::Neox(256, 256, 10000.0f), Rope::Proportional(512, 1e6f, 0.25f),
+                        Rope::Neox(64, 64, 10000.0f, factors), Rope::Neox(64, 32, 10000.0f)};
+  const std::vector<int32_t> positions = {0, 5, 4095, 131071};
+  const int n_heads = 2;
+  for (const Rope& rope : ropes) {
+    const int hd = rope.head_dim();
+    const std::vector<float> original = RandomVector(positions.size() * n_heads * hd, 52);
+    std::vector<float> applied = original, shared = original;
+    rope.Apply(applied.data(), positions.size(), n_heads * hd, n_heads, positions.data());
+    std::vector<float> angles(positions.size() * rope.n_rot(), -7.0f);
+    rope.Angles(positions.data(), positions.size(), angles.data());
+    rope.ApplyAngles(shared.data(), positions.size(), n_heads * hd, n_heads, angles.data());
+    EXPECT_TRUE(BitwiseEqual(shared.data(), applied.data(), applied.size())) << "head_dim " << hd;
+    const int half = rope.n_rot() / 2;
+    for (size_t r = 1; r < positions.size(); ++r) {
+      for (int i = 0; i < half; ++i) {
+        const size_t at = r * n_heads * hd + i;
+        if (rope.inv_freq()[i] == 0.0f) {
+          EXPECT_EQ(shared[at], original[at]) << "un-rotated pair " << i;
+          EXPECT_EQ(shared[at + half], original[at + half]) << "un-rotated pair " << i;
+        } else {
+          EXPECT_NE(shared[at], original[at]) << "rotated pair " << i;
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(Rope::Neox(256, 256, 1e4f) == Rope::Neox(256, 256, 1e4f));
+  EXPECT_FALSE(Rope::Neox(256, 256, 1e4f) == Rope::Neox(256, 256, 1e6f));
+  EXPECT_FALSE(Rope::Neox(64, 64, 1e4f) == Rope::Neox(64, 64, 1e4f, factors));
 }
 
 TEST(RopeTest, RejectsBadShapes) {

@@ -49,7 +49,11 @@ void AttentionQueries(const DecoderLayer& layer, int n, const int32_t* positions
   std::copy(with_queries.begin(), with_queries.end(), products.begin() + 1);
   kernels::MatMulEach({products.data(), with_queries.size() + 1}, s.a.data(), n, pool);
   norm.InPlace(w.attn_q_norm, s.q.data(), static_cast<int64_t>(n) * c.n_head);
-  layer.rope.Apply(s.q.data(), n, qd, c.n_head, positions);
+  if (layer.rope_angles != nullptr) {
+    layer.rope.ApplyAngles(s.q.data(), n, qd, c.n_head, layer.rope_angles);
+  } else {
+    layer.rope.Apply(s.q.data(), n, qd, c.n_head, positions);
+  }
 }
 
 void AttentionOutput(const DecoderLayer& layer, int n, float* x, BlockScratch& s,

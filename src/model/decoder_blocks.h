@@ -44,6 +44,8 @@ struct DecoderLayer {
   const Gemma4LayerConfig& layer;
   const Gemma4LayerWeights& weights;
   const kernels::Rope& rope;
+  // The batch's rows' rotations by `rope` (Rope::Angles), or null: computed from the positions.
+  const float* rope_angles = nullptr;
 };
 
 // The blocks' working memory for n rows (grown as needed by GrowRows, never shrunk here).

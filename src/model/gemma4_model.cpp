@@ -25,6 +25,9 @@ struct Gemma4Model::Scratch : BlockScratch {
   ActivationBuffer ple;       // [T][L*P] per-layer inputs
   ActivationBuffer ple_proj;  // [T][L*P]
   ActivationBuffer ple_gate;  // [T][P]
+  // [layer][T][n_rot]: the rows' rotations (Rope::Angles), for the layers l that
+  // rope_angles_from_[l] names.
+  std::vector<std::vector<float>> rope_angles;
 
   // After a forward of `rows` (> BlockScratch::kShrinkAbove) rows: each buffer cut back to
   // BlockScratch::kMinRows rows (ShrinkRows). A buffer of 2 MiB or more leaves the address space
@@ -91,6 +94,8 @@ std::unique_ptr<Gemma4Model> Gemma4Model::Load(const std::string& path,
       m->rope_.push_back(
           kernels::Rope::Neox(lc.head_dim, lc.n_rot, lc.rope_base, m->weights_.rope_freqs));
     }
+    const auto same = std::find(m->rope_.begin(), m->rope_.end(), m->rope_.back());
+    m->rope_angles_from_.push_back(static_cast<int>(same - m->rope_.begin()));
   }
   return m;
 }
@@ -187,6 +192,12 @@ void Gemma4Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutp
   kernels::EmbedRows(weights_.token_embd, batch.tokens.data(), T,
                      std::sqrt(static_cast<float>(c.n_embd)), s.x.data(), D, &pool);
   if (c.n_embd_per_layer > 0) PerLayerEmbeddings(T, batch, s, pool);
+  s.rope_angles.resize(c.n_layer);
+  for (int l = 0; l < c.n_layer; ++l) {
+    if (rope_angles_from_[l] != l) continue;
+    s.rope_angles[l].resize(static_cast<size_t>(T) * rope_[l].n_rot());
+    rope_[l].Angles(batch.positions.data(), T, s.rope_angles[l].data());
+  }
   for (int l = 0; l < c.n_layer; ++l) Layer(l, T, batch, s, cache, pool);
 
   out.n_vocab = c.n_vocab;
@@ -284,7 +295,7 @@ void Gemma4Model::Layer(int l, int T, const ForwardBatch& batch, Scratch& s, KvC
                         ThreadPool& pool) const {
   const Gemma4Config& c = config_;
   const Gemma4LayerWeights& w = weights_.layers[l];
-  const DecoderLayer layer{c, c.layers[l], w, rope_[l]};
+  const DecoderLayer layer{c, c.layers[l], w, rope_[l], s.rope_angles[rope_angles_from_[l]].data()};
   const size_t D = c.n_embd;
 
   // The keys and values (KV-owning layers) are projected in the queries' job.
@@ -338,7 +349,7 @@ void Gemma4Model::Attention(int l, int T, const ForwardBatch& batch, Scratch& s,
       std::memcpy(s.v.data(), s.k.data(), T * kvd * sizeof(float));
     }
     norm.InPlace(w.attn_k_norm, s.k.data(), static_cast<int64_t>(T) * Hkv);
-    rope_[l].Apply(s.k.data(), T, kvd, Hkv, batch.positions.data());
+    rope_[l].ApplyAngles(s.k.data(), T, kvd, Hkv, s.rope_angles[rope_angles_from_[l]].data());
     norm.Unscaled(hd, s.v.data(), static_cast<int64_t>(T) * Hkv, s.v.data());
     for (int t = 0; t < T; ++t) {
       for (int h = 0; h < Hkv; ++h) {

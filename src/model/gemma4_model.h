@@ -70,6 +70,9 @@ class Gemma4Model final : public TargetModel {
   Gemma4Config config_;
   Gemma4Weights weights_;
   std::vector<kernels::Rope> rope_;  // per layer
+  // Per layer: the first layer whose Rope equals its own; a forward computes the rotations of
+  // its positions once per such layer (Scratch::rope_angles) and the others share them.
+  std::vector<int> rope_angles_from_;
   // Activations kept from one forward call to the next (calls take turns through the mutex):
   // allocating and zero-filling them anew each call was 7 % of the bundled pair's time in a
   // verification-heavy run, and the first verification after a prefill paid page faults that

@@ -35,6 +35,9 @@ struct F32x8 {
   }
   static float HalfToFloat(uint16_t h) { return _cvtsh_ss(h); }
   static uint16_t FloatToHalf(float f) { return _cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT); }
+  static void StoreHalves(V v, uint16_t* p) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+  }
 
   static M FirstN(int64_t n) {
     const __m256i index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);

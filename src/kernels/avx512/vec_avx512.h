@@ -44,6 +44,10 @@ struct F32x16 {
   }
   static float HalfToFloat(uint16_t h) { return _cvtsh_ss(h); }
   static uint16_t FloatToHalf(float f) { return _cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT); }
+  static void StoreHalves(V v, uint16_t* p) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
+                        _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+  }
 
   static M FirstN(int64_t n) { return static_cast<__mmask16>((1u << n) - 1u); }
   static V MaskLoad(M m, const float* p) { return _mm512_maskz_loadu_ps(m, p); }

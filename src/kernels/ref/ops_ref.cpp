@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "kernels/ops_isa.h"
+#include "tensor/float16.h"
 
 namespace tandem::kernels::ref {
 namespace {
@@ -37,6 +38,10 @@ void Gelu(const float* x, int64_t n, float* y) {
 
 void GeGlu(const float* gate, const float* up, int64_t n, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = GeluOne(gate[i]) * up[i];
+}
+
+void ToHalf(const float* x, int64_t n, uint16_t* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = Fp32ToFp16(x[i]);
 }
 
 void Softcap(const float* x, float cap, int64_t n, float* y) {

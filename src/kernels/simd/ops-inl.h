@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "kernels/simd/vec_trait.h"
+#include "tensor/float16.h"
 
 namespace tandem::kernels::simd {
 
@@ -164,6 +165,24 @@ void Softmax(const float* x, int64_t n, float* y) {
   Map<V>(y, n, y, [&](typename V::V v) { return V::Mul(v, inv_sum); });
 }
 
+// y = fp16(x), round to nearest even, as tensor/float16.h's Fp32ToFp16: a vector holding a NaN
+// (the instruction keeps its payload, the reference stores the canonical one) and the tail take
+// the reference's scalar path.
+template <VecTrait V>
+void ToHalf(const float* x, int64_t n, uint16_t* y) {
+  constexpr unsigned kAll = (1u << V::kLanes) - 1;
+  int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) {
+    const auto v = V::Load(x + i);
+    if (V::MaskBits(V::Eq(v, v)) == kAll) {
+      V::StoreHalves(v, y + i);
+    } else {
+      for (int l = 0; l < V::kLanes; ++l) y[i + l] = Fp32ToFp16(x[i + l]);
+    }
+  }
+  for (; i < n; ++i) y[i] = Fp32ToFp16(x[i]);
+}
+
 }  // namespace tandem::kernels::simd
 
 // Inside an ISA namespace: defines that ISA's row ops (ops_isa.h) from the templates above.
@@ -185,4 +204,7 @@ void Softmax(const float* x, int64_t n, float* y) {
   }                                                                                   \
   void Exp(const float* x, int64_t n, float* y) {                                     \
     simd::Map<V>(x, n, y, simd::Exp<V>);                                              \
+  }                                                                                   \
+  void ToHalf(const float* x, int64_t n, uint16_t* y) {                               \
+    simd::ToHalf<V>(x, n, y);                                                         \
   }

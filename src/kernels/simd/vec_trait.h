@@ -37,6 +37,7 @@ concept VecTrait = requires(typename T::V v, typename T::VD d, typename T::VI i,
   { T::LoadBF16(half) } -> std::same_as<typename T::V>;  // kLanes bf16 values, widened
   { T::HalfToFloat(uint16_t{}) } -> std::same_as<float>;  // one fp16 value
   { T::FloatToHalf(f) } -> std::same_as<uint16_t>;        // round to nearest even
+  T::StoreHalves(v, static_cast<uint16_t*>(nullptr));     // kLanes fp16 values, as FloatToHalf
   // Lanes [0, n) of a partial vector (0 <= n <= kLanes); loads give zeros elsewhere.
   { T::FirstN(int64_t{}) } -> std::same_as<typename T::M>;
   { T::MaskLoad(m, p) } -> std::same_as<typename T::V>;
