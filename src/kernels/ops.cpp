@@ -1,6 +1,7 @@
 // Dispatch of the row ops to the active ISA's kernels (isa.h), the exact elementwise ops and RoPE.
 #include "kernels/ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -34,6 +35,20 @@ void Gelu(const float* x, int64_t n, float* y) {
 
 void GeGlu(const float* gate, const float* up, int64_t n, float* y) {
   ActiveKernels().geglu(gate, up, n, y);
+}
+
+void GeGlu(const float* gate, const float* up, int64_t n, float* y, ThreadPool& pool) {
+  // Chunks of this many elements, from two of them: a smaller product is done before the pool
+  // wakes. E2B Q4_0 forwards of 4 rows (24-49k elements a layer), Zen 5 avx512, 2 threads:
+  // serial GeGLU took 0.46 ms of a 19 ms forward; spread, pp4 ran 1.02x (median of five
+  // interleaved rounds, 0.97-1.05x).
+  constexpr int64_t kChunk = 8192;
+  if (n < 2 * kChunk || pool.size() == 1) return GeGlu(gate, up, n, y);
+  pool.ParallelFor(static_cast<size_t>((n + kChunk - 1) / kChunk), [&](size_t c) {
+    const int64_t begin = static_cast<int64_t>(c) * kChunk;
+    const int64_t len = std::min(kChunk, n - begin);
+    GeGlu(gate + begin, up + begin, len, y + begin);
+  });
 }
 
 void Softcap(const float* x, float cap, int64_t n, float* y) {

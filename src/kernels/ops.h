@@ -41,6 +41,9 @@ void Gelu(const float* x, int64_t n, float* y);
 
 // y = gelu(gate) ⊙ up (Gemma's GeGLU FFN and the PLE gate). gate, up, y: [n].
 void GeGlu(const float* gate, const float* up, int64_t n, float* y);
+// The same, long rows spread over `pool` in chunks (an element's result is the same wherever it
+// is computed).
+void GeGlu(const float* gate, const float* up, int64_t n, float* y, ThreadPool& pool);
 
 // y = fp16(x), round to nearest even, bitwise tensor/float16.h's Fp32ToFp16 on every path (the
 // f16 KV cache's rows). x: [n], y: [n].

@@ -192,6 +192,24 @@ TEST(OpsTest, ToHalfIsTheReferenceConversionBitwise) {
   }
 }
 
+TEST(OpsTest, GeGluOverAPoolIsBitwiseTheSame) {
+  for (Isa isa : SupportedIsas()) {
+    IsaScope scope(isa);
+    for (int threads : {1, 2, 3}) {
+      ThreadPool pool(threads);
+      for (int64_t n : {int64_t{5}, int64_t{16383}, int64_t{16384}, int64_t{3 * 8192 + 5}}) {
+        const std::vector<float> g = RandomVector(n, 6, -6.0f, 6.0f);
+        const std::vector<float> u = RandomVector(n, 7);
+        std::vector<float> alone(n), spread(n, -1.0f);
+        GeGlu(g.data(), u.data(), n, alone.data());
+        GeGlu(g.data(), u.data(), n, spread.data(), pool);
+        EXPECT_TRUE(BitwiseEqual(spread.data(), alone.data(), n))
+            << IsaName(isa) << " threads " << threads << " n=" << n;
+      }
+    }
+  }
+}
+
 TEST(OpsTest, SoftcapMatchesDouble) {
   std::vector<float> x = RandomVector(5000, 6, -200.0f, 200.0f);
   for (float v : {0.0f, 1e-6f, -1e-6f, 0.5f, 7.4f, -7.6f, 1e6f, -1e6f}) x.push_back(v);

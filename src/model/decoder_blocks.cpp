@@ -74,7 +74,7 @@ void GeGluFfn(const Gemma4LayerWeights& w, int n, const float* in, float* out, B
   GrowRows(s.up, n, w.ffn_gate.rows);
   const kernels::MatMulProduct gate_up[] = {{&w.ffn_gate, s.gate.data()}, {&w.ffn_up, s.up.data()}};
   kernels::MatMulEach(gate_up, in, n, pool);
-  kernels::GeGlu(s.gate.data(), s.up.data(), static_cast<int64_t>(size), s.gate.data());
+  kernels::GeGlu(s.gate.data(), s.up.data(), static_cast<int64_t>(size), s.gate.data(), pool);
   kernels::MatMul(w.ffn_down, s.gate.data(), n, out, pool);
 }
 
