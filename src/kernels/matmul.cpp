@@ -310,12 +310,13 @@ bool Quantized(Family family) {
   return family == Family::kQ8_0 || family == Family::kQ8_1 || family == Family::kQ8_K;
 }
 
+// Products MatMulEach takes at once.
+constexpr size_t kMaxProducts = 8;
+
 // Dense products of the same activations x[T][cols] (products.size() <= kMaxProducts, cols > 0,
 // T > 0): x is quantized once per family, and every product's tiles are one job on the pool.
 // Small work (the assistant's layers, per-head projections) runs on the calling thread: waking
 // the pool costs more than the work. Which thread runs a tile never changes its result.
-constexpr size_t kMaxProducts = 8;
-
 void RunDenseProducts(std::span<const MatMulProduct> products, const float* x, int64_t T,
                       ThreadPool& pool) {
   std::array<DensePlan, kMaxProducts> plans;
