@@ -31,7 +31,8 @@ struct Gemma4Model::Scratch : BlockScratch {
 
   // After a forward of `rows` (> BlockScratch::kShrinkAbove) rows: each buffer cut back to
   // BlockScratch::kMinRows rows (ShrinkRows). A buffer of 2 MiB or more leaves the address space
-  // at once (base/huge_page_allocator.h); the next prefill maps it again in huge pages.
+  // at once (base/huge_page_allocator.h); the next prefill maps it again in huge pages. The
+  // rotation tables are freed (the next forward computes its own).
   void Shrink(int rows);
   // BlockScratch::Buffers and these.
   std::vector<ActivationBuffer*> Buffers() {
@@ -59,6 +60,7 @@ size_t Gemma4Model::ScratchBytes() const {
 
 void Gemma4Model::Scratch::Shrink(int rows) {
   for (ActivationBuffer* buffer : Buffers()) ShrinkRows(*buffer, rows);
+  for (std::vector<float>& angles : rope_angles) std::vector<float>().swap(angles);
 }
 
 namespace {
