@@ -205,6 +205,10 @@ std::vector<float> RunMatMul(TensorType type, const std::vector<uint8_t>& w, int
 std::vector<float> TrickyActivations(int64_t cols) {
   std::vector<float> x = RandomActivations(cols, 14);
   for (int i = 0; i < 32; ++i) x[i] = i == 0 ? 127.0f : (i % 2 ? 1.0f : -1.0f) * (i + 0.5f);
+  // Scale 1 in this block: the floats just below one half as they are, and ties near them.
+  for (int i : {2, 3, 4}) x[i] = (i % 2 ? 1.0f : -1.0f) * std::nextafter(0.5f, 0.0f);
+  x[5] = 0.5f;
+  x[6] = -std::nextafter(1.5f, 0.0f);
   for (int i = 32; i < 64; ++i) x[i] = 0.0f;
   for (int i = 64; i < 96; ++i) x[i] = 1e-30f * static_cast<float>(i - 80);
   for (int i = 256; i < 512; ++i) x[i] = (i % 3 ? 1.0f : -1.0f) * ((i % 50) + 0.5f);
