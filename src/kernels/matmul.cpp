@@ -86,8 +86,10 @@ constexpr int64_t kInlineQuantizeValues = 64 * 1024;
 // task (few rows: on the calling thread); `quantize` is the active path's quantizer (all are
 // bit-exact with the reference).
 QuantizedActivations QuantizeActivations(Family family, QuantizeRowFn quantize, const float* x,
-                                         int64_t T, int64_t cols, ThreadPool& pool,
-                                         Scratch& scratch) {
+                                         int64_t T, int64_t cols, ThreadPool& pool) {
+  // One buffer per family and thread: MatMulEach holds one family's while it quantizes another.
+  thread_local Scratch scratches[static_cast<int>(Family::kNone)];
+  Scratch& scratch = scratches[static_cast<int>(family)];
   const int64_t block = family == Family::kQ8_K ? 256 : 32;
   QuantizedActivations a;
   a.n_rows = T;
@@ -122,14 +124,6 @@ QuantizedActivations QuantizeActivations(Family family, QuantizeRowFn quantize, 
   a.sum16 = sum16;
   a.sum32 = sum32;
   return a;
-}
-
-// The same into the calling thread's buffer for `family`.
-QuantizedActivations QuantizeActivations(Family family, QuantizeRowFn quantize, const float* x,
-                                         int64_t T, int64_t cols, ThreadPool& pool) {
-  // One buffer per family and thread: MatMulEach holds one family's while it quantizes another.
-  thread_local Scratch scratch[static_cast<int>(Family::kNone)];
-  return QuantizeActivations(family, quantize, x, T, cols, pool, scratch[static_cast<int>(family)]);
 }
 
 // The kernels of the active path for each family (ref where the ISA has none).
