@@ -1,10 +1,13 @@
 // Helpers shared by the kernels' tests.
 #pragma once
 
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "kernels/isa.h"
+#include "tensor/quantize.h"
 
 namespace tandem::kernels::testing_kernels {
 
@@ -29,6 +32,22 @@ inline double Nmse(const std::vector<float>& got, const std::vector<double>& wan
     ref += want[i] * want[i];
   }
   return ref > 0 ? err / ref : err;
+}
+
+// A [rows][cols] matrix of `type`, row r quantized from sin(phase + 0.37 r + 0.11 c): smooth
+// values that every quantized type represents with all its codes in use.
+inline std::vector<uint8_t> SmoothWeights(TensorType type, int64_t rows, int64_t cols,
+                                          float phase = 0.0f) {
+  const size_t row_bytes = QuantizedRowBytes(type, cols);
+  std::vector<uint8_t> data(rows * row_bytes);
+  std::vector<float> row(cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      row[c] = std::sin(phase + 0.37f * static_cast<float>(r) + 0.11f * static_cast<float>(c));
+    }
+    QuantizeRow(type, row.data(), data.data() + r * row_bytes, cols);
+  }
+  return data;
 }
 
 inline bool BitwiseEqual(const float* a, const float* b, size_t n) {

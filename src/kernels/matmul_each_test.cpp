@@ -25,25 +25,17 @@ constexpr int64_t kCols = 512;
 // A [rows][kCols] matrix of `type` quantized from a smooth pattern, with a packed copy in the
 // active path's layout where the type has one.
 struct Matrix {
-  Matrix(TensorType type, int64_t rows, float phase) {
-    const size_t row_bytes = QuantizedRowBytes(type, kCols);
-    data.resize(rows * row_bytes);
-    std::vector<float> row(kCols);
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = 0; c < kCols; ++c) {
-        row[c] = std::sin(phase + 0.37f * static_cast<float>(r) + 0.11f * static_cast<float>(c));
-      }
-      QuantizeRow(type, row.data(), data.data() + r * row_bytes, kCols);
-    }
-    w = DenseWeightMatrix(type, data.data(), rows, kCols);
+  Matrix(TensorType type, int64_t rows, float phase)
+      : data(testing_kernels::SmoothWeights(type, rows, kCols, phase)),
+        w(DenseWeightMatrix(type, data.data(), rows, kCols)) {
     if (HasPackedLayout(type)) {
       copy = PackWeightMatrix(w);
       w = copy.Attach(w);
     }
   }
   std::vector<uint8_t> data;
-  PackedMatrix copy;
   WeightMatrix w;
+  PackedMatrix copy;
 };
 
 TEST(MatMulEach, EachProductIsBitwiseItsOwnMatMul) {

@@ -11,7 +11,6 @@
 #include "kernels/kernel_test_util.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_repack.h"
-#include "tensor/quantize.h"
 
 namespace tandem::kernels {
 namespace {
@@ -19,14 +18,7 @@ namespace {
 constexpr int64_t kRows = 192, kCols = 256;
 
 std::vector<uint8_t> Q4_0Matrix() {
-  const size_t row_bytes = QuantizedRowBytes(TensorType::kQ4_0, kCols);
-  std::vector<uint8_t> w(kRows * row_bytes);
-  std::vector<float> row(kCols);
-  for (int64_t r = 0; r < kRows; ++r) {
-    for (int64_t c = 0; c < kCols; ++c) row[c] = std::sin(0.1f * static_cast<float>(r * kCols + c));
-    QuantizeRow(TensorType::kQ4_0, row.data(), w.data() + r * row_bytes, kCols);
-  }
-  return w;
+  return testing_kernels::SmoothWeights(TensorType::kQ4_0, kRows, kCols);
 }
 
 TEST(FirstRows, AreTheMatrixsFirstRowsInEveryLayout) {
