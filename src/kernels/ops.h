@@ -51,6 +51,8 @@ void ToHalf(const float* x, int64_t n, uint16_t* y);
 
 // y = cap · tanh(x / cap) (Gemma 4's final-logit soft-cap, cap = 30). cap > 0. x, y: [n].
 void Softcap(const float* x, float cap, int64_t n, float* y);
+// The same, long rows (a vocabulary's logits) spread over `pool` in chunks.
+void Softcap(const float* x, float cap, int64_t n, float* y, ThreadPool& pool);
 
 // y = exp(x - max x) / Σ exp(x - max x). n >= 1. x, y: [n].
 void Softmax(const float* x, int64_t n, float* y);

@@ -192,19 +192,24 @@ TEST(OpsTest, ToHalfIsTheReferenceConversionBitwise) {
   }
 }
 
-TEST(OpsTest, GeGluOverAPoolIsBitwiseTheSame) {
+TEST(OpsTest, GeGluAndSoftcapOverAPoolAreBitwiseTheSame) {
   for (Isa isa : SupportedIsas()) {
     IsaScope scope(isa);
     for (int threads : {1, 2, 3}) {
       ThreadPool pool(threads);
       for (int64_t n : {int64_t{5}, int64_t{16383}, int64_t{16384}, int64_t{3 * 8192 + 5}}) {
         const std::vector<float> g = RandomVector(n, 6, -6.0f, 6.0f);
-        const std::vector<float> u = RandomVector(n, 7);
+        const std::vector<float> u = RandomVector(n, 7, -90.0f, 90.0f);
         std::vector<float> alone(n), spread(n, -1.0f);
         GeGlu(g.data(), u.data(), n, alone.data());
         GeGlu(g.data(), u.data(), n, spread.data(), pool);
         EXPECT_TRUE(BitwiseEqual(spread.data(), alone.data(), n))
-            << IsaName(isa) << " threads " << threads << " n=" << n;
+            << IsaName(isa) << " GeGLU, threads " << threads << " n=" << n;
+        std::fill(spread.begin(), spread.end(), -1.0f);
+        Softcap(u.data(), 30.0f, n, alone.data());
+        Softcap(u.data(), 30.0f, n, spread.data(), pool);
+        EXPECT_TRUE(BitwiseEqual(spread.data(), alone.data(), n))
+            << IsaName(isa) << " softcap, threads " << threads << " n=" << n;
       }
     }
   }

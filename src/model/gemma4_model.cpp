@@ -229,7 +229,7 @@ void Gemma4Model::Logits(const ForwardBatch& batch, ForwardOutput& out, ThreadPo
   };
   const auto softcap = [&](float* x, size_t n) {
     if (c.final_logit_softcap > 0) {
-      kernels::Softcap(x, c.final_logit_softcap, static_cast<int64_t>(n), x);
+      kernels::Softcap(x, c.final_logit_softcap, static_cast<int64_t>(n), x, pool);
     }
   };
   // Rows with every token in one product (straight into out.logits when that is all of them).
