@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "base/error.h"
+#include "sampling/vocab_scan.h"
 
 namespace tandem {
 
@@ -46,6 +47,7 @@ void Sampler::Distribution(const float* logits, int n_vocab, std::span<const int
     }
     std::fill(probs.begin(), probs.end(), 0.0f);
     probs[best] = 1.0f;
+    greedy_token_ = best;
     return;
   }
 
@@ -68,15 +70,30 @@ std::vector<float> Sampler::Distribution(const float* logits, int n_vocab,
 int32_t Sampler::Sample(const float* logits, int n_vocab, std::span<const int32_t> history,
                         Rng& rng, std::span<float> probs) {
   Distribution(logits, n_vocab, history, probs);
+  if (params_.greedy()) {
+    // What SampleFrom returns for the one-hot distribution, after the same one draw, without
+    // walking the vocabulary's zeros.
+    rng.Uniform();
+    return greedy_token_;
+  }
   return SampleFrom(probs, rng);
 }
 
 int32_t SampleFrom(std::span<const float> probs, Rng& rng) {
   if (probs.empty()) Fail(ErrorKind::kInvalidArgument, "sampling: empty probability vector");
   // Zeros are skipped (adding 0 changes no sum): the chain's vectors are mostly zeros.
+  // Whole blocks of zeros are skipped a block at a time (top-k leaves a few dozen non-zeros).
+  using sampling::BlockIsZero;
+  using sampling::kScanBlock;
+  const size_t n = probs.size();
   double total = 0.0;
   bool ok = true;
-  for (float p : probs) {
+  for (size_t i = 0; i < n; ++i) {
+    if (i % kScanBlock == 0 && i + kScanBlock <= n && BlockIsZero(&probs[i])) {
+      i += kScanBlock - 1;
+      continue;
+    }
+    const float p = probs[i];
     if (p == 0.0f) continue;
     ok &= p > 0.0f;  // false for negatives and NaN
     total += p;
@@ -93,7 +110,11 @@ int32_t SampleFrom(std::span<const float> probs, Rng& rng) {
   const double target = rng.Uniform() * total;
   double cumulative = 0.0;
   int32_t last_positive = 0;
-  for (size_t i = 0; i < probs.size(); ++i) {
+  for (size_t i = 0; i < n; ++i) {
+    if (i % kScanBlock == 0 && i + kScanBlock <= n && BlockIsZero(&probs[i])) {
+      i += kScanBlock - 1;
+      continue;
+    }
     if (probs[i] == 0.0f) continue;
     cumulative += probs[i];
     last_positive = static_cast<int32_t>(i);
@@ -104,18 +125,11 @@ int32_t SampleFrom(std::span<const float> probs, Rng& rng) {
 }
 
 int32_t Argmax(std::span<const float> values) {
-  int32_t best = -1;
-  float best_value = 0.0f;
-  for (size_t i = 0; i < values.size(); ++i) {
-    const float v = values[i];
-    if (std::isnan(v)) continue;
-    if (best < 0 || v > best_value) {
-      best = static_cast<int32_t>(i);
-      best_value = v;
-    }
-  }
-  if (best < 0) Fail(ErrorKind::kInvalidArgument, "sampling: argmax of no (non-NaN) values");
-  return best;
+  // The first index holding the maximum: the element-by-element scan's answer (its `>` keeps
+  // the first of equal values, and -0 == +0).
+  const size_t i = sampling::FirstEqual(values, sampling::MaxIgnoringNan(values));
+  if (i < values.size()) return static_cast<int32_t>(i);
+  Fail(ErrorKind::kInvalidArgument, "sampling: argmax of no (non-NaN) values");
 }
 
 }  // namespace tandem

@@ -45,6 +45,7 @@ class Sampler {
   std::vector<float> adjusted_;  // [n_vocab] logits after bias and penalties
   std::vector<int32_t> window_;  // penalty window, sorted
   sampling::CandidateList candidates_;
+  int32_t greedy_token_ = 0;  // the last greedy Distribution's token
 };
 
 // Draws a token from probs[n] (non-negative weights, not necessarily normalised) with one

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "sampling/vocab_scan.h"
 
 namespace tandem::sampling {
 namespace {
@@ -107,9 +108,7 @@ void ApplyPenalties(std::span<float> logits, std::span<const int32_t> history,
 }
 
 void CheckLogits(std::span<const float> logits) {
-  bool ok = true;
-  for (float v : logits) ok &= v < INFINITY;  // false for NaN and +inf; vectorises
-  if (ok) return;
+  if (AllBelowInfinity(logits)) return;
   for (size_t i = 0; i < logits.size(); ++i) {
     if (!(logits[i] < INFINITY)) {
       Fail(ErrorKind::kInvalidArgument, "sampling: logit of token " + std::to_string(i) + " is " +
@@ -138,7 +137,15 @@ void SelectTopK(std::span<const float> logits, int32_t k, CandidateList& out) {
   auto& heap = out.items;
   heap.clear();
   heap.reserve(k);
-  for (size_t i = 0; i < logits.size(); ++i) {
+  const size_t n = logits.size();
+  for (size_t i = 0; i < n; ++i) {
+    // Once the heap is full, a block whose largest value does not beat the worst kept token
+    // holds none that would enter: skip it whole.
+    if (i % kScanBlock == 0 && i + kScanBlock <= n && heap.size() == static_cast<size_t>(k) &&
+        !(MaxIgnoringNan(logits.subspan(i, kScanBlock)) > heap.front().logit)) {
+      i += kScanBlock - 1;
+      continue;
+    }
     const float v = logits[i];
     if (v == -INFINITY) continue;
     if (heap.size() < static_cast<size_t>(k)) {

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "sampling/sampler.h"
+#include "sampling/vocab_scan.h"
 
 namespace tandem {
 namespace {
@@ -20,13 +21,17 @@ void CheckSizes(size_t p, size_t q, size_t residual) {
 
 // residual /= its sum (summed in id order), or residual = p when that sum is zero.
 void NormaliseOrFallBack(std::span<const float> p, std::span<float> residual) {
-  double total = 0.0;
-  for (float r : residual) total += r;
+  const double total = sampling::SumInOrder(residual);
   if (!(total > 0.0)) {
     std::copy(p.begin(), p.end(), residual.begin());
     return;
   }
-  for (float& r : residual) r = static_cast<float>(r / total);
+  // (A block of zeros divides to itself: skipped.)
+  for (size_t i = 0; i < residual.size(); i += sampling::kScanBlock) {
+    const size_t n = std::min(sampling::kScanBlock, residual.size() - i);
+    if (n == sampling::kScanBlock && sampling::BlockIsZero(&residual[i])) continue;
+    for (size_t j = i; j < i + n; ++j) residual[j] = static_cast<float>(residual[j] / total);
+  }
 }
 
 }  // namespace
