@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "sampling/logprobs.h"
 #include "sampling/sampler.h"
 #include "speculative/speculative_accept.h"
 
@@ -45,6 +46,16 @@ BENCHMARK(BM_Distribution)
     ->Args({0, 95, 0, 80, 1})    // no top-k, flat logits: top-p sorts most of the vocabulary
     ->Args({0, 100, 0, 100, 6})  // plain softmax over everything
     ->Unit(benchmark::kMicrosecond);
+
+void BM_Logprobs(benchmark::State& state) {
+  const std::vector<float> logits = Logits(6);
+  TokenLogprobs out;
+  for (auto _ : state) {
+    ComputeLogprobs(logits.data(), kVocab, 7, 5, out);
+    benchmark::DoNotOptimize(out.chosen);
+  }
+}
+BENCHMARK(BM_Logprobs)->Unit(benchmark::kMicrosecond);
 
 void BM_SampleFrom(benchmark::State& state) {
   std::vector<float> probs(kVocab, 1.0f / kVocab);

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "base/error.h"
+#include "sampling/vector_exp.h"
+#include "sampling/vocab_scan.h"
 
 namespace tandem {
 
@@ -16,16 +18,27 @@ void ComputeLogprobs(const float* logits, int n_vocab, int32_t token, int n_top,
     Fail(ErrorKind::kInvalidArgument, "logprobs: token " + std::to_string(token) +
                                           " is outside [0, " + std::to_string(n_vocab) + ")");
   }
-  float max = logits[0];
-  for (int i = 0; i < n_vocab; ++i) {
-    if (!std::isfinite(logits[i])) {
-      Fail(ErrorKind::kInvalidArgument, "logprobs: logit " + std::to_string(i) + " is not finite");
+  const std::span<const float> row(logits, static_cast<size_t>(n_vocab));
+  if (!sampling::AllBelowInfinity(row, /*finite=*/true)) {
+    for (int i = 0; i < n_vocab; ++i) {
+      if (!std::isfinite(logits[i])) {
+        Fail(ErrorKind::kInvalidArgument,
+             "logprobs: logit " + std::to_string(i) + " is not finite");
+      }
     }
-    max = std::max(max, logits[i]);
   }
-  // log p_i = (x_i - max) - log(sum_j exp(x_j - max)), summed in id order in double.
+  const float max = sampling::MaxIgnoringNan(row);
+  // log p_i = (x_i - max) - log(sum_j exp(x_j - max)), the exps summed in id order in double
+  // (vector_exp.h, a few thousand at a time).
+  constexpr int kChunk = 4096;
+  float exps[kChunk];
   double sum = 0;
-  for (int i = 0; i < n_vocab; ++i) sum += std::exp(static_cast<double>(logits[i] - max));
+  for (int i = 0; i < n_vocab; i += kChunk) {
+    const int n = std::min(kChunk, n_vocab - i);
+    for (int j = 0; j < n; ++j) exps[j] = logits[i + j] - max;
+    sampling::ExpRow(exps, static_cast<size_t>(n), 1.0f, exps);
+    for (int j = 0; j < n; ++j) sum += exps[j];
+  }
   const double log_sum = std::log(sum);
   const auto logprob = [&](int32_t i) {
     return static_cast<float>(static_cast<double>(logits[i] - max) - log_sum);

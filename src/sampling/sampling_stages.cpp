@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "sampling/vector_exp.h"
 #include "sampling/vocab_scan.h"
 
 namespace tandem::sampling {
@@ -37,6 +38,16 @@ void SortBest(CandidateList& list, size_t count) {
   if (count == items.size()) list.sorted = true;
 }
 
+// exps[i] = e^((items[i].logit - max) / t) for every candidate, in list order, in a buffer of
+// the calling thread's (vector_exp.h: a full vocabulary's exps were most of the chain's time).
+std::span<const float> ShiftedExps(const std::vector<Candidate>& items, float max, float t) {
+  thread_local std::vector<float> exps;
+  if (exps.size() < items.size()) exps.resize(items.size());
+  for (size_t i = 0; i < items.size(); ++i) exps[i] = items[i].logit - max;
+  ExpRow(exps.data(), items.size(), t, exps.data());
+  return {exps.data(), items.size()};
+}
+
 // Top-p over an unsorted list in linear time, without sorting the vocabulary: candidates are
 // bucketed by their distance below the max logit (1/128 nat per bucket; the last bucket takes
 // everything further), bucket masses sum(exp(logit - max)) are accumulated (each bucket in list
@@ -51,7 +62,8 @@ size_t SelectNucleus(std::vector<Candidate>& items, float max, float p) {
     return static_cast<int>(std::min((max - logit) * kBucketsPerNat, kBuckets - 1.0f));
   };
   std::vector<double> mass(kBuckets, 0.0);
-  for (const Candidate& c : items) mass[bucket(c.logit)] += std::exp(c.logit - max);
+  const std::span<const float> exps = ShiftedExps(items, max, 1.0f);
+  for (size_t i = 0; i < items.size(); ++i) mass[bucket(items[i].logit)] += exps[i];
   double total = 0.0;
   for (double m : mass) total += m;
   const double target = static_cast<double>(p) * total;
@@ -65,7 +77,7 @@ size_t SelectNucleus(std::vector<Candidate>& items, float max, float p) {
                                    [&](const Candidate& c) { return bucket(c.logit) == edge; });
   std::sort(first, last, Before);
   for (auto it = first; it != last; ++it) {
-    cumulative += std::exp(it->logit - max);
+    cumulative += Exp(it->logit - max);
     if (cumulative >= target) return static_cast<size_t>(it - items.begin()) + 1;
   }
   return static_cast<size_t>(last - items.begin());  // rounding kept the target out of reach
@@ -177,12 +189,13 @@ void TopP(CandidateList& list, float p, int32_t min_keep) {
   const size_t keep_min = std::min(items.size(), KeepAtLeast(min_keep));
   size_t keep = items.size();
   if (list.sorted) {
+    const std::span<const float> exps = ShiftedExps(items, max, 1.0f);
     double total = 0.0;  // softmax denominator, summed in list order
-    for (const Candidate& c : items) total += std::exp(c.logit - max);
+    for (float e : exps) total += e;
     const double target = static_cast<double>(p) * total;
     double cumulative = 0.0;
     for (size_t i = 0; i < items.size(); ++i) {
-      cumulative += std::exp(items[i].logit - max);
+      cumulative += exps[i];
       if (cumulative >= target) {
         keep = i + 1;
         break;
@@ -226,13 +239,14 @@ void WriteSoftmax(const CandidateList& list, float temperature, std::span<float>
   std::fill(probs.begin(), probs.end(), 0.0f);
   // (logit - max) / t <= 0 never overflows, even for a tiny t (where logit / t would).
   const float max = MaxLogit(list);
+  const std::span<const float> exps = ShiftedExps(list.items, max, temperature);
   double total = 0.0;
-  for (const Candidate& c : list.items) {
-    const float e = std::exp((c.logit - max) / temperature);
-    probs[c.id] = e;
-    total += e;
+  for (size_t i = 0; i < list.items.size(); ++i) {
+    probs[list.items[i].id] = exps[i];
+    total += exps[i];
   }
-  for (const Candidate& c : list.items) probs[c.id] = static_cast<float>(probs[c.id] / total);
+  const double inverse = 1.0 / total;  // (a multiply per token instead of a divide)
+  for (const Candidate& c : list.items) probs[c.id] = static_cast<float>(probs[c.id] * inverse);
 }
 
 }  // namespace tandem::sampling

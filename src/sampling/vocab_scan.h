@@ -72,17 +72,18 @@ inline size_t FirstEqual(std::span<const float> x, float value) {
   return x.size();
 }
 
-// True if every value of x is below +inf (false for a NaN or +inf).
-inline bool AllBelowInfinity(std::span<const float> x) {
+// True if every value of x is below +inf (false for a NaN or +inf); with `finite`, also above
+// -inf.
+inline bool AllBelowInfinity(std::span<const float> x, bool finite = false) {
   using namespace scan_detail;
-  const F4 inf = Splat(INFINITY);
+  const F4 inf = Splat(INFINITY), low = Splat(finite ? -INFINITY : NAN);
   I4 bad = I4{0, 0, 0, 0};
   size_t i = 0;
   for (; i + kScanBlock <= x.size(); i += kScanBlock) {
-    for (int j = 0; j < 4; ++j) bad |= ~(Load(&x[i + 4 * j]) < inf);
+    for (int j = 0; j < 4; ++j) bad |= ~(Load(&x[i + 4 * j]) < inf) | (Load(&x[i + 4 * j]) == low);
   }
   bool ok = !AnyLane(bad);
-  for (; i < x.size(); ++i) ok &= x[i] < INFINITY;
+  for (; i < x.size(); ++i) ok &= x[i] < INFINITY && !(finite && x[i] == -INFINITY);
   return ok;
 }
 

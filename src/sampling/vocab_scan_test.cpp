@@ -54,6 +54,9 @@ TEST(VocabScanTest, EveryScanIsThePlainLoopsAnswer) {
     bool below = true;
     for (float v : x) below &= v < INFINITY;
     EXPECT_EQ(AllBelowInfinity(x), below);
+    bool finite = true;
+    for (float v : x) finite &= std::isfinite(v);
+    EXPECT_EQ(AllBelowInfinity(x, /*finite=*/true), finite);
     if (n > 0) {
       const float target = x[rng() % n];
       const size_t first = std::find(x.begin(), x.end(), target) - x.begin();
