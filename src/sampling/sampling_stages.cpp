@@ -22,6 +22,7 @@ void CheckToken(int32_t token, size_t n_vocab, const char* what) {
 
 float MaxLogit(const CandidateList& list) {
   if (list.sorted) return list.items.front().logit;
+  if (list.max_known) return list.max_logit;
   float max = -INFINITY;
   for (const Candidate& c : list.items) max = std::max(max, c.logit);
   return max;
@@ -71,10 +72,19 @@ size_t SelectNucleus(std::vector<Candidate>& items, float max, float p) {
   int edge = 0;
   for (; edge < kBuckets - 1 && cumulative + mass[edge] < target; ++edge) cumulative += mass[edge];
   // Both predicates are true for few or for most items, so the partitions branch predictably.
-  const auto first = std::partition(items.begin(), items.end(),
-                                    [&](const Candidate& c) { return bucket(c.logit) < edge; });
-  const auto last = std::partition(first, items.end(),
-                                   [&](const Candidate& c) { return bucket(c.logit) == edge; });
+  // For a distance x >= 0, bucket < edge is x < edge and bucket <= edge is x < edge + 1 (the
+  // last bucket takes everything): the same partitions without a conversion per item.
+  const auto distance = [max](const Candidate& c) { return (max - c.logit) * kBucketsPerNat; };
+  const auto first = edge == 0
+                         ? items.begin()
+                         : std::partition(items.begin(), items.end(), [&](const Candidate& c) {
+                             return distance(c) < static_cast<float>(edge);
+                           });
+  const auto last = edge == kBuckets - 1
+                        ? items.end()
+                        : std::partition(first, items.end(), [&](const Candidate& c) {
+                            return distance(c) < static_cast<float>(edge + 1);
+                          });
   std::sort(first, last, Before);
   for (auto it = first; it != last; ++it) {
     cumulative += Exp(it->logit - max);
@@ -136,6 +146,9 @@ void CollectCandidates(std::span<const float> logits, CandidateList& out) {
     if (logits[i] != -INFINITY) out.items.push_back({logits[i], static_cast<int32_t>(i)});
   }
   out.sorted = false;
+  // (-inf, the banned tokens' logit, is the maximum only of an empty list.)
+  out.max_known = true;
+  out.max_logit = MaxIgnoringNan(logits);
 }
 
 void SelectTopK(std::span<const float> logits, int32_t k, CandidateList& out) {

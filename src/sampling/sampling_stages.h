@@ -24,6 +24,10 @@ inline bool Before(const Candidate& a, const Candidate& b) {
 struct CandidateList {
   std::vector<Candidate> items;
   bool sorted = false;
+  // The largest logit of `items`, where known (CollectCandidates). Every stage keeps the best
+  // candidate, so it stays the maximum down the chain; a list built by hand leaves it unknown.
+  bool max_known = false;
+  float max_logit = 0.0f;
 };
 
 // logits[n_vocab]: adds each bias to its token's logit, in list order. Throws

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "base/error.h"
@@ -210,6 +211,30 @@ TEST(WriteSoftmaxTest, TemperatureScalesLogits) {
   EXPECT_NEAR(probs[1], 0.9f, 1e-7);
   WriteSoftmax(list, 2.0f, probs);  // p ∝ {1, sqrt(3)}
   EXPECT_NEAR(probs[0], 1.0 / (1.0 + std::sqrt(3.0)), 1e-7);
+}
+
+TEST(CandidateListTest, TheKnownMaxStaysTheListsMaxDownTheChain) {
+  // CollectCandidates records the max; TopP and MinP (unsorted paths) rely on every stage keeping
+  // the best candidate. Checked against the items themselves after each stage.
+  std::mt19937 rng(4);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  const auto check = [](const CandidateList& list, const char* after) {
+    if (!list.max_known || list.items.empty()) return;
+    float max = -INFINITY;
+    for (const Candidate& c : list.items) max = std::max(max, c.logit);
+    EXPECT_EQ(list.max_logit, max) << "after " << after;
+  };
+  for (int round = 0; round < 200; ++round) {
+    std::vector<float> logits(1 + rng() % 5000);
+    for (float& v : logits) v = rng() % 7 == 0 ? -INFINITY : normal(rng);
+    CandidateList list;
+    CollectCandidates(logits, list);
+    check(list, "CollectCandidates");
+    TopP(list, 0.5f + 0.5f * static_cast<float>(rng() % 100) / 100.0f, 1 + rng() % 3);
+    check(list, "TopP");
+    MinP(list, static_cast<float>(rng() % 30) / 100.0f, 1 + rng() % 3);
+    check(list, "MinP");
+  }
 }
 
 }  // namespace
