@@ -28,17 +28,25 @@ void ComputeLogprobs(const float* logits, int n_vocab, int32_t token, int n_top,
     }
   }
   const float max = sampling::MaxIgnoringNan(row);
-  // log p_i = (x_i - max) - log(sum_j exp(x_j - max)), the exps summed in id order in double
-  // (vector_exp.h, a few thousand at a time).
+  // log p_i = (x_i - max) - log(sum_j exp(x_j - max)), the exps (vector_exp.h, a few thousand at
+  // a time) summed in double in four partial sums by id modulo 4, then (s0 + s1) + (s2 + s3):
+  // one sum in id order waited on each addition's latency.
   constexpr int kChunk = 4096;
   float exps[kChunk];
-  double sum = 0;
+  double partial[4] = {0, 0, 0, 0};
   for (int i = 0; i < n_vocab; i += kChunk) {
     const int n = std::min(kChunk, n_vocab - i);
-    for (int j = 0; j < n; ++j) exps[j] = logits[i + j] - max;
-    sampling::ExpRow(exps, static_cast<size_t>(n), 1.0f, exps);
-    for (int j = 0; j < n; ++j) sum += exps[j];
+    sampling::ExpRow(logits + i, static_cast<size_t>(n), max, 1.0f, exps);
+    int j = 0;
+    for (; j + 4 <= n; j += 4) {
+      partial[0] += exps[j];
+      partial[1] += exps[j + 1];
+      partial[2] += exps[j + 2];
+      partial[3] += exps[j + 3];
+    }
+    for (; j < n; ++j) partial[j % 4] += exps[j];  // (i is a multiple of 4)
   }
+  const double sum = (partial[0] + partial[1]) + (partial[2] + partial[3]);
   const double log_sum = std::log(sum);
   const auto logprob = [&](int32_t i) {
     return static_cast<float>(static_cast<double>(logits[i] - max) - log_sum);
@@ -51,6 +59,13 @@ void ComputeLogprobs(const float* logits, int n_vocab, int32_t token, int n_top,
   std::vector<int32_t> best;
   best.reserve(n + 1);
   for (int32_t i = 0; i < n_vocab; ++i) {
+    // Once n are kept, a block whose largest logit does not beat the last kept is skipped whole.
+    constexpr int kBlock = static_cast<int>(sampling::kScanBlock);
+    if (i % kBlock == 0 && i + kBlock <= n_vocab && static_cast<int>(best.size()) == n &&
+        !(sampling::MaxIgnoringNan(row.subspan(i, kBlock)) > logits[best.back()])) {
+      i += kBlock - 1;
+      continue;
+    }
     if (static_cast<int>(best.size()) == n && logits[i] <= logits[best.back()]) continue;
     const auto at = std::upper_bound(best.begin(), best.end(), i,
                                      [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });

@@ -39,6 +39,28 @@ TEST(Logprobs, MatchesAFullSortOracle) {
   }
 }
 
+TEST(Logprobs, TopNAmongManyTiesIsTheStableSortsPrefix) {
+  // Few distinct logits over rows longer than a scan block: the top-n scan skips whole blocks
+  // that cannot enter, and must still keep the lowest ids among equal logits.
+  Rng rng(11, 0);
+  for (int round = 0; round < 100; ++round) {
+    const int n = 1 + static_cast<int>(rng.Uniform() * 3000);
+    std::vector<float> logits(n);
+    for (float& x : logits) x = static_cast<float>(static_cast<int>(rng.Uniform() * 6)) - 3.0f;
+    const int n_top = 1 + static_cast<int>(rng.Uniform() * 40);
+    TokenLogprobs out;
+    ComputeLogprobs(logits.data(), n, 0, n_top, out);
+    std::vector<int32_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+    ASSERT_EQ(out.top.size(), static_cast<size_t>(std::min(n, n_top))) << "round " << round;
+    for (size_t r = 0; r < out.top.size(); ++r) {
+      EXPECT_EQ(out.top[r].token, order[r]) << "round " << round << ", rank " << r;
+    }
+  }
+}
+
 TEST(Logprobs, TiesGoToTheLowerIdAndNIsClamped) {
   const std::vector<float> logits = {1.0f, 3.0f, 3.0f, 0.0f};
   TokenLogprobs out;

@@ -45,7 +45,7 @@ std::span<const float> ShiftedExps(const std::vector<Candidate>& items, float ma
   thread_local std::vector<float> exps;
   if (exps.size() < items.size()) exps.resize(items.size());
   for (size_t i = 0; i < items.size(); ++i) exps[i] = items[i].logit - max;
-  ExpRow(exps.data(), items.size(), t, exps.data());
+  ExpRow(exps.data(), items.size(), 0.0f, t, exps.data());
   return {exps.data(), items.size()};
 }
 

@@ -64,26 +64,27 @@ inline F4 Exp4(F4 x) {
 
 }  // namespace exp_detail
 
-// y[i] = e^(x[i] / divisor) for i < n (y may be x; the quotient rounded to float first).
-inline void ExpRow(const float* x, size_t n, float divisor, float* y) {
+// y[i] = e^((x[i] - offset) / divisor) for i < n (y may be x; the difference, then the
+// quotient, rounded to float first as in scalar code).
+inline void ExpRow(const float* x, size_t n, float offset, float divisor, float* y) {
   using exp_detail::F4;
-  const F4 d = exp_detail::Splat(divisor);
+  const F4 o = exp_detail::Splat(offset), d = exp_detail::Splat(divisor);
   size_t i = 0;
   for (; i + 4 <= n; i += 4) {
     F4 v;
     std::memcpy(&v, x + i, sizeof v);
-    v = exp_detail::Exp4(v / d);
+    v = exp_detail::Exp4((v - o) / d);
     std::memcpy(y + i, &v, sizeof v);
   }
   if (i < n) {
     F4 v = exp_detail::Splat(0.0f);
     std::memcpy(&v, x + i, (n - i) * sizeof(float));
-    v = exp_detail::Exp4(v / d);
+    v = exp_detail::Exp4((v - o) / d);
     std::memcpy(y + i, &v, (n - i) * sizeof(float));
   }
 }
 
-// e^x, the same bits as ExpRow gives for x (divisor 1).
+// e^x, the same bits as ExpRow gives for x (offset 0, divisor 1).
 inline float Exp(float x) {
   return exp_detail::Exp4(exp_detail::Splat(x))[0];
 }
