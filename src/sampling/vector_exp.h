@@ -1,6 +1,5 @@
-// e^x for whole rows of floats, four at a time (GCC/Clang vector extensions over SSE2, the x86-64
-// baseline this folder is built for): the sampler's softmax over a full 262,144-token vocabulary
-// spent most of its 2 ms in scalar expf calls.
+// e^x for whole rows of floats, four at a time (float4.h): the sampler's softmax over a full
+// 262,144-token vocabulary spent most of its 2 ms in scalar expf calls.
 //
 // Method: x = n ln2 + r with n = round(x / ln2) and |r| <= ln2 / 2 (ln2 split in a high part
 // with 16 significant bits, so n * ln2_hi is exact, and a low part: Cody and Waite's reduction);
@@ -16,16 +15,13 @@
 #include <cstddef>
 #include <cstring>
 
+#include "sampling/float4.h"
+
 namespace tandem::sampling {
 
 namespace exp_detail {
 
-using F4 = float __attribute__((vector_size(16)));
-using I4 = int __attribute__((vector_size(16)));
-
-inline F4 Splat(float v) {
-  return F4{v, v, v, v};
-}
+using namespace simd4;
 
 inline F4 PowerOfTwo(I4 n) {  // 2^n for n in [-126, 127]
   const I4 bits = (n + 127) << 23;
@@ -71,9 +67,7 @@ inline void ExpRow(const float* x, size_t n, float offset, float divisor, float*
   const F4 o = exp_detail::Splat(offset), d = exp_detail::Splat(divisor);
   size_t i = 0;
   for (; i + 4 <= n; i += 4) {
-    F4 v;
-    std::memcpy(&v, x + i, sizeof v);
-    v = exp_detail::Exp4((v - o) / d);
+    const F4 v = exp_detail::Exp4((exp_detail::Load(x + i) - o) / d);
     std::memcpy(y + i, &v, sizeof v);
   }
   if (i < n) {

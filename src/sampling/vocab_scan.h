@@ -1,13 +1,13 @@
 // Scans over a vocabulary-sized row (262,144 values for Gemma 4) in 16-value blocks of four
-// 4-float vectors (GCC/Clang vector extensions: SSE2, the x86-64 baseline this folder is built
-// for), so that the per-token sampling work stays a small fraction of a decode step. Each
-// returns exactly what the plain element-by-element loop returns.
+// 4-float vectors (float4.h), so that the per-token sampling work stays a small fraction of a
+// decode step. Each returns exactly what the plain element-by-element loop returns.
 #pragma once
 
 #include <cmath>
 #include <cstddef>
-#include <cstring>
 #include <span>
+
+#include "sampling/float4.h"
 
 namespace tandem::sampling {
 
@@ -16,26 +16,11 @@ inline constexpr size_t kScanBlock = 16;
 
 namespace scan_detail {
 
-using F4 = float __attribute__((vector_size(16)));
-using I4 = int __attribute__((vector_size(16)));
-
-inline F4 Load(const float* p) {
-  F4 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-inline F4 Splat(float v) {
-  return F4{v, v, v, v};
-}
+using namespace simd4;
 
 // Lane-wise: v where v > m, else m (a NaN v never replaces m).
 inline F4 Greater(F4 v, F4 m) {
   return v > m ? v : m;
-}
-
-inline bool AnyLane(I4 mask) {
-  return (mask[0] | mask[1] | mask[2] | mask[3]) != 0;
 }
 
 }  // namespace scan_detail
