@@ -60,10 +60,9 @@ void ComputeLogprobs(const float* logits, int n_vocab, int32_t token, int n_top,
   best.reserve(n + 1);
   for (int32_t i = 0; i < n_vocab; ++i) {
     // Once n are kept, a block whose largest logit does not beat the last kept is skipped whole.
-    constexpr int kBlock = static_cast<int>(sampling::kScanBlock);
-    if (i % kBlock == 0 && i + kBlock <= n_vocab && static_cast<int>(best.size()) == n &&
-        !(sampling::MaxIgnoringNan(row.subspan(i, kBlock)) > logits[best.back()])) {
-      i += kBlock - 1;
+    if (static_cast<int>(best.size()) == n &&
+        sampling::BlockNotAboveAt(row, i, logits[best.back()])) {
+      i += static_cast<int>(sampling::kScanBlock) - 1;
       continue;
     }
     if (static_cast<int>(best.size()) == n && logits[i] <= logits[best.back()]) continue;

@@ -83,13 +83,13 @@ int32_t SampleFrom(std::span<const float> probs, Rng& rng) {
   if (probs.empty()) Fail(ErrorKind::kInvalidArgument, "sampling: empty probability vector");
   // Zeros are skipped (adding 0 changes no sum): the chain's vectors are mostly zeros.
   // Whole blocks of zeros are skipped a block at a time (top-k leaves a few dozen non-zeros).
-  using sampling::BlockIsZero;
   using sampling::kScanBlock;
+  using sampling::ZeroBlockAt;
   const size_t n = probs.size();
   double total = 0.0;
   bool ok = true;
   for (size_t i = 0; i < n; ++i) {
-    if (i % kScanBlock == 0 && i + kScanBlock <= n && BlockIsZero(&probs[i])) {
+    if (ZeroBlockAt(probs, i)) {
       i += kScanBlock - 1;
       continue;
     }
@@ -111,7 +111,7 @@ int32_t SampleFrom(std::span<const float> probs, Rng& rng) {
   double cumulative = 0.0;
   int32_t last_positive = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (i % kScanBlock == 0 && i + kScanBlock <= n && BlockIsZero(&probs[i])) {
+    if (ZeroBlockAt(probs, i)) {
       i += kScanBlock - 1;
       continue;
     }

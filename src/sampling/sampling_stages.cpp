@@ -59,12 +59,14 @@ std::span<const float> ShiftedExps(const std::vector<Candidate>& items, float ma
 size_t SelectNucleus(std::vector<Candidate>& items, float max, float p) {
   constexpr int kBuckets = 4096;
   constexpr float kBucketsPerNat = 128.0f;
-  const auto bucket = [max](float logit) {
-    return static_cast<int>(std::min((max - logit) * kBucketsPerNat, kBuckets - 1.0f));
+  // A candidate's distance below the max in buckets, and its bucket.
+  const auto distance = [max](const Candidate& c) { return (max - c.logit) * kBucketsPerNat; };
+  const auto bucket = [&](const Candidate& c) {
+    return static_cast<int>(std::min(distance(c), kBuckets - 1.0f));
   };
   std::vector<double> mass(kBuckets, 0.0);
   const std::span<const float> exps = ShiftedExps(items, max, 1.0f);
-  for (size_t i = 0; i < items.size(); ++i) mass[bucket(items[i].logit)] += exps[i];
+  for (size_t i = 0; i < items.size(); ++i) mass[bucket(items[i])] += exps[i];
   double total = 0.0;
   for (double m : mass) total += m;
   const double target = static_cast<double>(p) * total;
@@ -74,7 +76,6 @@ size_t SelectNucleus(std::vector<Candidate>& items, float max, float p) {
   // Both predicates are true for few or for most items, so the partitions branch predictably.
   // For a distance x >= 0, bucket < edge is x < edge and bucket <= edge is x < edge + 1 (the
   // last bucket takes everything): the same partitions without a conversion per item.
-  const auto distance = [max](const Candidate& c) { return (max - c.logit) * kBucketsPerNat; };
   const auto first = edge == 0
                          ? items.begin()
                          : std::partition(items.begin(), items.end(), [&](const Candidate& c) {
@@ -166,8 +167,7 @@ void SelectTopK(std::span<const float> logits, int32_t k, CandidateList& out) {
   for (size_t i = 0; i < n; ++i) {
     // Once the heap is full, a block whose largest value does not beat the worst kept token
     // holds none that would enter: skip it whole.
-    if (i % kScanBlock == 0 && i + kScanBlock <= n && heap.size() == static_cast<size_t>(k) &&
-        !(MaxIgnoringNan(logits.subspan(i, kScanBlock)) > heap.front().logit)) {
+    if (heap.size() == static_cast<size_t>(k) && BlockNotAboveAt(logits, i, heap.front().logit)) {
       i += kScanBlock - 1;
       continue;
     }
@@ -184,6 +184,7 @@ void SelectTopK(std::span<const float> logits, int32_t k, CandidateList& out) {
   }
   std::sort_heap(heap.begin(), heap.end(), Before);
   out.sorted = true;
+  out.max_known = false;  // (a sorted list's max is its front; a recorded one would be stale)
 }
 
 void TopK(CandidateList& list, int32_t k) {

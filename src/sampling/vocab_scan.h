@@ -80,6 +80,19 @@ inline bool BlockIsZero(const float* x) {
   return !AnyLane(nonzero);
 }
 
+// True if i starts a whole block of x (i a multiple of kScanBlock, kScanBlock values from i on)
+// whose values all compare equal to zero: a loop over x may step past it.
+inline bool ZeroBlockAt(std::span<const float> x, size_t i) {
+  return i % kScanBlock == 0 && i + kScanBlock <= x.size() && BlockIsZero(&x[i]);
+}
+
+// True if i starts a whole block of x none of whose values is greater than `bound` (a NaN never
+// is): a loop looking for values above `bound` may step past it.
+inline bool BlockNotAboveAt(std::span<const float> x, size_t i, float bound) {
+  return i % kScanBlock == 0 && i + kScanBlock <= x.size() &&
+         !(MaxIgnoringNan(x.subspan(i, kScanBlock)) > bound);
+}
+
 // The sum of x in index order, in double, skipping whole blocks of zeros: bitwise the plain
 // loop's `total += x[i]` (the running total starts at +0 and never becomes -0, so adding a zero
 // never changes it).

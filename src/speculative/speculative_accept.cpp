@@ -28,9 +28,9 @@ void NormaliseOrFallBack(std::span<const float> p, std::span<float> residual) {
   }
   // (A block of zeros divides to itself: skipped.)
   for (size_t i = 0; i < residual.size(); i += sampling::kScanBlock) {
-    const size_t n = std::min(sampling::kScanBlock, residual.size() - i);
-    if (n == sampling::kScanBlock && sampling::BlockIsZero(&residual[i])) continue;
-    for (size_t j = i; j < i + n; ++j) residual[j] = static_cast<float>(residual[j] / total);
+    if (sampling::ZeroBlockAt(residual, i)) continue;
+    const size_t end = std::min(i + sampling::kScanBlock, residual.size());
+    for (size_t j = i; j < end; ++j) residual[j] = static_cast<float>(residual[j] / total);
   }
 }
 
