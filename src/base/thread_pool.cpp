@@ -97,7 +97,19 @@ void ThreadPool::WorkerLoop(int index) {
       auto [begin, end] = Chunk(job_tasks_, index, n_threads_);
       if (begin < end) (*job_)(begin, end, index);
     }
+    // Read before the job is marked done: the caller may publish the next one right after.
+    const PrefetchRange then = then_.empty() ? PrefetchRange{} : then_[index];
     pending_.fetch_sub(1, std::memory_order_acq_rel);
+    PrefetchUntilNextJob(then, seen);
+  }
+}
+
+void ThreadPool::PrefetchUntilNextJob(const PrefetchRange& range, uint64_t job) const {
+  const auto* p = static_cast<const char*>(range.begin);
+  constexpr size_t kLine = 64, kCheckEvery = 2048;
+  for (size_t offset = 0; offset < range.bytes; offset += kLine) {
+    if (offset % kCheckEvery == 0 && generation_.load(std::memory_order_relaxed) != job) return;
+    __builtin_prefetch(p + offset, 0, 2);
   }
 }
 
@@ -138,8 +150,9 @@ void ThreadPool::RunShares(int thread) {
 }
 
 void ThreadPool::RunJob(const std::function<void(size_t, size_t, int)>& fn, size_t n_tasks,
-                        bool balanced) {
+                        bool balanced, std::span<const PrefetchRange> then) {
   job_ = &fn;
+  then_ = then.size() == static_cast<size_t>(n_threads_) ? then : std::span<const PrefetchRange>();
   job_tasks_ = n_tasks;
   job_balanced_ = balanced;
   if (balanced) {
@@ -165,6 +178,7 @@ void ThreadPool::RunJob(const std::function<void(size_t, size_t, int)>& fn, size
   }
   Wait();
   job_ = nullptr;
+  then_ = {};
 }
 
 void ThreadPool::Wait() {
@@ -192,15 +206,20 @@ void ThreadPool::ParallelForRange(size_t n_tasks,
   RunJob(fn, n_tasks, false);
 }
 
+size_t ThreadPool::ShareBegin(size_t n_tasks, int thread) const {
+  return Chunk(n_tasks, thread, n_threads_).first;
+}
+
 void ThreadPool::ParallelForBalanced(size_t n_tasks,
-                                     const std::function<void(size_t, size_t, int)>& fn) {
+                                     const std::function<void(size_t, size_t, int)>& fn,
+                                     std::span<const PrefetchRange> then) {
   if (n_tasks >= (uint64_t{1} << 32)) return ParallelForRange(n_tasks, fn);
   if (n_tasks == 0) return;
   if (n_threads_ == 1 || n_tasks == 1) {
     fn(0, n_tasks, 0);
     return;
   }
-  RunJob(fn, n_tasks, true);
+  RunJob(fn, n_tasks, true, then);
 }
 
 void ThreadPool::ParallelFor(size_t n_tasks, const std::function<void(size_t)>& fn) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -37,8 +38,21 @@ class ThreadPool {
   // each thread works through its contiguous share from the front, a few tasks at a time, then
   // takes the tasks still untouched at the back of the others' shares, one at a time. A thread
   // that started late or runs slower (a shared VM's vCPU) is helped instead of waited for.
+  //
+  // `then`, if not empty, holds a byte range per pool thread (entry 0, the caller's, is not
+  // used): a worker done with its part pulls its range into its cache while it waits for the
+  // next job, and stops as soon as that job is published. A hint only: nothing a job computes
+  // depends on it, and the ranges may be stale (prefetching never faults).
+  struct PrefetchRange {
+    const void* begin = nullptr;
+    size_t bytes = 0;
+  };
   void ParallelForBalanced(size_t n_tasks,
-                           const std::function<void(size_t begin, size_t end, int thread)>& fn);
+                           const std::function<void(size_t begin, size_t end, int thread)>& fn,
+                           std::span<const PrefetchRange> then = {});
+
+  // The first task of thread `thread`'s contiguous share of n_tasks (the ParallelFor* split).
+  size_t ShareBegin(size_t n_tasks, int thread) const;
 
  private:
   // One thread's share of a balanced job: the front and back of its untaken tasks, packed in
@@ -48,7 +62,10 @@ class ThreadPool {
   };
   void WorkerLoop(int index);
   // Publishes a job to the workers, runs the caller's part and waits for the workers.
-  void RunJob(const std::function<void(size_t, size_t, int)>& fn, size_t n_tasks, bool balanced);
+  void RunJob(const std::function<void(size_t, size_t, int)>& fn, size_t n_tasks, bool balanced,
+              std::span<const PrefetchRange> then = {});
+  // A worker's prefetch of `range` after job `job`, until a later job is published.
+  void PrefetchUntilNextJob(const PrefetchRange& range, uint64_t job) const;
   // A balanced job's part of thread `thread`: its share, then what is left of the others'.
   void RunShares(int thread);
   void Wait();  // until every worker finished the job
@@ -63,8 +80,9 @@ class ThreadPool {
   const std::function<void(size_t, size_t, int)>* job_ = nullptr;
   size_t job_tasks_ = 0;
   bool job_balanced_ = false;
-  size_t job_grain_ = 1;       // tasks a thread takes at once from its own share
-  std::vector<Share> shares_;  // [n_threads_], for balanced jobs
+  size_t job_grain_ = 1;                 // tasks a thread takes at once from its own share
+  std::vector<Share> shares_;            // [n_threads_], for balanced jobs
+  std::span<const PrefetchRange> then_;  // the job's prefetch hints, empty or [n_threads_]
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> pending_{0};   // workers still running the current job
   std::atomic<int> sleeping_{0};  // workers blocked (or about to block) on start_cv_

@@ -73,6 +73,49 @@ TEST(ThreadPool, BalancedJobsHelpAThreadThatIsHeldUp) {
   EXPECT_EQ(owner[0].load(), 0);
 }
 
+TEST(ThreadPool, APrefetchHintGivesWayToTheNextJob) {
+  // The worker's range runs far past the buffer (prefetches never fault): gone through to its
+  // end instead of left when the next job is published, it would hold that job up for days.
+  ThreadPool pool(2);
+  std::vector<char> buffer(4096);
+  const std::vector<ThreadPool::PrefetchRange> then = {{}, {buffer.data(), size_t{1} << 46}};
+  std::vector<std::atomic<int>> hits(8);
+  for (int job = 0; job < 4; ++job) {
+    pool.ParallelForBalanced(
+        hits.size(),
+        [&](size_t b, size_t e, int) {
+          for (size_t i = b; i < e; ++i) hits[i]++;
+        },
+        then);
+  }
+  pool.ParallelFor(hits.size(), [&](size_t i) { hits[i]++; });
+  for (auto& h : hits) EXPECT_EQ(h.load(), 5);
+  // Hints for another number of threads are not used (reading them would overrun the span).
+  pool.ParallelForBalanced(
+      hits.size(),
+      [&](size_t b, size_t e, int) {
+        for (size_t i = b; i < e; ++i) hits[i]++;
+      },
+      std::span(then).first(1));
+  for (auto& h : hits) EXPECT_EQ(h.load(), 6);
+}
+
+TEST(ThreadPool, ShareBeginIsWhereEachThreadsRangeStarts) {
+  ThreadPool pool(3);
+  std::vector<int> owner(10, -1);
+  pool.ParallelForRange(10, [&](size_t b, size_t e, int t) {
+    for (size_t i = b; i < e; ++i) owner[i] = t;
+  });
+  for (int t = 0; t < 3; ++t) {
+    const size_t begin = pool.ShareBegin(10, t);
+    EXPECT_EQ(owner[begin], t);
+    if (begin > 0) {
+      EXPECT_EQ(owner[begin - 1], t - 1);
+    }
+  }
+  EXPECT_EQ(pool.ShareBegin(10, 3), 10u);
+}
+
 TEST(ThreadPool, PhysicalCoresPositive) {
   EXPECT_GE(PhysicalCoreCount(), 1);
 }
