@@ -169,7 +169,10 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
   if (pool == nullptr || work < 65536) {
     for (size_t t = 0; t < n_tasks; ++t) task(t);
   } else {
-    pool->ParallelFor(n_tasks, task);
+    // Balanced: under a causal mask a batch's later rows see more keys than its first ones.
+    pool->ParallelForBalanced(n_tasks, [&task](size_t begin, size_t end, int) {
+      for (size_t t = begin; t < end; ++t) task(t);
+    });
   }
 }
 
