@@ -10,6 +10,7 @@
 
 #include "base/cpu_features.h"
 #include "base/error.h"
+#include "base/log.h"
 #include "base/read_bandwidth.h"
 #include "cli/commands.h"
 #include "cli/model_options.h"
@@ -28,6 +29,7 @@ struct BenchArgs {
   ModelOptions model;
   int n_prompt = 512;
   int n_gen = 128;
+  int n_depth = 0;  // tokens already in the context when pp and tg are timed (llama-bench -d)
   int repetitions = 3;
   bool json = false;
   bool spec = false;
@@ -70,6 +72,13 @@ std::vector<int32_t> Tokens(int n, int n_vocab, uint32_t seed) {
   return t;
 }
 
+// "pp512", or "pp512 @ d4096" after a depth (llama-bench's label).
+std::string Label(const char* what, int n, int depth) {
+  std::string label = what + std::to_string(n);
+  if (depth > 0) label += " @ d" + std::to_string(depth);
+  return label;
+}
+
 GenerateParams GreedyParams(int n) {
   GenerateParams p;
   p.n_predict = n;
@@ -85,16 +94,22 @@ double MeasureBandwidth(ThreadPool& pool) {
 }
 
 int RunBench(const BenchArgs& a, const CLI::App& app) {
+  if (a.spec && a.n_depth > 0) {
+    LogWarn("--n-depth applies to pp and tg only: the --spec runs start from their prompt");
+  }
   LoadedModels m = LoadModels(a.model, app);
   const Gemma4Model& target = *m.target;
   const int V = target.config().n_vocab;
   KvCacheOptions kv = m.kv;
-  kv.max_batch = std::max(kv.max_batch, std::min(a.n_prompt, kv.n_ctx));
+  // Room for the depth and what is timed after it (as llama-bench sizes its context).
+  kv.n_ctx = std::max(kv.n_ctx, a.n_depth + std::max(a.n_prompt, a.n_gen) + 1);
+  kv.max_batch = std::max(kv.max_batch, std::min(std::max(a.n_prompt, a.n_depth), kv.n_ctx));
   nlohmann::json report;
   report["model"] = a.model.model;
   report["cpu"] = HostCpuFeatures().ToString();
   report["isa"] = std::string(kernels::IsaName(kernels::ActiveIsa()));
   report["threads"] = m.pool->size();
+  report["depth"] = a.n_depth;
   report["kv_type"] = std::string(TensorTypeName(kv.type));
   // The probe runs before the runs and after each decode run, and the best reading counts: a
   // shared VM's bandwidth drifts, and a low reading would flatter the decode's fraction of it.
@@ -108,13 +123,19 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
   Generator gen(target, {}, *m.pool, kv, !a.model.no_warmup);
   if (a.n_prompt > 0) {
     std::vector<double> tps;
+    int timed = 0;  // prompt tokens evaluated in the timed call (the depth served by the cache)
     for (int r = 0; r < a.repetitions; ++r) {
       gen.Reset();
-      GenerateResult res = gen.Generate(Tokens(a.n_prompt, V, r), GreedyParams(0), nullptr);
-      tps.push_back(a.n_prompt * 1000.0 / res.prompt_ms);
+      // The depth first (untimed), then the prompt after it: the cache serves the depth.
+      if (a.n_depth > 0) gen.Generate(Tokens(a.n_depth, V, r), GreedyParams(0), nullptr);
+      GenerateResult res =
+          gen.Generate(Tokens(a.n_depth + a.n_prompt, V, r), GreedyParams(0), nullptr);
+      timed = a.n_depth + a.n_prompt - res.cached_prompt_tokens;
+      tps.push_back(timed * 1000.0 / res.prompt_ms);
     }
     Sample s = Stats(tps);
     report["pp"] = {{"n", a.n_prompt},
+                    {"tokens_timed", timed},
                     {"tok_s", s.mean},
                     {"sd", s.sd},
                     {"resident_bytes", ResidentBytes()},
@@ -129,7 +150,8 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
     bandwidth = std::max(bandwidth, before);
     for (int r = 0; r < a.repetitions; ++r) {
       gen.Reset();
-      GenerateResult res = gen.Generate(Tokens(1, V, r), GreedyParams(a.n_gen), nullptr);
+      GenerateResult res =
+          gen.Generate(Tokens(a.n_depth + 1, V, r), GreedyParams(a.n_gen), nullptr);
       tps.push_back(res.tokens.size() * 1000.0 / res.generate_ms);
       after = MeasureBandwidth(*m.pool);
       adjacent.push_back(tps.back() * bytes_per_token / std::max(before, after));
@@ -282,18 +304,20 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
               m.packed_bytes / 1e6, a.model.no_repack ? " (--no-repack)" : "");
   if (report.contains("pp")) {
     const auto& pp = report["pp"];
-    std::printf("pp%-5d %9.2f ± %.2f tok/s  resident after prefill %.0f MB (KV %.0f MB)\n",
-                a.n_prompt, pp["tok_s"].get<double>(), pp["sd"].get<double>(),
-                pp["resident_bytes"].get<double>() / 1e6, pp["kv_bytes"].get<double>() / 1e6);
+    std::printf("%-7s %9.2f ± %.2f tok/s  resident after prefill %.0f MB (KV %.0f MB)\n",
+                Label("pp", a.n_prompt, a.n_depth).c_str(), pp["tok_s"].get<double>(),
+                pp["sd"].get<double>(), pp["resident_bytes"].get<double>() / 1e6,
+                pp["kv_bytes"].get<double>() / 1e6);
   }
   if (report.contains("tg")) {
     const auto& tg = report["tg"];
     std::printf(
-        "tg%-5d %9.2f ± %.2f tok/s  %.1f GB/s = %.0f%% of membw (limit %.1f tok/s); median run "
-        "%.0f%% of the probes next to it\n",
-        a.n_gen, tg["tok_s"].get<double>(), tg["sd"].get<double>(), tg["gb_s"].get<double>(),
-        100 * tg["fraction_of_membw"].get<double>(), tg["limit_tok_s"].get<double>(),
-        100 * tg["fraction_of_adjacent_membw"].get<double>());
+        "%-7s %9.2f ± %.2f tok/s  %.1f GB/s = %.0f%% of membw (limit %.1f tok/s); median run "
+        "%.0f%% of the probes next to it%s\n",
+        Label("tg", a.n_gen, a.n_depth).c_str(), tg["tok_s"].get<double>(), tg["sd"].get<double>(),
+        tg["gb_s"].get<double>(), 100 * tg["fraction_of_membw"].get<double>(),
+        tg["limit_tok_s"].get<double>(), 100 * tg["fraction_of_adjacent_membw"].get<double>(),
+        a.n_depth > 0 ? " (weights only: the KV cache read at this depth is not counted)" : "");
     const double resident = tg["resident_bytes"].get<double>(), kv_b = tg["kv_bytes"].get<double>();
     std::printf(
         "resident %.0f MB at steady decode = weights read per token %.0f MB + KV %.0f MB + "
@@ -347,6 +371,11 @@ void AddBenchCommand(CLI::App& app, CommandRunner& runner) {
   sub->add_option("-p,--n-prompt", a->n_prompt, "Prompt tokens for pp (0: skip)")
       ->capture_default_str();
   sub->add_option("-n,--n-gen", a->n_gen, "Generated tokens for tg (0: skip)")
+      ->capture_default_str();
+  sub->add_option("-d,--n-depth", a->n_depth,
+                  "Tokens already in the context when pp and tg are timed (prefilled first, "
+                  "untimed)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   sub->add_option("-r,--repetitions", a->repetitions, "Repetitions")->capture_default_str();
   sub->add_flag("--json", a->json, "Print one JSON object");

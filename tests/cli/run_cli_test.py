@@ -132,6 +132,19 @@ def bench_reports_every_section():
     assert sorted(j["spec"]["fixed"]) == ["1", "2"], j["spec"]["fixed"].keys()
     synthetic = j["spec"]["synthetic"]["0.70"]
     assert synthetic["best_fixed"] == max(synthetic["fixed"].values()), synthetic
+    # At a depth (llama-bench -d): the depth is prefilled untimed and served by the cache, so the
+    # timed prefill evaluates the prompt (and at most the depth's last token again); the context
+    # grows to hold it (-c 64 here is too small for 96 + 16).
+    j = json.loads(tandem("bench", "-m", TARGET, "-p", "16", "-n", "4", "-d", "96", "-r", "1",
+                          "-c", "64", "--json").stdout)
+    assert j["depth"] == 96 and j["pp"]["tokens_timed"] in (16, 17), j["pp"]
+    r = tandem("bench", "-m", TARGET, "-p", "8", "-n", "4", "-d", "32", "-r", "1")
+    assert "pp8 @ d32" in r.stdout and "tg4 @ d32" in r.stdout, r.stdout
+    r = tandem("bench", "-m", TARGET, "-md", ASSISTANT, "--spec", "-p", "0", "-n", "4", "-d", "8",
+               "-r", "1", "--draft-lengths", "1", "--synthetic-acceptance", "")
+    assert "n-depth applies to pp and tg only" in r.stderr, r.stderr
+    r = tandem("bench", "-m", TARGET, "-d", "-1", check=False)
+    assert r.returncode != 0 and "n-depth" in r.stderr, r.stderr
 
 
 tandem("mkmodel", "--config", "tiny-e2b", "--type", "q8_0", "-o", TARGET)
