@@ -103,7 +103,7 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
   KvCacheOptions kv = m.kv;
   // Room for the depth and what is timed after it (as llama-bench sizes its context).
   kv.n_ctx = std::max(kv.n_ctx, a.n_depth + std::max(a.n_prompt, a.n_gen) + 1);
-  kv.max_batch = std::max(kv.max_batch, std::min(std::max(a.n_prompt, a.n_depth), kv.n_ctx));
+  kv.max_batch = std::max(kv.max_batch, std::min(a.n_prompt, kv.n_ctx));
   nlohmann::json report;
   report["model"] = a.model.model;
   report["cpu"] = HostCpuFeatures().ToString();
