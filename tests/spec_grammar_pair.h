@@ -15,10 +15,10 @@
 #include "engine/request.h"
 #include "grammar/compiled_grammar.h"
 #include "grammar/token_vocabulary.h"
-#include "model/gemma4_assistant.h"
-#include "model/gemma4_model.h"
-#include "model/gemma4_presets.h"
-#include "model/random_model.h"
+#include "model/gemma4/assistant.h"
+#include "model/gemma4/target.h"
+#include "model/gemma4/presets.h"
+#include "model/gemma4/random_model.h"
 #include "speculative/loaded_drafters.h"
 
 namespace tandem {

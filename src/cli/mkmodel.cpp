@@ -5,8 +5,8 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
-#include "model/gemma4_presets.h"
-#include "model/random_model.h"
+#include "model/gemma4/presets.h"
+#include "model/gemma4/random_model.h"
 
 namespace tandem::cli {
 

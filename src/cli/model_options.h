@@ -10,8 +10,8 @@
 
 #include "base/thread_pool.h"
 #include "kv/kv_cache.h"
-#include "model/gemma4_assistant.h"
-#include "model/gemma4_model.h"
+#include "model/gemma4/assistant.h"
+#include "model/gemma4/target.h"
 #include "sampling/sampling_params.h"
 #include "speculative/spec_options.h"
 #include "tokenizer/tokenizer.h"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "base/thread_pool.h"
-#include "model/gemma4_model.h"
+#include "model/gemma4/target.h"
 
 namespace tandem::cli {
 

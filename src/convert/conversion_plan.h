@@ -9,7 +9,7 @@
 
 #include "convert/hf_config.h"
 #include "convert/safetensors_reader.h"
-#include "model/gemma4_tensors.h"
+#include "model/gemma4/tensors.h"
 #include "tensor/type_traits.h"
 
 namespace tandem {

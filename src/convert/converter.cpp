@@ -18,7 +18,7 @@
 #include "convert/row_encoder.h"
 #include "convert/safetensors_reader.h"
 #include "gguf/gguf_writer.h"
-#include "model/gemma4_tensors.h"
+#include "model/gemma4/tensors.h"
 #include "tensor/float16.h"
 #include "tokenizer/vocab_gguf.h"
 

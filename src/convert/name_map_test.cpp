@@ -6,8 +6,8 @@
 
 #include <set>
 
-#include "model/gemma4_presets.h"
-#include "model/gemma4_tensors.h"
+#include "model/gemma4/presets.h"
+#include "model/gemma4/tensors.h"
 
 namespace tandem {
 namespace {

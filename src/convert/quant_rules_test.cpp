@@ -9,8 +9,8 @@
 #include <random>
 
 #include "base/error.h"
-#include "model/gemma4_presets.h"
-#include "model/gemma4_tensors.h"
+#include "model/gemma4/presets.h"
+#include "model/gemma4/tensors.h"
 
 namespace tandem {
 namespace {

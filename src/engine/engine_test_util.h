@@ -18,10 +18,10 @@
 #include "base/thread_pool.h"
 #include "engine/engine.h"
 #include "engine/generator.h"
-#include "model/gemma4_assistant.h"
-#include "model/gemma4_model.h"
-#include "model/gemma4_presets.h"
-#include "model/random_model.h"
+#include "model/gemma4/assistant.h"
+#include "model/gemma4/target.h"
+#include "model/gemma4/presets.h"
+#include "model/gemma4/random_model.h"
 #include "speculative/loaded_drafters.h"
 
 namespace tandem::testing_engine {

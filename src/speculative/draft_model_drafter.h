@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "kv/kv_cache.h"
-#include "model/gemma4_model.h"
+#include "model/gemma4/target.h"
 #include "speculative/drafter.h"
 
 namespace tandem {

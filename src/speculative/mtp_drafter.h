@@ -5,7 +5,7 @@
 // so each job gets exactly the drafts it would get alone.
 #pragma once
 
-#include "model/gemma4_assistant.h"
+#include "model/gemma4/assistant.h"
 #include "speculative/drafter.h"
 
 namespace tandem {

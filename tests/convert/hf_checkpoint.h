@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "model/gemma4_config.h"
+#include "model/gemma4/config.h"
 #include "model/synthetic_vocab.h"
 
 namespace tandem::testing {

@@ -10,8 +10,8 @@
 #include "base/thread_pool.h"
 #include "convert/quantizer.h"
 #include "hf_checkpoint.h"
-#include "model/gemma4_assistant.h"
-#include "model/gemma4_model.h"
+#include "model/gemma4/assistant.h"
+#include "model/gemma4/target.h"
 #include "test_util.h"
 
 namespace tandem::testing {

@@ -9,7 +9,7 @@
 
 #include "base/thread_pool.h"
 #include "model/forward_batch.h"
-#include "model/gemma4_model.h"
+#include "model/gemma4/target.h"
 
 namespace tandem::testing {
 

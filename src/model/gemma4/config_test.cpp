@@ -1,4 +1,4 @@
-#include "model/gemma4_config.h"
+#include "model/gemma4/config.h"
 
 #include <gtest/gtest.h>
 
@@ -6,9 +6,9 @@
 
 #include "base/error.h"
 #include "gguf/gguf_reader.h"
-#include "model/gemma4_presets.h"
-#include "model/gemma4_tensors.h"
-#include "model/random_model.h"
+#include "model/gemma4/presets.h"
+#include "model/gemma4/tensors.h"
+#include "model/gemma4/random_model.h"
 
 namespace tandem {
 namespace {

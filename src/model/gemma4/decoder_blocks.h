@@ -12,8 +12,8 @@
 #include "base/huge_page_allocator.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
-#include "model/gemma4_config.h"
-#include "model/gemma4_weights.h"
+#include "model/gemma4/config.h"
+#include "model/gemma4/weights.h"
 
 namespace tandem {
 

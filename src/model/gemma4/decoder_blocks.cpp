@@ -1,4 +1,4 @@
-#include "model/decoder_blocks.h"
+#include "model/gemma4/decoder_blocks.h"
 
 #include <algorithm>
 #include <array>

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "model/gemma4_config.h"
-#include "model/gemma4_presets.h"
+#include "model/gemma4/config.h"
+#include "model/gemma4/presets.h"
 #include "tensor/type_traits.h"
 
 namespace tandem {

@@ -5,10 +5,10 @@
 #include <filesystem>
 
 #include "base/thread_pool.h"
-#include "model/decoder_blocks.h"
-#include "model/gemma4_model.h"
-#include "model/gemma4_presets.h"
-#include "model/random_model.h"
+#include "model/gemma4/decoder_blocks.h"
+#include "model/gemma4/target.h"
+#include "model/gemma4/presets.h"
+#include "model/gemma4/random_model.h"
 
 namespace tandem {
 namespace {

@@ -1,4 +1,4 @@
-#include "model/gemma4_presets.h"
+#include "model/gemma4/presets.h"
 
 #include "base/error.h"
 

@@ -1,4 +1,4 @@
-#include "model/gemma4_tensors.h"
+#include "model/gemma4/tensors.h"
 
 namespace tandem {
 

@@ -1,4 +1,4 @@
-#include "model/gemma4_assistant.h"
+#include "model/gemma4/assistant.h"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 #include "base/thread_pool.h"
 #include "kernels/isa.h"
 #include "kernels/matmul_repack.h"
-#include "model/gemma4_presets.h"
-#include "model/random_model.h"
+#include "model/gemma4/presets.h"
+#include "model/gemma4/random_model.h"
 
 namespace tandem {
 namespace {

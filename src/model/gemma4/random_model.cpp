@@ -1,4 +1,4 @@
-#include "model/random_model.h"
+#include "model/gemma4/random_model.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "base/error.h"
 #include "base/thread_pool.h"
 #include "gguf/gguf_writer.h"
-#include "model/gemma4_tensors.h"
+#include "model/gemma4/tensors.h"
 #include "model/synthetic_vocab.h"
 #include "tensor/quantize.h"
 

@@ -1,4 +1,4 @@
-#include "model/gemma4_weights.h"
+#include "model/gemma4/weights.h"
 
 #include <algorithm>
 #include <string>
@@ -7,7 +7,7 @@
 #include "base/log.h"
 #include "base/mapped_file.h"
 #include "gguf/gguf_reader.h"
-#include "model/gemma4_tensors.h"
+#include "model/gemma4/tensors.h"
 #include "model/tensor_binder.h"
 
 namespace tandem {

@@ -10,8 +10,8 @@
 #include "kernels/ops.h"
 #include "kv/kv_cache.h"
 #include "model/forward_batch.h"
-#include "model/gemma4_config.h"
-#include "model/gemma4_weights.h"
+#include "model/gemma4/config.h"
+#include "model/gemma4/weights.h"
 #include "model/target_model.h"
 
 namespace tandem {

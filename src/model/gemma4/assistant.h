@@ -9,10 +9,10 @@
 
 #include "kernels/ops.h"
 #include "kv/kv_cache.h"
-#include "model/decoder_blocks.h"
-#include "model/gemma4_config.h"
-#include "model/gemma4_model.h"
-#include "model/gemma4_weights.h"
+#include "model/gemma4/decoder_blocks.h"
+#include "model/gemma4/config.h"
+#include "model/gemma4/target.h"
+#include "model/gemma4/weights.h"
 
 namespace tandem {
 

@@ -1,4 +1,4 @@
-#include "model/gemma4_assistant.h"
+#include "model/gemma4/assistant.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 #include "gguf/gguf_reader.h"
 #include "kernels/attention.h"
 #include "kernels/matmul.h"
-#include "model/decoder_blocks.h"
+#include "model/gemma4/decoder_blocks.h"
 #include "model/tensor_binder.h"
 #include "model/vocabulary_check.h"
 #include "tensor/type_traits.h"

@@ -10,7 +10,7 @@
 #include "kernels/embedding.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_repack.h"
-#include "model/gemma4_config.h"
+#include "model/gemma4/config.h"
 
 namespace tandem {
 

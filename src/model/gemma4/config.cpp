@@ -1,4 +1,4 @@
-#include "model/gemma4_config.h"
+#include "model/gemma4/config.h"
 
 #include <string>
 

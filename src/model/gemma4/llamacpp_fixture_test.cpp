@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/thread_pool.h"
-#include "model/gemma4_model.h"
+#include "model/gemma4/target.h"
 
 namespace tandem {
 namespace {

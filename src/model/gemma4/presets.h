@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "model/gemma4_config.h"
+#include "model/gemma4/config.h"
 
 namespace tandem {
 

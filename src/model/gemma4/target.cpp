@@ -1,4 +1,4 @@
-#include "model/gemma4_model.h"
+#include "model/gemma4/target.h"
 
 #include <algorithm>
 #include <array>
@@ -11,7 +11,7 @@
 #include "base/thread_pool.h"
 #include "gguf/gguf_reader.h"
 #include "kernels/attention.h"
-#include "model/decoder_blocks.h"
+#include "model/gemma4/decoder_blocks.h"
 
 namespace tandem {
 
