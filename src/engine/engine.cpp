@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/thread_pool.h"
 #include "engine/engine_impl.h"
+#include "engine/prompt_media.h"
 #include "model/target_model.h"
 #include "tokenizer/vocab_gguf.h"
 
@@ -28,7 +29,8 @@ Engine::Impl::Impl(const TargetModel& target, DrafterSet drafters, ThreadPool& p
   suppress_ = SuppressTokensFromGguf(target.metadata(), target.n_vocab());
   for (Drafter* drafter : drafters_.All()) drafter->Prepare(options_.kv);
   for (int s = 0; s < options.n_slots; ++s) {
-    slots_.push_back(std::make_unique<EngineSlot>(s, *cache_, target.n_vocab(), target.n_embd()));
+    slots_.push_back(std::make_unique<EngineSlot>(s, *cache_, target.n_vocab(), target.n_embd(),
+                                                  target.MediaBidirectional()));
   }
   metrics_.n_slots = options.n_slots;
   metrics_.slots.resize(options.n_slots);
@@ -113,7 +115,7 @@ void Engine::Impl::Admit(QueuedRequest q) {
   int best_prefix = -1;
   for (auto& slot : slots_) {
     if (slot->active()) continue;
-    const int prefix = slot->ReusablePrefix(q.request.prompt);
+    const int prefix = slot->ReusablePrefix(q.request);
     if (prefix > best_prefix || (prefix == best_prefix && slot->last_used() < best->last_used())) {
       best = slot.get();
       best_prefix = prefix;
@@ -256,8 +258,9 @@ void Engine::Impl::PlanPrefill(int& budget, int limit, std::vector<EngineSlot*>&
   for (EngineSlot* slot : waiting) {
     const int n = std::min({limit, budget, slot->PrefillRemaining()});
     if (n <= 0) break;
-    slot->PlanPrefill(n);
-    budget -= n;
+    const int planned_rows = slot->PlanPrefill(n, budget);
+    if (planned_rows == 0) continue;  // an image that does not fit this step's rows
+    budget -= planned_rows;
     planned.push_back(slot);
   }
 }
@@ -286,10 +289,7 @@ void Engine::Impl::ForwardParts(const std::vector<BatchPart>& parts, bool record
   const ForwardBatch merged = batch_;
   for (const BatchPart& p : parts) {
     batch_.Clear();
-    for (int r = p.row0; r < p.row0 + p.n_rows; ++r) {
-      batch_.Add(merged.tokens[r], merged.positions[r], merged.seqs[r], merged.want_logits[r],
-                 merged.logit_tokens[r]);
-    }
+    for (int r = p.row0; r < p.row0 + p.n_rows; ++r) batch_.AddRowOf(merged, r);
     t0 = EngineClock::now();
     try {
       target_.Forward(batch_, *cache_, out_, pool_);
@@ -404,6 +404,8 @@ void Engine::RunHere(EngineRequest request) {
   if (m.options_.own_thread) Fail(ErrorKind::kInternal, "Engine::RunHere: the engine has a thread");
   ValidateEngineRequest(request, m.target_.n_vocab(), m.options_.kv.n_ctx,
                         m.drafters_.For(request.params.spec.type) != nullptr);
+  ValidatePromptMedia(request, m.target_.n_embd(), m.options_.kv.max_batch,
+                      m.target_.MediaBidirectional());
   Impl::QueuedRequest q;
   {
     std::lock_guard<std::mutex> lock(m.mutex_);
@@ -434,6 +436,8 @@ uint64_t Engine::Submit(EngineRequest request) {
     Fail(ErrorKind::kInternal, "Engine::Submit: the engine has no thread");
   ValidateEngineRequest(request, m.target_.n_vocab(), m.options_.kv.n_ctx,
                         m.drafters_.For(request.params.spec.type) != nullptr);
+  ValidatePromptMedia(request, m.target_.n_embd(), m.options_.kv.max_batch,
+                      m.target_.MediaBidirectional());
   std::lock_guard<std::mutex> lock(m.mutex_);
   if (m.stopping_) {
     ++m.metrics_.requests_rejected;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "engine/prompt_media.h"
 #include "grammar/compiled_grammar.h"
 #include "speculative/speculative_accept.h"
 
@@ -76,15 +77,23 @@ void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx,
   }
 }
 
-EngineSlot::EngineSlot(int seq, KvCache& cache, int n_vocab, int n_embd)
-    : seq_(seq), cache_(cache), n_vocab_(n_vocab), n_embd_(n_embd) {}
+EngineSlot::EngineSlot(int seq, KvCache& cache, int n_vocab, int n_embd, bool media_both_ways)
+    : seq_(seq),
+      cache_(cache),
+      n_vocab_(n_vocab),
+      n_embd_(n_embd),
+      media_both_ways_(media_both_ways) {}
 
-int EngineSlot::ReusablePrefix(std::span<const int32_t> prompt) const {
+int EngineSlot::ReusablePrefix(const EngineRequest& request) const {
+  const std::vector<uint64_t> keys = PromptKeys(request);
   // At least one prompt token is evaluated, for its logits.
   size_t common = 0;
-  while (common < cached_.size() && common + 1 < prompt.size() &&
-         cached_[common] == prompt[common]) {
+  while (common < cached_.size() && common + 1 < keys.size() && cached_[common] == keys[common]) {
     ++common;
+  }
+  // An image is evaluated whole or not at all.
+  if (const PromptMedia* m = MediaAt(request.media, static_cast<int32_t>(common))) {
+    common = static_cast<size_t>(m->begin);
   }
   if (common == 0 || !cache_.CanTruncateTo(seq_, static_cast<int32_t>(common))) return 0;
   return static_cast<int>(common);
@@ -98,7 +107,7 @@ void EngineSlot::Forget() {
 
 void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int draft_max_limit,
                        Drafter* drafter, double target_bytes_per_token) {
-  const int common = ReusablePrefix(request.prompt);
+  const int common = ReusablePrefix(request);
   if (common > 0) {
     cache_.Truncate(seq_, common);
   } else {
@@ -109,7 +118,9 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
 
   phase_ = SlotPhase::kPrefill;
   id_ = id;
+  prompt_keys_ = PromptKeys(request);
   prompt_ = std::move(request.prompt);
+  media_ = std::move(request.media);
   params_ = std::move(request.params);
   on_event_ = std::move(request.on_event);
   sampler_ = Sampler(params_.sampling);
@@ -147,6 +158,21 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
   forced_runs_ = ForcedRunPolicy();
   grammar_ =
       params_.grammar.active() ? std::make_unique<SlotGrammar>(params_.grammar, n_vocab_) : nullptr;
+}
+
+int EngineSlot::PlanPrefill(int n_rows, int room) {
+  if (media_both_ways_ && n_rows > 0) {
+    if (const PromptMedia* m = MediaAt(media_, prefill_pos_ + n_rows - 1)) {
+      const int end = m->begin + m->count;
+      if (m->begin > prefill_pos_) {
+        n_rows = m->begin - prefill_pos_;
+      } else {
+        n_rows = end - prefill_pos_ <= room ? end - prefill_pos_ : 0;
+      }
+    }
+  }
+  planned_prefill_ = n_rows;
+  return n_rows;
 }
 
 int EngineSlot::DraftCap() const {
@@ -241,6 +267,11 @@ int EngineSlot::AddRows(ForwardBatch& batch) {
     const int end = prefill_pos_ + planned_prefill_;
     for (int i = prefill_pos_; i < end; ++i) {
       const bool last = i == n_prompt - 1;
+      if (const PromptMedia* m = MediaAt(media_, i)) {
+        const float* row = m->embeddings->data() + static_cast<size_t>(i - m->begin) * n_embd_;
+        batch.AddEmbedding(row, i, seq_, media_both_ways_ ? m->begin + m->count - 1 : i, last);
+        continue;
+      }
       batch.Add(prompt_[i], i, seq_, last,
                 last && LimitsLogits() ? LimitedLogitTokens() : std::vector<int32_t>{});
     }
@@ -484,7 +515,10 @@ void EngineSlot::Conclude() {
       std::max(0.0, result_.generate_ms - stats.plan_ms - stats.draft_ms - stats.verify_ms);
   // The cache holds every committed token but the last; a request
   // stopped mid-prefill holds the evaluated part of its prompt.
-  if (!history_.empty()) cached_.assign(history_.begin(), history_.end() - 1);
+  cached_ = prompt_keys_;
+  cached_.insert(cached_.end(), history_.begin() + std::min(history_.size(), prompt_keys_.size()),
+                 history_.end());
+  if (!cached_.empty()) cached_.pop_back();
   if (static_cast<int>(cached_.size()) > cache_.Length(seq_)) cached_.resize(cache_.Length(seq_));
 }
 

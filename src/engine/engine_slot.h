@@ -44,8 +44,9 @@ void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx,
 
 class EngineSlot {
  public:
-  // `seq` is this slot's sequence in `cache`; n_vocab and n_embd are the target's.
-  EngineSlot(int seq, KvCache& cache, int n_vocab, int n_embd);
+  // `seq` is this slot's sequence in `cache`; n_vocab and n_embd are the target's;
+  // media_both_ways: the target's image rows attend both ways (TargetModel::MediaBidirectional).
+  EngineSlot(int seq, KvCache& cache, int n_vocab, int n_embd, bool media_both_ways = false);
 
   int seq() const { return seq_; }
   SlotPhase phase() const { return phase_; }
@@ -56,7 +57,8 @@ class EngineSlot {
   // How many leading tokens of `prompt` this slot's cache could serve: the common prefix with
   // what it holds, leaving at least one prompt token to evaluate, and 0 when truncating to it
   // would break a sliding window (KvCache::CanTruncateTo). Only meaningful while idle.
-  int ReusablePrefix(std::span<const int32_t> prompt) const;
+  // Media rows count by their content key (PromptKeys), and a prefix never ends inside an image.
+  int ReusablePrefix(const EngineRequest& request) const;
 
   // Starts a validated request: keeps ReusablePrefix(prompt) cached positions (clears the rest)
   // and creates its Sampler, Rng streams and draft planner (sampled requests use the
@@ -96,7 +98,10 @@ class EngineSlot {
   // The drafts for this round and the time spent making them.
   void SetDrafts(DraftResult drafts, double ms);
   // Sets the number of prompt rows this step evaluates (prefill phase).
-  void PlanPrefill(int n_rows) { planned_prefill_ = n_rows; }
+  // Plans at most n_rows prompt rows for this step and returns how many: fewer if they would end
+  // inside an image whose rows attend both ways, or, when such an image starts the chunk, all of
+  // it if it fits `room` rows (else none this step).
+  int PlanPrefill(int n_rows, int room);
 
   // Appends this step's rows to `batch`: the planned prompt chunk (logits only for the last
   // prompt row) or [last, drafts...] (with logits, but for the rows that verify a grammar-forced
@@ -155,13 +160,16 @@ class EngineSlot {
   const int seq_;
   KvCache& cache_;
   const int n_vocab_, n_embd_;
-  std::vector<int32_t> cached_;  // idle: tokens whose K/V the cache holds, in order
+  const bool media_both_ways_;
+  std::vector<uint64_t> cached_;  // idle: PromptKeys of the positions the cache holds, in order
   uint64_t last_used_ = 0;
 
   // The running request.
   SlotPhase phase_ = SlotPhase::kIdle;
   uint64_t id_ = 0;
   std::vector<int32_t> prompt_;
+  std::vector<PromptMedia> media_;
+  std::vector<uint64_t> prompt_keys_;
   GenerateParams params_;
   std::function<bool(const EngineEvent&)> on_event_;
   Sampler sampler_{SamplingParams{}};

@@ -31,10 +31,17 @@ const KvCache& Generator::cache() const {
 
 GenerateResult Generator::Generate(std::span<const int32_t> prompt, const GenerateParams& params,
                                    const std::function<bool(int32_t)>& on_token) {
+  return Generate(prompt, {}, params, on_token);
+}
+
+GenerateResult Generator::Generate(std::span<const int32_t> prompt, std::vector<PromptMedia> media,
+                                   const GenerateParams& params,
+                                   const std::function<bool(int32_t)>& on_token) {
   GenerateResult result;
   std::string error;
   EngineRequest request;
   request.prompt.assign(prompt.begin(), prompt.end());
+  request.media = std::move(media);
   request.params = params;
   request.on_event = [&](const EngineEvent& e) {
     if (e.final) {

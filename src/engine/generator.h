@@ -30,6 +30,10 @@ class Generator {
   // generation fails (the cache is then forgotten).
   GenerateResult Generate(std::span<const int32_t> prompt, const GenerateParams& params,
                           const std::function<bool(int32_t token)>& on_token);
+  // The same with media rows in the prompt (EngineRequest::media).
+  GenerateResult Generate(std::span<const int32_t> prompt, std::vector<PromptMedia> media,
+                          const GenerateParams& params,
+                          const std::function<bool(int32_t token)>& on_token);
 
   // Forgets the cached context.
   void Reset();

@@ -76,10 +76,22 @@ struct EngineEvent {
   std::string error;                        // on the final event if the request failed
 };
 
+// One media item of a prompt (an image): its soft tokens fill prompt[begin, begin + count), where
+// the prompt holds placeholder ids, and enter the forward as the rows of `embeddings` (count x
+// n_embd floats, the encoder's output). `key` names the content and how it was prepared: the
+// prompt cache reuses a slot's rows of a media item only when the keys agree.
+struct PromptMedia {
+  int32_t begin = 0;
+  int32_t count = 0;
+  uint64_t key = 0;
+  std::shared_ptr<const std::vector<float>> embeddings;
+};
+
 struct EngineRequest {
   std::vector<int32_t> prompt;
   GenerateParams params;  // params.spec.type kNone disables speculation for this request
   std::function<bool(const EngineEvent&)> on_event;
+  std::vector<PromptMedia> media = {};  // in prompt order, not overlapping
 };
 
 }  // namespace tandem

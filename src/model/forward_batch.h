@@ -1,5 +1,6 @@
-// What one forward call evaluates, and what it returns: rows of (token, position, sequence), with
-// logits for the rows asked for and the post-final-norm hidden state of every row.
+// What one forward call evaluates, and what it returns: rows of (token or embedding, position,
+// sequence), with logits for the rows asked for and the post-final-norm hidden state of every row.
+// A prompt's media (an image's soft tokens) enter as embedding rows; generated rows are tokens.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,14 @@ struct ForwardBatch {
   // row then -inf, as the grammar's mask would leave it; empty: every token. The head then reads
   // only those rows (the same bits as the full product).
   std::vector<std::vector<int32_t>> logit_tokens;
+  // Per row: null for a token row, or the row's input embedding (n_embd floats, owned by the
+  // caller, alive until Forward returns): used as it is, not scaled; the row's token is the pad id
+  // 0, whose per-layer embedding it takes (docs/gemma4.md § Media rows).
+  std::vector<const float*> embeddings;
+  // Per row: the last position the row attends to. Its own position (causal), or for a row of an
+  // image attended bidirectionally the image's last position, which must be in the same batch
+  // (TargetModel::MediaBidirectional says on which layers).
+  std::vector<int32_t> sees_until;
 
   int size() const { return static_cast<int>(tokens.size()); }
   void Add(int32_t token, int32_t position, int32_t seq, bool logits,
@@ -26,6 +35,27 @@ struct ForwardBatch {
     seqs.push_back(seq);
     want_logits.push_back(logits ? 1 : 0);
     logit_tokens.push_back(std::move(only));
+    embeddings.push_back(nullptr);
+    sees_until.push_back(position);
+  }
+  void AddEmbedding(const float* embedding, int32_t position, int32_t seq, int32_t last_seen,
+                    bool logits) {
+    Add(0, position, seq, logits);
+    embeddings.back() = embedding;
+    sees_until.back() = last_seen;
+  }
+  // Appends row r of `from`, whatever its kind.
+  void AddRowOf(const ForwardBatch& from, int r) {
+    Add(from.tokens[r], from.positions[r], from.seqs[r], from.want_logits[r] != 0,
+        from.logit_tokens[r]);
+    embeddings.back() = from.embeddings[r];
+    sees_until.back() = from.sees_until[r];
+  }
+  bool HasEmbeddings() const {
+    for (const float* e : embeddings) {
+      if (e != nullptr) return true;
+    }
+    return false;
   }
   void Clear() {
     tokens.clear();
@@ -33,6 +63,8 @@ struct ForwardBatch {
     seqs.clear();
     want_logits.clear();
     logit_tokens.clear();
+    embeddings.clear();
+    sees_until.clear();
   }
 };
 

@@ -1,6 +1,7 @@
 #include "model/synthetic_vocab.h"
 
 #include <cstdio>
+#include <iterator>
 #include <set>
 
 #include "base/error.h"
@@ -36,6 +37,11 @@ constexpr Special kSpecials[] = {
     {"<tool_response|>", 4},
     {"<|\"|>", 4},
 };
+
+// The media markup (begin/end of an image and of audio, the image, audio and video soft-token
+// placeholders), last: added after the other tokens were laid out, they moved no id.
+constexpr const char* kMediaMarkup[] = {"<|image>", "<image|>",  "<|image|>", "<|audio>",
+                                        "<audio|>", "<|audio|>", "<|video|>"};
 
 // Merges in rank order; each joins two existing pieces (space written as U+2581).
 constexpr const char* kMerges[][2] = {
@@ -86,9 +92,11 @@ SyntheticVocab MakeSyntheticVocab(int n_vocab) {
     v.merges.push_back(left + " " + right);
     if (!seen.count(left + right)) add(left + right, 1);
   }
-  for (int i = 0; static_cast<int>(v.tokens.size()) < n_vocab; ++i) {
+  const int n_fill = n_vocab - static_cast<int>(std::size(kMediaMarkup));
+  for (int i = 0; static_cast<int>(v.tokens.size()) < n_fill; ++i) {
     add(std::string(kSpace) + "t" + std::to_string(i), 1);
   }
+  for (const char* text : kMediaMarkup) add(text, 3);
   return v;
 }
 

@@ -17,7 +17,8 @@ struct SyntheticVocab {
 };
 
 // Needs n_vocab >= 512. Special tokens (Gemma 4 names, chat/tool/thinking markers) first, then
-// the 256 byte tokens, printable ASCII, U+2581, merged pieces, and "▁tN" fillers.
+// the 256 byte tokens, printable ASCII, U+2581, merged pieces, "▁tN" fillers, and the seven media
+// markup tokens (control tokens) last.
 SyntheticVocab MakeSyntheticVocab(int n_vocab);
 // Writes the tokenizer.ggml.* keys for `vocab`.
 void WriteVocabToGguf(const SyntheticVocab& vocab, GgufWriter& writer);

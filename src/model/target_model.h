@@ -32,6 +32,10 @@ class TargetModel {
   virtual void Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput& out,
                        ThreadPool& pool) const = 0;
 
+  // Whether the rows of one image attend to each other both ways on some layers
+  // (ForwardBatch::sees_until); the engine then keeps each image inside one forward.
+  virtual bool MediaBidirectional() const { return false; }
+
   // Bytes of weights one decode step reads.
   virtual double BytesPerToken() const = 0;
 

@@ -32,6 +32,21 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+// A message's content as the template writes it: the text trimmed, or its parts in order, each
+// text part trimmed and each image its placeholder, nothing between them.
+std::string MessageText(const ChatMessage& message) {
+  if (message.parts.empty()) return std::string(Trim(message.content));
+  std::string out;
+  for (const ContentPart& part : message.parts) {
+    if (part.type == ContentType::kImage) {
+      out += m::kImage;
+    } else {
+      out += Trim(part.text);
+    }
+  }
+  return out;
+}
+
 std::string Upper(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -436,7 +451,7 @@ std::string RenderChat(std::span<const ChatMessage> messages, std::span<const To
       out += '\n';
     }
     if (has_system) {
-      out += Trim(messages[0].content);
+      out += MessageText(messages[0]);
       first = 1;
     }
     for (const ToolSpec& tool : tools) {
@@ -502,7 +517,7 @@ std::string RenderChat(std::span<const ChatMessage> messages, std::span<const To
     }
 
     const std::string text =
-        is_model ? StripThinking(message.content) : std::string(Trim(message.content));
+        is_model && message.parts.empty() ? StripThinking(message.content) : MessageText(message);
     out += text;
 
     if (!message.tool_calls.empty() && !wrote_results) {

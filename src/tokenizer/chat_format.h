@@ -31,6 +31,11 @@ inline constexpr std::string_view kToolCallClose = "<tool_call|>";
 inline constexpr std::string_view kToolResponseOpen = "<|tool_response>";
 inline constexpr std::string_view kToolResponseClose = "<tool_response|>";
 inline constexpr std::string_view kQuote = "<|\"|>";
+// Media: an image part is written as its placeholder; the prompt builder expands each one into
+// kImageOpen, the image's soft tokens (each a kImage placeholder row) and kImageClose.
+inline constexpr std::string_view kImage = "<|image|>";
+inline constexpr std::string_view kImageOpen = "<|image>";
+inline constexpr std::string_view kImageClose = "<image|>";
 // Channel name the model writes after `<|channel>` for its reasoning, followed by "\n".
 inline constexpr std::string_view kThoughtChannel = "thought";
 }  // namespace chat_marker

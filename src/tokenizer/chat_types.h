@@ -23,10 +23,20 @@ struct ToolCall {
   std::string arguments;  // JSON object text, e.g. {"city":"Paris"}; "" means {}
 };
 
+// One part of a message's content: text, or a media item of the request (an image), which the
+// chat format writes as its placeholder and the prompt builder expands into soft tokens.
+enum class ContentType { kText, kImage };
+struct ContentPart {
+  ContentType type = ContentType::kText;
+  std::string text;  // kText
+  int media = -1;    // kImage: index into the request's images
+};
+
 // One message of a conversation.
 struct ChatMessage {
   ChatRole role = ChatRole::kUser;
   std::string content;               // text; for kTool the function's result
+  std::vector<ContentPart> parts;    // when not empty: the content, in order (`content` unused)
   std::string reasoning;             // kAssistant: the thought text, without channel markers
   std::vector<ToolCall> tool_calls;  // kAssistant: calls made in this message
   std::string tool_call_id;          // kTool: the id of the call this result answers

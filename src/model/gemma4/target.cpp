@@ -89,6 +89,11 @@ std::unique_ptr<Gemma4Model> Gemma4Model::Load(const std::string& path,
                                           " values, expected " + std::to_string(c.n_rot_full / 2));
   }
   if (options.repack) m->weights_.Pack();
+  m->media_attention_ = options.media_attention;
+  if (m->media_attention_ == MediaAttention::kDefault) {
+    m->media_attention_ = m->config_.n_embd_per_layer > 0 ? MediaAttention::kCausal
+                                                          : MediaAttention::kBidirectionalSliding;
+  }
   for (const Gemma4LayerConfig& lc : c.layers) {
     if (lc.sliding) {
       m->rope_.push_back(kernels::Rope::Neox(lc.head_dim, lc.n_rot, lc.rope_base));
@@ -157,6 +162,19 @@ void Gemma4Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutp
     }
     ++next[seq];
   }
+  if (static_cast<int>(batch.embeddings.size()) != T ||
+      static_cast<int>(batch.sees_until.size()) != T) {
+    Fail(ErrorKind::kInvalidArgument, "embeddings or sees_until do not have one entry per row");
+  }
+  for (int t = 0; t < T; ++t) {
+    const int32_t until = batch.sees_until[t], seq = batch.seqs[t];
+    if (until < batch.positions[t] || until >= next[seq]) {
+      Fail(ErrorKind::kInvalidArgument,
+           "row " + std::to_string(t) + " sees until position " + std::to_string(until) +
+               ", outside its own position " + std::to_string(batch.positions[t]) +
+               " and the batch's last of its sequence " + std::to_string(next[seq] - 1));
+    }
+  }
   if (!batch.logit_tokens.empty()) {
     if (static_cast<int>(batch.logit_tokens.size()) != T) {
       Fail(ErrorKind::kInvalidArgument, "logit_tokens has " +
@@ -193,6 +211,10 @@ void Gemma4Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutp
   GrowRows(s.x, T, D);
   kernels::EmbedRows(weights_.token_embd, batch.tokens.data(), T,
                      std::sqrt(static_cast<float>(c.n_embd)), s.x.data(), D, &pool);
+  for (int t = 0; t < T; ++t) {  // media rows: the given embedding, unscaled (token 0's PLE row)
+    if (batch.embeddings[t])
+      std::memcpy(s.x.data() + t * D, batch.embeddings[t], D * sizeof(float));
+  }
   if (c.n_embd_per_layer > 0) PerLayerEmbeddings(T, batch, s, pool);
   s.rope_angles.resize(c.n_layer);
   for (int l = 0; l < c.n_layer; ++l) {
@@ -377,6 +399,22 @@ void Gemma4Model::Attention(int l, int T, const ForwardBatch& batch, Scratch& s,
     args.out_row_stride = qd;
     args.positions = batch.positions.data() + t0;
     args.window = lc.sliding ? c.sliding_window : 0;
+    // Rows of an image attended both ways see up to the image's end on the layers the rule
+    // names; the others stay causal.
+    const bool both_ways =
+        media_attention_ == MediaAttention::kBidirectional ||
+        (media_attention_ == MediaAttention::kBidirectionalSliding && lc.sliding);
+    bool ahead = false;
+    for (int t = t0; t < t1; ++t) ahead = ahead || batch.sees_until[t] != batch.positions[t];
+    std::vector<kernels::KeyRange> ranges;
+    if (both_ways && ahead) {
+      for (int t = t0; t < t1; ++t) {
+        kernels::KeyRange r = kernels::VisibleKeys(batch.positions[t], args.window);
+        r.end = batch.sees_until[t] + 1;
+        ranges.push_back(r);
+      }
+      args.key_ranges = ranges.data();
+    }
     args.kv = cache.View(lc.kv_source, batch.seqs[t0]);
     args.scale = 1.0f;
     kernels::Attention(args, &pool);

@@ -19,12 +19,19 @@ namespace tandem {
 class GgufFile;
 class ThreadPool;
 
+// kDefault follows transformers: causal for models with per-layer embeddings (E2B, E4B),
+// bidirectional on the sliding-window layers for the others; kBidirectional (every layer) is
+// llama.cpp's rule.
+enum class MediaAttention { kDefault, kCausal, kBidirectionalSliding, kBidirectional };
+
 class Gemma4Model final : public TargetModel {
  public:
   struct LoadOptions {
     // Repack the matrices the active kernels read interleaved (Gemma4Weights::Pack): faster
     // matmuls, the same bits, at the cost of a private copy of those weights in RAM.
     bool repack = true;
+    // How an image's soft tokens attend to each other (docs/gemma4.md § Media rows).
+    MediaAttention media_attention = MediaAttention::kDefault;
   };
   // Opens, validates and binds `path`. Throws Error naming the key or tensor at fault.
   static std::unique_ptr<Gemma4Model> Load(const std::string& path, const LoadOptions& options);
@@ -47,6 +54,8 @@ class Gemma4Model final : public TargetModel {
   // tensors counted for the experts used.
   double BytesPerToken() const override;
   const GgufMetadata& metadata() const override;
+  bool MediaBidirectional() const override { return media_attention_ != MediaAttention::kCausal; }
+  MediaAttention media_attention() const { return media_attention_; }
 
   // Scaled token embedding row (E[id] * sqrt(D)): the MTP assistant's input.
   void EmbedToken(int32_t token, float* out) const;
@@ -73,6 +82,7 @@ class Gemma4Model final : public TargetModel {
   // Per layer: the first layer whose Rope equals its own; a forward computes the rotations of
   // its positions once per such layer (Scratch::rope_angles) and the others share them.
   std::vector<int> rope_angles_from_;
+  MediaAttention media_attention_ = MediaAttention::kCausal;  // resolved, never kDefault
   // Activations kept from one forward call to the next (calls take turns through the mutex):
   // allocating and zero-filling them anew each call was 7 % of the bundled pair's time in a
   // verification-heavy run, and the first verification after a prefill paid page faults that

@@ -1,0 +1,150 @@
+// Prompts with media rows (EngineRequest::media): the rows enter the forward as embeddings,
+// speculation after them stays lossless for every drafter, the prompt cache knows them by their
+// key, and an image attended both ways is never split across forwards.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "base/error.h"
+#include "engine/engine_test_util.h"
+#include "engine/media_prompt.h"
+#include "engine/prompt_media.h"
+
+namespace tandem::testing_engine {
+namespace {
+
+std::shared_ptr<const std::vector<float>> SoftRows(int rows, int n_embd, int salt) {
+  auto v = std::make_shared<std::vector<float>>(static_cast<size_t>(rows) * n_embd);
+  for (size_t i = 0; i < v->size(); ++i) {
+    (*v)[i] = std::sin(0.11f * static_cast<float>(i) + 0.7f * static_cast<float>(salt));
+  }
+  return v;
+}
+
+PromptMedia Image(int32_t begin, int32_t count, uint64_t key, int salt) {
+  return {.begin = begin,
+          .count = count,
+          .key = key,
+          .embeddings = SoftRows(count, Models().target->n_embd(), salt)};
+}
+
+GenerateResult GenerateWith(Generator& gen, const std::vector<int32_t>& prompt,
+                            std::vector<PromptMedia> media, const GenerateParams& params) {
+  return gen.Generate(prompt, std::move(media), params, nullptr);
+}
+
+Generator MakeGenerator(ThreadPool& pool, int max_batch = 64) {
+  return Generator(
+      *Models().target,
+      MakeDrafters(*Models().target, Models().assistant.get(), Models().draft.get(), pool), pool,
+      {.n_ctx = 256, .n_seq = 1, .max_batch = max_batch});
+}
+
+TEST(EngineMedia, RowsThatAreTokenZerosEmbeddingGenerateAsTokenZero) {
+  ThreadPool pool(2);
+  Generator gen = MakeGenerator(pool);
+  std::vector<int32_t> prompt = Prompt(20, 3);
+  auto e0 = std::make_shared<std::vector<float>>();
+  for (int i = 5; i < 9; ++i) {
+    prompt[i] = 0;
+    std::vector<float> row(Models().target->n_embd());
+    Models().target->EmbedToken(0, row.data());
+    e0->insert(e0->end(), row.begin(), row.end());
+  }
+  const GenerateResult plain = GenerateWith(gen, prompt, {}, Greedy(24));
+  gen.Reset();
+  const GenerateResult media =
+      GenerateWith(gen, prompt, {{.begin = 5, .count = 4, .key = 7, .embeddings = e0}}, Greedy(24));
+  EXPECT_EQ(plain.tokens, media.tokens);
+}
+
+TEST(EngineMedia, GreedySpeculationAfterAnImageIsLosslessForEveryDrafter) {
+  ThreadPool pool(2);
+  Generator gen = MakeGenerator(pool);
+  const std::vector<int32_t> prompt = Prompt(40, 5);
+  const std::vector<PromptMedia> media = {Image(4, 9, 11, 1), Image(20, 9, 12, 2)};
+  const GenerateResult plain = GenerateWith(gen, prompt, media, Greedy(48));
+  ASSERT_EQ(plain.tokens.size(), 48u);
+  for (const SpecType type :
+       {SpecType::kMtp, SpecType::kDraft, SpecType::kChain, SpecType::kNgram}) {
+    gen.Reset();
+    GenerateParams params = WithMtp(Greedy(48), 4, false);
+    params.spec.type = type;
+    const GenerateResult spec = GenerateWith(gen, prompt, media, params);
+    EXPECT_EQ(spec.tokens, plain.tokens) << SpecTypeName(type);
+    if (type == SpecType::kMtp || type == SpecType::kDraft) {
+      EXPECT_GT(spec.spec.drafted, 0) << SpecTypeName(type);
+    }
+  }
+  // The image rows change the output: they are not ignored.
+  gen.Reset();
+  const std::vector<PromptMedia> other = {Image(4, 9, 11, 3), Image(20, 9, 12, 2)};
+  EXPECT_NE(GenerateWith(gen, prompt, other, Greedy(48)).tokens, plain.tokens);
+}
+
+TEST(EngineMedia, ThePromptCacheKnowsAnImageByItsKey) {
+  ThreadPool pool(1);
+  Generator gen = MakeGenerator(pool);
+  const std::vector<int32_t> prompt = Prompt(30, 7);
+  const GenerateResult first = GenerateWith(gen, prompt, {Image(6, 9, 21, 1)}, Greedy(4));
+  // The same image again: everything but the last prompt token comes from the cache.
+  const GenerateResult again = GenerateWith(gen, prompt, {Image(6, 9, 21, 1)}, Greedy(4));
+  EXPECT_EQ(again.cached_prompt_tokens, 29);
+  EXPECT_EQ(again.tokens, first.tokens);
+  // Another image at the same place: the cache serves the text before it only.
+  const GenerateResult other = GenerateWith(gen, prompt, {Image(6, 9, 22, 4)}, Greedy(4));
+  EXPECT_EQ(other.cached_prompt_tokens, 6);
+  gen.Reset();
+  EXPECT_EQ(GenerateWith(gen, prompt, {Image(6, 9, 22, 4)}, Greedy(4)).tokens, other.tokens);
+}
+
+TEST(EngineMedia, BadMediaIsRefusedBeforeAnyWork) {
+  ThreadPool pool(1);
+  Generator gen = MakeGenerator(pool);
+  const std::vector<int32_t> prompt = Prompt(12, 1);
+  EXPECT_THROW(GenerateWith(gen, prompt, {Image(8, 9, 1, 1)}, Greedy(2)),
+               Error);  // past the prompt
+  EXPECT_THROW(GenerateWith(gen, prompt, {Image(2, 4, 1, 1), Image(4, 2, 2, 1)}, Greedy(2)), Error);
+  PromptMedia short_rows = Image(2, 4, 1, 1);
+  short_rows.count = 5;
+  EXPECT_THROW(GenerateWith(gen, prompt, {short_rows}, Greedy(2)), Error);
+}
+
+TEST(EngineMedia, AnImageAttendedBothWaysIsNeverSplit) {
+  const std::string path =
+      testing::TempDir() + "engine_media_" + std::to_string(getpid()) + ".gguf";
+  WriteRandomGemma4(Gemma4Preset("tiny-e2b"), {}, path);
+  auto both = Gemma4Model::Load(path, {.media_attention = MediaAttention::kBidirectional});
+  ThreadPool pool(2);
+  const std::vector<int32_t> prompt = Prompt(24, 9);
+  const auto rows = SoftRows(7, both->n_embd(), 5);
+  const std::vector<PromptMedia> media = {{.begin = 5, .count = 7, .key = 3, .embeddings = rows}};
+  // A batch of 8 rows would cut the image at 8; it is evaluated from 5 to 11 in one forward.
+  Generator small(*both, DrafterSet{}, pool, {.n_ctx = 128, .n_seq = 1, .max_batch = 8});
+  Generator whole(*both, DrafterSet{}, pool, {.n_ctx = 128, .n_seq = 1, .max_batch = 64});
+  const GenerateResult a = small.Generate(prompt, media, Greedy(16), nullptr);
+  const GenerateResult b = whole.Generate(prompt, media, Greedy(16), nullptr);
+  EXPECT_EQ(a.tokens, b.tokens);
+  // An image longer than a batch cannot be evaluated whole: refused.
+  Generator tiny(*both, DrafterSet{}, pool, {.n_ctx = 128, .n_seq = 1, .max_batch = 4});
+  EXPECT_THROW(tiny.Generate(prompt, media, Greedy(4), nullptr), Error);
+}
+
+TEST(EngineMedia, ExpandImagesWritesTheMarkupAroundEachImage) {
+  const ImageTokens markup{.open = 500, .close = 501, .placeholder = 502};
+  const auto rows = SoftRows(3, 4, 1);
+  EngineRequest request;
+  ExpandImages({2, 9, 502, 10, 502, 11}, {{1, 3, rows}, {2, 2, rows}}, markup, request);
+  EXPECT_EQ(request.prompt,
+            (std::vector<int32_t>{2, 9, 500, 502, 502, 502, 501, 10, 500, 502, 502, 501, 11}));
+  ASSERT_EQ(request.media.size(), 2u);
+  EXPECT_EQ(request.media[0].begin, 3);
+  EXPECT_EQ(request.media[0].count, 3);
+  EXPECT_EQ(request.media[1].begin, 9);
+  EXPECT_EQ(request.media[1].key, 2u);
+  EXPECT_THROW(ExpandImages({2, 502}, {}, markup, request), Error);
+  EXPECT_THROW(ExpandImages({2, 9}, {{1, 3, rows}}, markup, request), Error);
+}
+
+}  // namespace
+}  // namespace tandem::testing_engine

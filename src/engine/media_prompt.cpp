@@ -1,0 +1,57 @@
+#include "engine/media_prompt.h"
+
+#include <string>
+
+#include "base/error.h"
+#include "tokenizer/chat_format.h"
+#include "tokenizer/tokenizer.h"
+
+namespace tandem {
+
+ImageTokens FindImageTokens(const Tokenizer& tokenizer) {
+  ImageTokens t;
+  t.open = tokenizer.FindToken(chat_marker::kImageOpen);
+  t.close = tokenizer.FindToken(chat_marker::kImageClose);
+  t.placeholder = tokenizer.FindToken(chat_marker::kImage);
+  if (t.open < 0 || t.close < 0 || t.placeholder < 0) {
+    Fail(ErrorKind::kUnsupported, "this model's vocabulary has no image markup tokens (" +
+                                      std::string(chat_marker::kImageOpen) + ", " +
+                                      std::string(chat_marker::kImage) + ", " +
+                                      std::string(chat_marker::kImageClose) + ")");
+  }
+  return t;
+}
+
+void ExpandImages(const std::vector<int32_t>& tokens, const std::vector<EncodedMedia>& images,
+                  const ImageTokens& markup, EngineRequest& request) {
+  size_t next = 0;
+  request.prompt.clear();
+  request.media.clear();
+  for (const int32_t token : tokens) {
+    if (token != markup.placeholder) {
+      request.prompt.push_back(token);
+      continue;
+    }
+    if (next == images.size()) break;
+    const EncodedMedia& image = images[next++];
+    request.prompt.push_back(markup.open);
+    PromptMedia media;
+    media.begin = static_cast<int32_t>(request.prompt.size());
+    media.count = image.tokens;
+    media.key = image.key;
+    media.embeddings = image.embeddings;
+    request.media.push_back(std::move(media));
+    request.prompt.insert(request.prompt.end(), image.tokens, markup.placeholder);
+    request.prompt.push_back(markup.close);
+  }
+  size_t placeholders = 0;
+  for (const int32_t token : tokens) placeholders += token == markup.placeholder;
+  if (placeholders != images.size()) {
+    Fail(ErrorKind::kInvalidArgument,
+         "the prompt has " + std::to_string(placeholders) + " image placeholder" +
+             (placeholders == 1 ? "" : "s") + " (" + std::string(chat_marker::kImage) + ") for " +
+             std::to_string(images.size()) + " image" + (images.size() == 1 ? "" : "s"));
+  }
+}
+
+}  // namespace tandem
