@@ -3,7 +3,12 @@
 Follows docs/gemma4.md § Forward pass: sliding/full layers with their own
 head dims, KV heads and RoPE, QK-norm, weightless V-norm, attention scale 1.0, GeGLU with a
 per-layer width, per-layer embeddings, KV sharing, MoE, V = K, layer output scale, final norm,
-tied or untied head and final soft-cap. The whole sequence is evaluated in one causal pass.
+tied or untied head and final soft-cap. The whole sequence is evaluated in one pass.
+
+Media (README.md § Images): rows of the sequence may be given as embedding vectors
+(an image's soft tokens) instead of token ids. Those rows are not scaled by sqrt(D); with per-layer
+embeddings their token-identity part uses token id 0 (pad) and their projection part uses the
+injected vector. The attention over those rows follows one of MEDIA_MASKS.
 """
 
 import numpy as np
@@ -13,6 +18,17 @@ from gguf_read import GGUFError, GGUFFile
 
 # Token texts llama.cpp treats as end-of-generation for Gemma 4 (architecture spec 4.1).
 EOG_TEXTS = ("<eos>", "<turn|>", "<|tool_response>")
+
+# Attention rules for media rows; an "image" is one span of embedding rows (see Model.run).
+#   causal                 plain causal / sliding-window mask (HF for E2B/E4B)
+#   bidirectional          llama.cpp (non-causal decode of each image chunk, every layer): a row
+#                          of an image also sees the later rows of the same image; on sliding
+#                          layers the window still hides keys more than W-1 positions back
+#   bidirectional-sliding  HF use_bidirectional_attention="vision" as in the 26B/31B models:
+#                          on sliding layers only, the rows of one image see each other in
+#                          full (OR'ed onto the sliding causal mask); full layers stay causal
+MEDIA_MASKS = ("causal", "bidirectional", "bidirectional-sliding")
+PLACEHOLDER = -1  # token id of a row given as an embedding
 
 
 class Config:
@@ -141,9 +157,11 @@ class TargetState:
     kv: owning layer index -> (K [T, Hkv, hd] normed+roped, V [T, Hkv, hd] normed).
     """
 
-    def __init__(self, model, tokens, positions, logits, hidden, kv):
+    def __init__(self, model, tokens, positions, logits, hidden, kv, blocks=None):
         self.model, self.tokens, self.positions = model, tokens, positions
         self.logits, self.hidden, self.kv = logits, hidden, kv
+        # [T]: -1 for token rows, else the index of the media span the row belongs to.
+        self.blocks = np.full(tokens.size, -1, np.int64) if blocks is None else blocks
 
     def layer_kv(self, il):
         """K/V layer il attends (its own, or its KV source's for shared layers)."""
@@ -225,7 +243,7 @@ class Model:
         proj = ops.rms_norm(proj.reshape(-1, n_l, n_p), self.ple_proj_norm, cfg.eps)
         return (proj + tokp.reshape(-1, n_l, n_p)) / np.sqrt(2.0)
 
-    def _attention(self, ly, a, positions, kv):
+    def _attention(self, ly, a, positions, kv, visible):
         cfg, il = self.cfg, ly.index
         hd = cfg.head_dim(il)
         rope = self.rope_swa if cfg.is_swa[il] else self.rope_full
@@ -238,9 +256,7 @@ class Model:
             v = ops.rms_norm(v, None, cfg.eps)
             kv[il] = (k, v)
         k, v = kv[self.kv_source[il]]
-        window = cfg.window if cfg.is_swa[il] else None
-        visible = ops.attention_mask(positions, positions, window)
-        return ops.linear(ops.attend(q, k, v, visible, 1.0), ly.wo)
+        return ops.linear(ops.attend(q, k, v, visible[cfg.is_swa[il]], 1.0), ly.wo)
 
     def _dense_ffn(self, ly, x):
         return ops.geglu(x, ly.w_gate, ly.w_up, ly.w_down, self.gelu_mode)
@@ -266,10 +282,11 @@ class Model:
         f2 = ops.rms_norm(f2, ly.post_ffw_norm_2, cfg.eps)
         return ops.rms_norm(f1 + f2, ly.post_ffw_norm, cfg.eps)
 
-    def _layer(self, ly, x, positions, kv, ple):
+    def _layer(self, ly, x, positions, kv, ple, visible):
         eps = self.cfg.eps
         a = ops.rms_norm(x, ly.attn_norm, eps)
-        a = ops.rms_norm(self._attention(ly, a, positions, kv), ly.post_attention_norm, eps)
+        a = ops.rms_norm(self._attention(ly, a, positions, kv, visible), ly.post_attention_norm,
+                         eps)
         x = x + a
         if ly.router is not None:
             x = x + self._moe_ffn(ly, x)
@@ -283,25 +300,97 @@ class Model:
 
     # -- public ------------------------------------------------------------------------------
 
-    def run(self, tokens, positions=None):
-        """Whole-sequence causal pass -> TargetState. positions default to 0..T-1."""
-        tokens = self.check_tokens(tokens)
+    def media_blocks(self, tokens, media):
+        """Validate media spans against the token rows -> blocks [T] (-1 for token rows, else
+        the span index). media: [(start, embd [n, D])]; every row of a span must hold
+        PLACEHOLDER in tokens, every other row a valid id; spans must not overlap."""
+        tokens = np.asarray(tokens, np.int64).reshape(-1)
+        if tokens.size == 0:
+            raise ValueError("empty token list")
+        blocks = np.full(tokens.size, -1, np.int64)
+        for i, (start, embd) in enumerate(media):
+            embd = np.asarray(embd)
+            if embd.ndim != 2 or embd.shape[0] == 0 or embd.shape[1] != self.cfg.n_embd:
+                raise ValueError(f"media span {i}: embeddings of shape {embd.shape}, expected "
+                                 f"[n >= 1, {self.cfg.n_embd}] (the model's embedding_length)")
+            start, n = int(start), embd.shape[0]
+            if start < 0 or start + n > tokens.size:
+                raise ValueError(f"media span {i}: rows {start}..{start + n - 1} are outside the "
+                                 f"sequence of {tokens.size} rows")
+            if np.any(blocks[start:start + n] >= 0):
+                raise ValueError(f"media span {i} overlaps an earlier span")
+            if np.any(tokens[start:start + n] != PLACEHOLDER):
+                raise ValueError(f"media span {i}: rows {start}..{start + n - 1} must hold the "
+                                 f"placeholder id {PLACEHOLDER}")
+            blocks[start:start + n] = i
+        text = blocks < 0
+        if np.any(tokens[text] == PLACEHOLDER):
+            raise ValueError(f"placeholder id {PLACEHOLDER} at row "
+                             f"{int(np.flatnonzero(text & (tokens == PLACEHOLDER))[0])} "
+                             f"is not covered by a media span")
+        if np.any(text):
+            self.check_tokens(tokens[text])
+        return blocks
+
+    def embed_mixed(self, tokens, media, blocks):
+        """Input rows [T, D]: E[id]·sqrt(D) for token rows, the given vectors (unscaled) for
+        media rows."""
+        x = np.empty((tokens.size, self.cfg.n_embd))
+        text = blocks < 0
+        if np.any(text):
+            x[text] = self.embed(tokens[text])
+        for start, embd in media:
+            x[int(start):int(start) + len(embd)] = np.asarray(embd, np.float64)
+        return x
+
+    def visibility(self, positions, blocks, media_mask="causal"):
+        """Attention masks {is_swa: visible [T, T]} for the sliding and the full layers."""
+        if media_mask not in MEDIA_MASKS:
+            raise ValueError(f"unknown media mask '{media_mask}' (expected one of {MEDIA_MASKS})")
+        cfg = self.cfg
+        out = {False: ops.attention_mask(positions, positions, None),
+               True: ops.attention_mask(positions, positions, cfg.window)}
+        if media_mask == "causal" or not np.any(blocks >= 0):
+            return out
+        same = (blocks[:, None] == blocks[None, :]) & (blocks[:, None] >= 0)
+        if media_mask == "bidirectional-sliding":
+            out[True] = out[True] | same
+            return out
+        q, k = positions[:, None], positions[None, :]
+        out[False] = (k <= q) | same
+        out[True] = out[False] & ((q - k) < cfg.window)
+        return out
+
+    def run(self, tokens, positions=None, media=(), media_mask="causal"):
+        """Whole-sequence pass -> TargetState. positions default to 0..T-1.
+
+        media: [(start, embd [n, D])], rows start..start+n-1 given as embedding vectors (their
+        token ids must be PLACEHOLDER); each span is one image for the media_mask rules."""
+        tokens = np.asarray(tokens, np.int64).reshape(-1)
+        if len(media):
+            blocks = self.media_blocks(tokens, media)
+        else:
+            tokens = self.check_tokens(tokens)
+            blocks = np.full(tokens.size, -1, np.int64)
         positions = (np.arange(tokens.size) if positions is None
                      else np.asarray(positions, np.int64).reshape(-1))
         if positions.size != tokens.size:
             raise ValueError(f"{positions.size} positions for {tokens.size} tokens")
-        x = self.embed(tokens)
-        ple = self._ple_inputs(tokens, x) if self.has_ple else None
+        x = self.embed_mixed(tokens, media, blocks) if len(media) else self.embed(tokens)
+        ple = None
+        if self.has_ple:  # token-identity part of media rows: token id 0 (pad)
+            ple = self._ple_inputs(np.where(blocks < 0, tokens, 0), x)
+        visible = self.visibility(positions, blocks, media_mask)
         kv = {}
         for ly in self.layers:
-            x = self._layer(ly, x, positions, kv, ple)
+            x = self._layer(ly, x, positions, kv, ple, visible)
         hidden = ops.rms_norm(x, self.output_norm, self.cfg.eps)
         logits = ops.softcap(ops.linear(hidden, self.output), self.cfg.softcap)
-        return TargetState(self, tokens, positions, logits, hidden, kv)
+        return TargetState(self, tokens, positions, logits, hidden, kv, blocks)
 
-    def forward(self, tokens, positions=None):
+    def forward(self, tokens, positions=None, media=(), media_mask="causal"):
         """-> (logits [T, V], hidden [T, D] post-final-norm). The K/V stay in self.state."""
-        self.state = self.run(tokens, positions)
+        self.state = self.run(tokens, positions, media, media_mask)
         return self.state.logits, self.state.hidden
 
 
@@ -316,13 +405,39 @@ def eog_token_ids(f):
     return ids
 
 
-def greedy(model, prompt, n, stop_at_eog=True):
+def splice_media(tokens, embeddings):
+    """Expand a token list holding PLACEHOLDER once per image into the full sequence.
+
+    tokens: ids with one PLACEHOLDER per image, in order; embeddings: [[n_i, D]] per image.
+    -> (expanded token list with n_i PLACEHOLDER rows per image, media [(start, embd)])."""
+    tokens = [int(t) for t in np.asarray(tokens, np.int64).reshape(-1)]
+    n_slots = sum(1 for t in tokens if t == PLACEHOLDER)
+    if n_slots != len(embeddings):
+        raise ValueError(f"the token list has {n_slots} image placeholder(s) ({PLACEHOLDER}) "
+                         f"but {len(embeddings)} image(s) were given")
+    out, media, images = [], [], iter(embeddings)
+    for t in tokens:
+        if t != PLACEHOLDER:
+            out.append(t)
+            continue
+        embd = np.asarray(next(images), np.float64)
+        media.append((len(out), embd))
+        out.extend([PLACEHOLDER] * embd.shape[0])
+    return out, media
+
+
+def greedy(model, prompt, n, stop_at_eog=True, media=(), media_mask="causal"):
     """Greedy continuation of n tokens, each from a fresh whole-prefix pass. The EOG token that
-    stops generation (when stop_at_eog) is included. -> list of generated ids."""
-    seq = list(model.check_tokens(prompt))
+    stops generation (when stop_at_eog) is included. media / media_mask as in Model.run (the
+    spans index the prompt). -> list of generated ids."""
+    if len(media):
+        model.media_blocks(prompt, media)
+        seq = [int(t) for t in np.asarray(prompt, np.int64).reshape(-1)]
+    else:
+        seq = list(model.check_tokens(prompt))
     out = []
     while len(out) < n:
-        tok = int(np.argmax(model.run(seq).logits[-1]))
+        tok = int(np.argmax(model.run(seq, media=media, media_mask=media_mask).logits[-1]))
         out.append(tok)
         seq.append(tok)
         if stop_at_eog and tok in model.eog_ids:

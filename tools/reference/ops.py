@@ -48,6 +48,12 @@ def gelu(x, mode="exact"):
     raise ValueError(f"unknown GELU mode '{mode}' (expected one of {GELU_MODES})")
 
 
+def gelu_quick(x):
+    """GELU-quick: x * sigmoid(1.702 x), written as x / (1 + exp(-1.702 x))."""
+    with np.errstate(over="ignore"):
+        return x / (1.0 + np.exp(-1.702 * x))
+
+
 def linear(x, w):
     """x [..., in] times weight w [out, in] (row-major, i.e. ggml ne = [in, out]) -> [..., out]."""
     return x @ w.T

@@ -5,7 +5,11 @@
   reference.py greedy MODEL.gguf --tokens ... -n 64
   reference.py mtp-greedy TARGET.gguf ASSISTANT.gguf --tokens ... -n 64 --draft-max 3
   reference.py draft TARGET.gguf ASSISTANT.gguf --tokens ... --draft-max 3 --out OUT.npz
+  reference.py vision MMPROJ.gguf --pixels IMG.npy --out OUT.npz [--vision-gelu tanh|quick]
 
+logits and greedy also take images: --mmproj MMPROJ.gguf --image-pixels A.npy[,B.npy]
+--media-mask causal|bidirectional|bidirectional-sliding, with the placeholder id -1 once per
+image in --tokens (write --tokens=-1,... when the list starts with it).
 Common options: --gelu exact|ggml, and for the assistant --positions constant|increment.
 Exit code 0 on success, 1 on bad input (message on stderr), 2 on bad usage.
 """
@@ -23,6 +27,7 @@ import numpy as np  # noqa: E402
 import assistant  # noqa: E402
 import gemma4  # noqa: E402
 import ops  # noqa: E402
+import vision  # noqa: E402
 from gguf_read import GGUFError  # noqa: E402
 
 
@@ -40,6 +45,33 @@ def load_target(args):
     return gemma4.Model.load(args.model, gelu_mode=args.gelu)
 
 
+def load_pixels(path):
+    """An .npy image: float [H, W, 3], already normalised."""
+    px = np.load(path, allow_pickle=False)
+    if not isinstance(px, np.ndarray):
+        raise ValueError(f"{path}: not a single .npy array")
+    return px
+
+
+def prompt_with_images(args, model):
+    """(token rows, media spans) of the prompt: --tokens with each placeholder -1 replaced by
+    the soft tokens of the matching --image-pixels file, encoded with --mmproj."""
+    has_slot = gemma4.PLACEHOLDER in args.tokens
+    if args.mmproj is None:
+        if args.image_pixels or has_slot:
+            raise ValueError("images (--image-pixels or a -1 placeholder in --tokens) need "
+                             "--mmproj")
+        return args.tokens, []
+    if not args.image_pixels:
+        raise ValueError("--mmproj needs --image-pixels")
+    tower = vision.VisionTower.load(args.mmproj, gelu=args.vision_gelu, gelu_mode=args.gelu)
+    if tower.n_embd_out != model.cfg.n_embd:
+        raise ValueError(f"{args.mmproj}: projection width {tower.n_embd_out} differs from the "
+                         f"text model's embedding_length {model.cfg.n_embd}")
+    embeddings = [tower.encode(load_pixels(p)) for p in args.image_pixels]
+    return gemma4.splice_media(args.tokens, embeddings)
+
+
 def load_pair(args):
     target = gemma4.Model.load(args.target, gelu_mode=args.gelu)
     drafter = assistant.Assistant.load(args.assistant, gelu_mode=args.gelu).bind(target)
@@ -48,9 +80,12 @@ def load_pair(args):
 
 def cmd_logits(args):
     model = load_target(args)
-    state = model.run(args.tokens)
+    tokens, media = prompt_with_images(args, model)
+    state = model.run(tokens, media=media, media_mask=args.media_mask)
     arrays = {"logits": state.logits, "hidden": state.hidden,
               "tokens": state.tokens, "positions": state.positions}
+    if args.mmproj is not None:
+        arrays["image_spans"] = np.array([[s, len(e)] for s, e in media], np.int64).reshape(-1, 2)
     if args.with_kv:
         for il, (k, v) in state.kv.items():
             arrays[f"k_{il}"], arrays[f"v_{il}"] = k, v
@@ -59,7 +94,9 @@ def cmd_logits(args):
 
 def cmd_greedy(args):
     model = load_target(args)
-    tokens = gemma4.greedy(model, args.tokens, args.n, stop_at_eog=not args.ignore_eos)
+    prompt, media = prompt_with_images(args, model)
+    tokens = gemma4.greedy(model, prompt, args.n, stop_at_eog=not args.ignore_eos, media=media,
+                           media_mask=args.media_mask)
     print(json.dumps({"tokens": tokens}))
 
 
@@ -87,6 +124,38 @@ def cmd_draft(args):
              first_token=np.int64(t0), hidden_in=h)  # scalar, [B]
 
 
+def cmd_vision(args):
+    tower = vision.VisionTower.load(args.mmproj, gelu=args.vision_gelu, gelu_mode=args.gelu)
+    pixels = load_pixels(args.pixels)
+    trace = {} if args.trace else None
+    arrays = {"embeddings": tower.encode(pixels, trace)}
+    arrays["grid"] = np.array(tower.token_grid(np.shape(pixels)), np.int64)
+    arrays.update(trace or {})
+    np.savez(args.out, **arrays)
+
+
+def parse_paths(text):
+    paths = [p for p in text.split(",") if p != ""]
+    if not paths:
+        raise argparse.ArgumentTypeError("--image-pixels is empty")
+    return paths
+
+
+def add_vision_gelu(sp):
+    sp.add_argument("--vision-gelu", choices=vision.GELU_CHOICES, default=None,
+                    help="vision FFN activation (default: clip.use_gelu from the file, tanh when "
+                         "the key is absent)")
+
+
+def add_images(sp):
+    sp.add_argument("--mmproj", help="mmproj GGUF (clip, gemma4v) that encodes the images")
+    sp.add_argument("--image-pixels", type=parse_paths, default=[],
+                    help="comma-separated .npy images [H,W,3], one per -1 in --tokens")
+    sp.add_argument("--media-mask", choices=gemma4.MEDIA_MASKS, default="causal",
+                    help="attention over image rows (default causal)")
+    add_vision_gelu(sp)
+
+
 def build_parser():
     p = argparse.ArgumentParser(prog="reference.py", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -108,12 +177,14 @@ def build_parser():
     common(sp, False)
     sp.add_argument("--out", required=True)
     sp.add_argument("--with-kv", action="store_true", help="also store k_L / v_L per KV layer")
+    add_images(sp)
     sp.set_defaults(fn=cmd_logits)
 
     sp = sub.add_parser("greedy", help="greedy continuation -> JSON")
     common(sp, False)
     sp.add_argument("-n", type=int, default=64)
     sp.add_argument("--ignore-eos", action="store_true")
+    add_images(sp)
     sp.set_defaults(fn=cmd_greedy)
 
     sp = sub.add_parser("mtp-greedy", help="greedy MTP speculative decoding -> JSON")
@@ -130,6 +201,17 @@ def build_parser():
     sp.add_argument("--draft-max", type=int, default=3)
     sp.add_argument("--out", required=True)
     sp.set_defaults(fn=cmd_draft)
+
+    sp = sub.add_parser("vision", help="soft tokens of one image (gemma4v mmproj) -> npz")
+    sp.add_argument("mmproj", help="mmproj GGUF (arch clip, projector gemma4v)")
+    sp.add_argument("--pixels", required=True, help=".npy float [H,W,3], already normalised")
+    sp.add_argument("--out", required=True)
+    sp.add_argument("--trace", action="store_true",
+                    help="also store patch_proj, patches, layer_N and pooled")
+    sp.add_argument("--gelu", choices=ops.GELU_MODES, default="exact",
+                    help="how the tanh GELU is evaluated: exact float64 (default) or ggml's table")
+    add_vision_gelu(sp)
+    sp.set_defaults(fn=cmd_vision)
     return p
 
 

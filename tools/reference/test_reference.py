@@ -1,6 +1,8 @@
 #!/usr/bin/python3
-"""Tests of the NumPy reference: GGUF reader and dequantizers (self-contained), then the Gemma 4
-target and MTP assistant against llama.cpp's outputs in ../shared/fixtures/llamacpp-tiny.
+"""Tests of the NumPy reference: GGUF reader, writer and dequantizers and the gemma4v vision tower
+(self-contained, on tiny random mmproj files), then the Gemma 4 target and MTP assistant against
+llama.cpp's outputs in ../shared/fixtures/llamacpp-tiny, and the image rules of the text side on
+that fixture's target.
 
 Usage: test_reference.py [SHARED_DIR]   (default: <repo>/../shared, or $TANDEM_SHARED_DIR)
 Exit code: 0 = all passed, 77 = skipped (fixture or NumPy absent), 1 = a check failed.
@@ -30,6 +32,7 @@ import assistant  # noqa: E402
 import gemma4  # noqa: E402
 import gguf_checks  # noqa: E402
 import ops  # noqa: E402
+import vision_checks  # noqa: E402
 
 # Tolerances for the top-10 log-probabilities of logprobs-prompt0-top10.json. llama.cpp's own
 # evaluation orders differ by up to 0.013 on this file (fixture README); float64 GELU adds up to
@@ -225,19 +228,21 @@ def shared_dir(argv):
 
 
 def main(argv):
-    results = [run(fn.__name__, fn) for fn in gguf_checks.CHECKS]
+    self_contained = gguf_checks.CHECKS + vision_checks.CHECKS
+    results = [run(fn.__name__, fn) for fn in self_contained]
     fixture_dir = os.path.join(shared_dir(argv), "fixtures", "llamacpp-tiny")
     if not os.path.isfile(os.path.join(fixture_dir, "tiny-gemma4-f32.gguf")):
         print(f"SKIP: the llama.cpp fixture is absent ({os.path.normpath(fixture_dir)}); "
-              f"skipping {len(FIXTURE_CHECKS)} fixture checks")
+              f"skipping {len(FIXTURE_CHECKS) + len(vision_checks.FIXTURE_CHECKS)} fixture checks")
     else:
         fx = Fixture(fixture_dir)
-        results += [run(fn.__name__, fn, fx) for fn in FIXTURE_CHECKS]
+        results += [run(fn.__name__, fn, fx)
+                    for fn in FIXTURE_CHECKS + vision_checks.FIXTURE_CHECKS]
     passed = sum(results)
     print(f"{passed} passed, {len(results) - passed} failed")
     if passed != len(results):
         return 1
-    return 0 if len(results) > len(gguf_checks.CHECKS) else SKIP
+    return 0 if len(results) > len(self_contained) else SKIP
 
 
 if __name__ == "__main__":
