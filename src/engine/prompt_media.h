@@ -1,5 +1,5 @@
 // A prompt's media rows as the engine sees them: their identity for the prompt cache, their
-// checks, and which rows of a prefill chunk they are (docs/architecture.md § Media).
+// checks, and which rows of a prefill chunk they are (docs/gemma4.md § Media rows).
 #pragma once
 
 #include <cstdint>
