@@ -1,4 +1,4 @@
-// Layout guesses (issue 16; engine/layout_guesses.h): where the grammar leaves a choice, the
+// Layout guesses (issue 16; speculative/layout_guesses.h): where the grammar leaves a choice, the
 // choice the request's model made there the last two times is drafted for free and verified.
 // Greedy output stays byte-identical to plain constrained decoding for every draft length and
 // drafter, the guesses are made and counted apart from forced drafts; sampled output keeps the

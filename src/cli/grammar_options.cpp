@@ -4,9 +4,9 @@
 #include <iterator>
 
 #include "base/error.h"
-#include "engine/grammar_constraint.h"
 #include "grammar/grammar_cache.h"
 #include "grammar/json_schema.h"
+#include "speculative/grammar_constraint.h"
 
 namespace tandem::cli {
 namespace {

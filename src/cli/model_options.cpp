@@ -115,9 +115,7 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
   m.spec.adaptive = !o.no_adaptive;
   m.spec.ngram_min = o.ngram_min;
   m.spec.ngram_max = o.ngram_max;
-  if (o.ngram_min < 1 || o.ngram_min > o.ngram_max || o.ngram_max > 64) {
-    Fail(ErrorKind::kInvalidArgument, "--spec-ngram-min/max must satisfy 1 <= min <= max <= 64");
-  }
+  ValidateNgramLengths(o.ngram_min, o.ngram_max, "--spec-ngram-min/max");
   const bool draft_flags = Given(app, "--draft-max") || Given(app, "--draft-min") ||
                            Given(app, "--draft-p-min") || Given(app, "--no-adaptive") ||
                            Given(app, "--draft-head");

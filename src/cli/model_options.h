@@ -23,10 +23,10 @@ struct ModelOptions {
   std::string model_draft;
   std::string spec_type = "auto";  // auto: the loaded drafter (mtp, draft), none without -md
   std::string draft_head = "auto";
-  int draft_max = 16;
-  int draft_min = 0;
-  float draft_p_min = 0.0f;
-  bool no_adaptive = false;
+  int draft_max = SpecOptions{}.draft_max;
+  int draft_min = SpecOptions{}.draft_min;
+  float draft_p_min = SpecOptions{}.draft_p_min;
+  bool no_adaptive = !SpecOptions{}.adaptive;
   int ngram_min = SpecOptions{}.ngram_min;
   int ngram_max = SpecOptions{}.ngram_max;
   int ctx_size = 4096;

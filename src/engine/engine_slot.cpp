@@ -8,7 +8,6 @@
 
 #include "base/error.h"
 #include "engine/prompt_media.h"
-#include "grammar/compiled_grammar.h"
 #include "speculative/speculative_accept.h"
 
 namespace tandem {
@@ -37,20 +36,7 @@ void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx,
                                             " is outside [0, " + std::to_string(n_vocab) + ")");
     }
   }
-  if (p.grammar.grammar) {
-    for (const int32_t id : p.grammar.grammar->vocab().stop_ids()) {
-      if (std::find(p.eog_tokens.begin(), p.eog_tokens.end(), id) == p.eog_tokens.end()) {
-        Fail(ErrorKind::kInvalidArgument, "grammar: its stop token " + std::to_string(id) +
-                                              " is not an end-of-generation token");
-      }
-    }
-  }
-  const GrammarConstraint& g = p.grammar;
-  if (g.thought_budget >= 0 && (g.thought_open < 0 || g.thought_open >= n_vocab ||
-                                g.thought_close < 0 || g.thought_close >= n_vocab)) {
-    Fail(ErrorKind::kInvalidArgument,
-         "a thinking budget needs the thought channel's tokens, which this vocabulary lacks");
-  }
+  ValidateGrammarConstraint(p.grammar, p.eog_tokens, n_vocab);
   if (p.top_logprobs > kMaxTopLogprobs) {
     Fail(ErrorKind::kInvalidArgument,
          "top_logprobs must be at most " + std::to_string(kMaxTopLogprobs));
@@ -62,19 +48,10 @@ void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx,
   if (so.type == SpecType::kChain && !has_drafter) {
     Fail(ErrorKind::kInvalidArgument, "chained speculation asked for, but no assistant is loaded");
   }
-  if (UsesNgram(so.type) &&
-      (so.ngram_min < 1 || so.ngram_min > so.ngram_max || so.ngram_max > 64)) {
-    Fail(ErrorKind::kInvalidArgument, "n-gram lengths must satisfy 1 <= min <= max <= 64");
-  }
   if (so.type == SpecType::kDraft && !has_drafter) {
     Fail(ErrorKind::kInvalidArgument, "draft-model speculation asked for, but none is loaded");
   }
-  if (so.draft_max < 0 || so.draft_min < 0 || so.draft_min > so.draft_max) {
-    Fail(ErrorKind::kInvalidArgument, "draft lengths must satisfy 0 <= draft-min <= draft-max");
-  }
-  if (!(so.draft_p_min >= 0.0f && so.draft_p_min <= 1.0f)) {
-    Fail(ErrorKind::kInvalidArgument, "draft-p-min must be in [0, 1]");
-  }
+  ValidateSpecOptions(so);
 }
 
 EngineSlot::EngineSlot(int seq, KvCache& cache, int n_vocab, int n_embd, bool media_both_ways)

@@ -13,15 +13,15 @@
 #include <vector>
 
 #include "base/stopwatch.h"
-#include "engine/forced_run_policy.h"
 #include "engine/request.h"
-#include "engine/slot_grammar.h"
 #include "kv/kv_cache.h"
 #include "model/forward_batch.h"
 #include "sampling/rng.h"
 #include "sampling/sampler.h"
 #include "speculative/draft_planner.h"
 #include "speculative/drafter.h"
+#include "speculative/forced_run_policy.h"
+#include "speculative/slot_grammar.h"
 
 namespace tandem {
 

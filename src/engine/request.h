@@ -11,24 +11,11 @@
 #include "engine/stop_reason.h"
 #include "sampling/logprobs.h"
 #include "sampling/sampling_params.h"
+#include "speculative/grammar_constraint.h"
 #include "speculative/spec_options.h"
 #include "speculative/speculation_stats.h"
 
 namespace tandem {
-
-class CompiledGrammar;
-
-// Constrained decoding (a grammar compiled against the target's vocabulary; its stop ids should
-// be among eog_tokens). With thought_open >= 0 the model may first think in a channel opened by
-// that token and closed by thought_close, unconstrained; the grammar starts with the answer.
-// thought_budget >= 0 (needs the channel's ids) closes the channel: once that many tokens were
-// generated inside it (all channels of the answer together), the next token is thought_close.
-struct GrammarConstraint {
-  std::shared_ptr<CompiledGrammar> grammar;  // null: unconstrained (but the thought budget)
-  int32_t thought_open = -1, thought_close = -1;
-  int thought_budget = -1;  // -1: unlimited
-  bool active() const { return grammar != nullptr || thought_budget >= 0; }
-};
 
 struct GenerateParams {
   int n_predict = 128;  // tokens to generate at most (-1: until EOG or context end)

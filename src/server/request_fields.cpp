@@ -9,12 +9,12 @@
 #include "sampling/logprobs.h"
 #include "sampling/sampling_params.h"
 #include "server/constraint_fields.h"
+#include "speculative/spec_options.h"
 
 namespace tandem::server {
 namespace {
 
 constexpr int kMaxStopStrings = 16;
-constexpr int kMaxDraft = 64;
 
 LogitBias MakeBias(int64_t token, double bias) {
   LogitBias b;
@@ -200,7 +200,7 @@ void ParseSpeculativeField(const Json& body, GenerationRequest& request) {
   if (spec == nullptr) return;
   ExpectType(*spec, "object", "speculative");
   request.spec_enabled = OptionalBool(*spec, "enabled", "speculative");
-  if (auto n = OptionalInteger(*spec, "draft_max", 0, kMaxDraft, "speculative")) {
+  if (auto n = OptionalInteger(*spec, "draft_max", 0, kMaxDraftTokens, "speculative")) {
     request.spec_draft_max = static_cast<int>(*n);
   }
   request.spec_ngram = OptionalBool(*spec, "ngram", "speculative");

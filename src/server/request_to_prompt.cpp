@@ -5,7 +5,7 @@
 #include <string>
 
 #include "base/error.h"
-#include "engine/grammar_constraint.h"
+#include "speculative/grammar_constraint.h"
 #include "tokenizer/chat_format.h"
 
 namespace tandem::server {

@@ -1,7 +1,8 @@
 // A constraint on drafts (a grammar): a drafter that reads logits masks them before each choice
 // and reports each chosen token, so that drafts follow the constraint and, for sampled requests,
 // q is the masked distribution the draft was drawn from (what lossless verification needs).
-// Implemented by the engine slot's grammar (engine/slot_grammar.h); ChooseDraftToken applies it.
+// Implemented by a request's grammar in the round (SlotGrammar, slot_grammar.h); ChooseDraftToken
+// applies it.
 #pragma once
 
 #include <cstdint>

@@ -31,8 +31,9 @@ namespace tandem {
 
 class DraftPlanner {
  public:
-  // Longest lookup proposal of an adaptive round (--draft-max caps the model's part).
-  static constexpr int kLookupMax = 64;
+  // Longest lookup proposal of an adaptive round (--draft-max caps the model's part): the most
+  // tokens a round drafts from one source.
+  static constexpr int kLookupMax = kMaxDraftTokens;
   // An unused lookup proposal is followed for at most this many tokens (CheckUnusedProposal).
   static constexpr size_t kFollowMax = 8;
 

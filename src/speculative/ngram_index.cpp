@@ -1,8 +1,6 @@
 #include "speculative/ngram_index.h"
 
-#include <string>
-
-#include "base/error.h"
+#include "speculative/spec_options.h"
 
 namespace tandem {
 namespace {
@@ -23,11 +21,7 @@ uint64_t WithLength(uint64_t h, int n) {
 
 NgramIndex::NgramIndex(int ngram_min, int ngram_max)
     : ngram_min_(ngram_min), ngram_max_(ngram_max) {
-  if (ngram_min < 1 || ngram_min > ngram_max || ngram_max > 64) {
-    Fail(ErrorKind::kInvalidArgument, "n-gram lengths must satisfy 1 <= min <= max <= 64 (got " +
-                                          std::to_string(ngram_min) + ", " +
-                                          std::to_string(ngram_max) + ")");
-  }
+  ValidateNgramLengths(ngram_min, ngram_max, "n-gram lengths");
 }
 
 void NgramIndex::Clear() {

@@ -13,7 +13,7 @@ namespace tandem {
 
 class NgramIndex {
  public:
-  // Throws Error(kInvalidArgument) unless 1 <= ngram_min <= ngram_max <= 64.
+  // Throws Error(kInvalidArgument) unless 1 <= ngram_min <= ngram_max <= kMaxNgramLength.
   NgramIndex(int ngram_min, int ngram_max);
 
   void Clear();

@@ -1,7 +1,9 @@
-// What the user asked of speculative decoding: which drafter, and the draft-length limits.
+// What the user asked of speculative decoding: which drafter, the draft-length limits. Each
+// option's default is here (SpecOptions), each limit (kMaxDraftTokens, kMaxNgramLength), and the
+// one check of them (ValidateSpecOptions), which the command line, the server and the engine use.
 #pragma once
 
-#include <string>
+#include <string_view>
 
 namespace tandem {
 
@@ -12,6 +14,12 @@ enum class SpecType {
   kNgram,  // prompt lookup over the context (DraftPlanner, ChainDrafter), no model
   kChain,  // prompt lookup first, the MTP assistant extending where it ends
 };
+
+// The most tokens one round drafts from one source: a request's draft_max through the API, an
+// adaptive round's prompt-lookup proposal, a grammar-forced run a draft goes on through.
+inline constexpr int kMaxDraftTokens = 64;
+// The longest context suffix prompt lookup matches (ngram_max).
+inline constexpr int kMaxNgramLength = 64;
 
 struct SpecOptions {
   SpecType type = SpecType::kNone;
@@ -29,5 +37,13 @@ inline bool UsesNgram(SpecType type) {
 }
 
 const char* SpecTypeName(SpecType type);
+
+// Throws Error(kInvalidArgument), the message starting with `what` (the flags or fields that set
+// them), unless 1 <= min <= max <= kMaxNgramLength.
+void ValidateNgramLengths(int min, int max, std::string_view what);
+
+// Throws Error(kInvalidArgument) unless 0 <= draft_min <= draft_max and draft_p_min is in [0, 1],
+// and, when `spec.type` drafts by prompt lookup, its n-gram lengths pass ValidateNgramLengths.
+void ValidateSpecOptions(const SpecOptions& spec);
 
 }  // namespace tandem

@@ -1,9 +1,9 @@
 // SlotGrammar's masks (a word of the allowed set at a time, checked against a bit-by-bit
-// reference) and its layout guesses (engine/layout_guesses.h): where the grammar leaves a choice,
-// the choice the model made there the last two times is drafted after the committed tokens, keyed
-// by the allowed set and the previous token's last byte, so a layout seen after two different keys
-// is guessed after a third.
-#include "engine/slot_grammar.h"
+// reference) and its layout guesses (speculative/layout_guesses.h): where the grammar leaves a
+// choice, the choice the model made there the last two times is drafted after the committed tokens,
+// keyed by the allowed set and the previous token's last byte, so a layout seen after two different
+// keys is guessed after a third.
+#include "speculative/slot_grammar.h"
 
 #include <gtest/gtest.h>
 

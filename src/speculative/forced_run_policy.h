@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "speculative/spec_options.h"
+
 namespace tandem {
 
 class ForcedRunPolicy {
@@ -23,7 +25,8 @@ class ForcedRunPolicy {
     const double step = step_ms_ > 0 ? step_ms_ : 0.1 * std::max(forward_ms_, 1e-3);
     const double forward = forward_ms_ > 0 ? forward_ms_ : 10 * step;
     const double acceptance = (accepted_ + kPrior) / (reached_ + 1.0);
-    return static_cast<int>(std::min(64.0, std::floor(acceptance * forward / step)));
+    return static_cast<int>(
+        std::min<double>(kMaxDraftTokens, std::floor(acceptance * forward / step)));
   }
   void RecordDraft(int steps, double ms) {
     if (steps > 0) Ema(step_ms_, ms / steps);

@@ -1,11 +1,12 @@
 // The grammar constraint of one slot's request: masks, draft constraint, cut and forced tokens.
-#include "engine/slot_grammar.h"
+#include "speculative/slot_grammar.h"
 
 #include <algorithm>
 #include <bit>
 #include <limits>
 
 #include "base/error.h"
+#include "grammar/compiled_grammar.h"
 #include "tokenizer/utf8.h"
 
 namespace tandem {

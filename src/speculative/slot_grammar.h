@@ -18,11 +18,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/layout_guesses.h"
-#include "engine/request.h"
 #include "grammar/grammar_matcher.h"
 #include "speculative/draft_constraint.h"
 #include "speculative/drafter.h"
+#include "speculative/grammar_constraint.h"
+#include "speculative/layout_guesses.h"
 
 namespace tandem {
 

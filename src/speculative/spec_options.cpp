@@ -1,0 +1,27 @@
+#include "speculative/spec_options.h"
+
+#include <string>
+
+#include "base/error.h"
+
+namespace tandem {
+
+void ValidateNgramLengths(int min, int max, std::string_view what) {
+  if (min < 1 || min > max || max > kMaxNgramLength) {
+    Fail(ErrorKind::kInvalidArgument,
+         std::string(what) + " must satisfy 1 <= min <= max <= " + std::to_string(kMaxNgramLength) +
+             " (got " + std::to_string(min) + ", " + std::to_string(max) + ")");
+  }
+}
+
+void ValidateSpecOptions(const SpecOptions& spec) {
+  if (UsesNgram(spec.type)) ValidateNgramLengths(spec.ngram_min, spec.ngram_max, "n-gram lengths");
+  if (spec.draft_max < 0 || spec.draft_min < 0 || spec.draft_min > spec.draft_max) {
+    Fail(ErrorKind::kInvalidArgument, "draft lengths must satisfy 0 <= draft-min <= draft-max");
+  }
+  if (!(spec.draft_p_min >= 0.0f && spec.draft_p_min <= 1.0f)) {
+    Fail(ErrorKind::kInvalidArgument, "draft-p-min must be in [0, 1]");
+  }
+}
+
+}  // namespace tandem
