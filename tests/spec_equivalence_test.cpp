@@ -15,9 +15,9 @@
 #include "engine/generator.h"
 #include "greedy_params.h"
 #include "model/gemma4/assistant.h"
-#include "model/gemma4/target.h"
 #include "model/gemma4/presets.h"
 #include "model/gemma4/random_model.h"
+#include "model/gemma4/target.h"
 #include "speculative/loaded_drafters.h"
 
 namespace tandem {
@@ -38,7 +38,7 @@ TEST(SpecEquivalence, LlamaCppDraftMtpRunIsReproduced) {
   auto expected = ReadJson(kFixtureDir + "greedy-mtp-n3.json")["results"];
   ThreadPool pool(1);
   for (size_t i = 0; i < prompts.size(); ++i) {
-    Generator gen(*target, MakeDrafters(*target, assistant.get(), nullptr, pool), pool,
+    Generator gen(*target, MakeDrafters({*target, assistant.get(), nullptr, pool}), pool,
                   {.type = TensorType::kF32, .n_ctx = 256});
     std::vector<int32_t> prompt = prompts[i]["token_ids"].get<std::vector<int32_t>>();
     GenerateResult r = gen.Generate(prompt, Greedy(64, SpecType::kMtp, 3, false), nullptr);
@@ -83,7 +83,7 @@ TEST(SpecEquivalence, GreedyOutputIsIdenticalForEveryDraftLengthThreadsAndKvType
     for (int draft_max = 1; draft_max <= 16; ++draft_max) {
       const int threads = 1 + draft_max % 3;
       Generator gen(*pair.target,
-                    MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pools[threads - 1]),
+                    MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pools[threads - 1]}),
                     pools[threads - 1], {.type = kv, .n_ctx = 256});
       GenerateResult r = gen.Generate(prompt, Greedy(n, SpecType::kMtp, draft_max, false), nullptr);
       ASSERT_EQ(r.tokens, want) << "draft_max " << draft_max << ", threads " << threads << ", kv "
@@ -121,7 +121,7 @@ TEST(SpecEquivalence, GreedyThroughTheEngineIsIdenticalForEveryDraftLength) {
   size_t finals = 0;
   {
     Engine engine(*pair.target,
-                  MakeDrafters(*pair.target, pair.assistant.get(), pair.target.get(), pool), pool,
+                  MakeDrafters({*pair.target, pair.assistant.get(), pair.target.get(), pool}), pool,
                   options);
     for (size_t i = 0; i < requests.size(); ++i) {
       engine.Submit({prompt, requests[i], [&, i](const EngineEvent& e) {
@@ -161,8 +161,9 @@ TEST(SpecEquivalence, NgramAndChainGreedyAreIdenticalForLengthsTo64ThreadsAndKvT
     for (SpecType type : {SpecType::kNgram, SpecType::kChain}) {
       for (int draft_max : {1, 5, 16, 64, 0}) {  // 0: adaptive with --draft-max 16
         ThreadPool& pool = ++run % 2 ? pool1 : pool2;
-        Generator gen(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool),
-                      pool, {.type = kv, .n_ctx = 256});
+        Generator gen(*pair.target,
+                      MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pool}), pool,
+                      {.type = kv, .n_ctx = 256});
         GenerateParams p = Greedy(n, type, draft_max ? draft_max : 16, draft_max == 0);
         p.spec.ngram_min = 2;
         GenerateResult r = gen.Generate(prompt, p, nullptr);
@@ -185,7 +186,7 @@ TEST(SpecEquivalence, AdaptiveGreedyIsIdenticalToo) {
   std::vector<int32_t> prompt = {2, 300, 301, 302, 303, 304};
   ThreadPool pool(2);
   Generator plain(*pair.target, {}, pool, {.type = TensorType::kF16, .n_ctx = 256});
-  Generator spec(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool),
+  Generator spec(*pair.target, MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pool}),
                  pool, {.type = TensorType::kF16, .n_ctx = 256});
   EXPECT_EQ(plain.Generate(prompt, Greedy(100, SpecType::kNone, 0, false), nullptr).tokens,
             spec.Generate(prompt, Greedy(100, SpecType::kMtp, 8, true), nullptr).tokens);
@@ -202,7 +203,7 @@ TEST(SpecEquivalence, SampledAdaptiveIsReproducibleFromTheSeed) {
   std::vector<int32_t> first;
   for (int threads : {1, 2}) {
     ThreadPool pool(threads);
-    Generator gen(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool),
+    Generator gen(*pair.target, MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pool}),
                   pool, {.type = TensorType::kF16, .n_ctx = 256});
     std::vector<int32_t> tokens = gen.Generate(prompt, p, nullptr).tokens;
     if (first.empty()) first = tokens;
@@ -225,7 +226,7 @@ TEST(SpecEquivalence, DraftModelGreedyIsIdentical) {
   const std::vector<int32_t> want =
       plain.Generate(prompt, Greedy(70, SpecType::kNone, 0, false), nullptr).tokens;
   for (int draft_max : {1, 3, 7}) {
-    Generator gen(*target, MakeDrafters(*target, nullptr, draft.get(), pool), pool,
+    Generator gen(*target, MakeDrafters({*target, nullptr, draft.get(), pool}), pool,
                   {.type = TensorType::kF16, .n_ctx = 256});
     GenerateResult r =
         gen.Generate(prompt, Greedy(70, SpecType::kDraft, draft_max, false), nullptr);
@@ -233,7 +234,7 @@ TEST(SpecEquivalence, DraftModelGreedyIsIdentical) {
     EXPECT_GT(r.spec.drafted, 0);
   }
   // Drafting with the target itself is accepted every time.
-  Generator self(*target, MakeDrafters(*target, nullptr, target.get(), pool), pool,
+  Generator self(*target, MakeDrafters({*target, nullptr, target.get(), pool}), pool,
                  {.type = TensorType::kF16, .n_ctx = 256});
   GenerateResult r = self.Generate(prompt, Greedy(40, SpecType::kDraft, 4, false), nullptr);
   EXPECT_EQ(r.spec.accepted, r.spec.drafted);

@@ -16,9 +16,9 @@
 #include "grammar/compiled_grammar.h"
 #include "grammar/token_vocabulary.h"
 #include "model/gemma4/assistant.h"
-#include "model/gemma4/target.h"
 #include "model/gemma4/presets.h"
 #include "model/gemma4/random_model.h"
+#include "model/gemma4/target.h"
 #include "speculative/loaded_drafters.h"
 
 namespace tandem {
@@ -96,8 +96,8 @@ inline PairRun RunOnPair(const Pair& pair, ThreadPool& pool, const std::vector<i
   EngineOptions options;
   options.own_thread = false;
   options.kv = {.type = TensorType::kF32, .n_ctx = 128, .n_seq = 1, .max_batch = 64};
-  Engine engine(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool), pool,
-                options);
+  Engine engine(*pair.target, MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pool}),
+                pool, options);
   PairRun o;
   engine.RunHere({prompt, params, [&](const EngineEvent& e) {
                     if (e.final) {

@@ -75,9 +75,10 @@ TEST(SpecGrammar, GreedyOutputIsIdenticalUnderConstraintsForEveryDraftLength) {
     int64_t forced = 0;
     for (int draft_max = 1; draft_max <= 8; ++draft_max) {
       for (int threads = 1; threads <= 2; ++threads) {
-        Generator gen(*pair.target,
-                      MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pools[threads - 1]),
-                      pools[threads - 1], {.type = TensorType::kF32, .n_ctx = 128});
+        Generator gen(
+            *pair.target,
+            MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pools[threads - 1]}),
+            pools[threads - 1], {.type = TensorType::kF32, .n_ctx = 128});
         GenerateParams p = Greedy(48, SpecType::kMtp, draft_max, false);
         p.eog_tokens = {kEog};
         p.grammar.grammar = compiled;
@@ -168,7 +169,7 @@ TEST(SpecGrammar, ForcedStringsFollowTheCanonicalTokenizationAndAreAllAccepted) 
             std::vector<int32_t>(canonical.begin(), canonical.end() - 1));
   int64_t forced = 0;
   for (int draft_max = 1; draft_max <= 8; ++draft_max) {
-    Generator gen(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool),
+    Generator gen(*pair.target, MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pool}),
                   pool, {.type = TensorType::kF32, .n_ctx = 128});
     GenerateParams p = Greedy(64, SpecType::kMtp, draft_max, false);
     p.eog_tokens = {kEog};
@@ -195,7 +196,7 @@ TEST(SpecGrammar, ForcedTokensAreDraftedWhenThePlannerDecodesPlainly) {
   const auto [prompt, want] = PlainForcedRun(pair, compiled, pool);
   ASSERT_EQ(Text(*vocab, want.tokens), kForcedDoc);
   for (const bool adaptive : {false, true}) {
-    Generator gen(*pair.target, MakeDrafters(*pair.target, nullptr, nullptr, pool), pool,
+    Generator gen(*pair.target, MakeDrafters({*pair.target, nullptr, nullptr, pool}), pool,
                   {.type = TensorType::kF32, .n_ctx = 128});
     GenerateParams p = Greedy(64, SpecType::kNgram, 4, adaptive);
     p.eog_tokens = {kEog};
@@ -224,8 +225,8 @@ TEST(SpecGrammar, SampledConstrainedOutputKeepsTheMaskedDistribution) {
   // t1 from the prompt's logits, then a round drafting one token for t2.
   GenerateParams params = SampledConstrained(compiled, 3, 1);
   params.spec.type = SpecType::kMtp;
-  Generator gen(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool), pool,
-                {.type = TensorType::kF32, .n_ctx = 64});
+  Generator gen(*pair.target, MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pool}),
+                pool, {.type = TensorType::kF32, .n_ctx = 64});
   std::vector<int> observed(V, 0);
   int64_t drafted = 0, accepted = 0;
   // 6000 runs: with drafts drawn from the unmasked distribution (and cut), this fails (z 5.6
@@ -339,7 +340,7 @@ TEST(SpecGrammar, SampledOutputKeepsTheCanonicallyRestrictedDistribution) {
   for (const SpecType type : {SpecType::kMtp, SpecType::kNgram}) {
     SCOPED_TRACE(SpecTypeName(type));
     params.spec.type = type;
-    Generator gen(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool),
+    Generator gen(*pair.target, MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pool}),
                   pool, {.type = TensorType::kF32, .n_ctx = 64});
     std::vector<int> observed(n_bins, 0);
     int64_t drafted = 0, accepted = 0, forced = 0, reached = 0, reached_accepted = 0, forwards = 0;
@@ -394,7 +395,7 @@ TEST(SpecGrammar, ThoughtBudgetClosesTheChannelAfterExactlyKTokens) {
   auto compiled = std::make_shared<CompiledGrammar>(ParseGbnf(JsonObjectGbnf()), vocab);
   ThreadPool pool(1);
   Generator plain(*pair.target, {}, pool, {.type = TensorType::kF32, .n_ctx = 128});
-  Generator spec(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool),
+  Generator spec(*pair.target, MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pool}),
                  pool, {.type = TensorType::kF32, .n_ctx = 128});
   // A prompt whose free run starts with a token no grammar piece uses: it opens the channel.
   std::vector<int32_t> prompt, free_run;

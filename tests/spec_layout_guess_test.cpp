@@ -49,8 +49,9 @@ TEST(SpecLayoutGuess, GreedyOutputIsIdenticalAndTheGuessesAreCountedApart) {
     for (int draft_max = 1; draft_max <= 8; draft_max += 3) {
       for (int threads = 1; threads <= 2; ++threads) {
         ThreadPool& pool = pools[threads - 1];
-        Generator gen(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool),
-                      pool, {.type = TensorType::kF32, .n_ctx = 160});
+        Generator gen(*pair.target,
+                      MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pool}), pool,
+                      {.type = TensorType::kF32, .n_ctx = 160});
         GenerateParams p = Greedy(80, type, draft_max, false);
         p.eog_tokens = {kEog};
         p.grammar.grammar = compiled;
@@ -119,7 +120,7 @@ TEST(SpecLayoutGuess, SampledOutputKeepsTheConstrainedDistribution) {
   for (const SpecType type : {SpecType::kNgram, SpecType::kMtp}) {
     SCOPED_TRACE(SpecTypeName(type));
     params.spec.type = type;
-    Generator gen(*pair.target, MakeDrafters(*pair.target, pair.assistant.get(), nullptr, pool),
+    Generator gen(*pair.target, MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pool}),
                   pool, {.type = TensorType::kF32, .n_ctx = 64});
     std::vector<int> observed(n_bins, 0);
     int64_t guessed = 0, guessed_accepted = 0;

@@ -13,9 +13,9 @@
 #include "engine/engine.h"
 #include "engine/generator.h"
 #include "model/gemma4/assistant.h"
-#include "model/gemma4/target.h"
 #include "model/gemma4/presets.h"
 #include "model/gemma4/random_model.h"
+#include "model/gemma4/target.h"
 #include "sampling/sampler.h"
 #include "speculative/loaded_drafters.h"
 
@@ -51,7 +51,7 @@ void CheckSecondToken(SpecType type, const std::string& name) {
   params.spec.adaptive = false;
   params.spec.ngram_min = 1;
 
-  Generator gen(*target, MakeDrafters(*target, assistant.get(), nullptr, pool), pool,
+  Generator gen(*target, MakeDrafters({*target, assistant.get(), nullptr, pool}), pool,
                 {.type = TensorType::kF32, .n_ctx = 512});
   const int V = target->config().n_vocab;
   std::vector<int> observed(V, 0);
@@ -83,7 +83,7 @@ void CheckSecondToken(SpecType type, const std::string& name) {
     std::condition_variable cv;
     std::vector<std::vector<int32_t>> served(kRuns);
     int finals = 0;
-    Engine engine(*target, MakeDrafters(*target, assistant.get(), nullptr, engine_pool),
+    Engine engine(*target, MakeDrafters({*target, assistant.get(), nullptr, engine_pool}),
                   engine_pool, options);
     for (int seed = 0; seed < kRuns; ++seed) {
       params.sampling.seed = static_cast<uint32_t>(seed);

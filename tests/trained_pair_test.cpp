@@ -88,7 +88,7 @@ TEST_F(TrainedPair, GreedyMtpIsIdenticalForEveryDraftLengthThreadsKvTypeAndHead)
       const GenerateResult want = plain.Generate(prompt, Greedy(n, SpecType::kNone, 0, false), {});
       for (int draft_max = 1; draft_max <= 16; ++draft_max) {
         const Gemma4Assistant* head = draft_max % 2 ? centroid_ : dense_;
-        Generator gen(*target_, MakeDrafters(*target_, head, nullptr, pools[draft_max % 2]),
+        Generator gen(*target_, MakeDrafters({*target_, head, nullptr, pools[draft_max % 2]}),
                       pools[draft_max % 2], {.type = kv, .n_ctx = 512});
         const GenerateResult r =
             gen.Generate(prompt, Greedy(n, SpecType::kMtp, draft_max, false), {});
@@ -111,7 +111,7 @@ TEST_F(TrainedPair, AcceptanceByPositionIsReal) {
   ThreadPool pool(2);
   SpeculationStats stats;
   for (int i = 0; i < static_cast<int>(std::size(kPrompts)); ++i) {
-    Generator gen(*target_, MakeDrafters(*target_, centroid_, nullptr, pool), pool,
+    Generator gen(*target_, MakeDrafters({*target_, centroid_, nullptr, pool}), pool,
                   {.type = TensorType::kF16, .n_ctx = 512});
     stats.Add(gen.Generate(Prompt(i), Greedy(128, SpecType::kMtp, 3, false), {}).spec);
   }
@@ -128,7 +128,7 @@ TEST_F(TrainedPair, AdaptiveDraftsAndStaysLossless) {
   ThreadPool pool(2);
   for (int i = 0; i < static_cast<int>(std::size(kPrompts)); ++i) {
     Generator plain(*target_, {}, pool, {.type = TensorType::kF16, .n_ctx = 512});
-    Generator spec(*target_, MakeDrafters(*target_, centroid_, nullptr, pool), pool,
+    Generator spec(*target_, MakeDrafters({*target_, centroid_, nullptr, pool}), pool,
                    {.type = TensorType::kF16, .n_ctx = 512});
     const GenerateResult want =
         plain.Generate(Prompt(i), Greedy(128, SpecType::kNone, 0, false), {});

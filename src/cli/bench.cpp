@@ -18,7 +18,6 @@
 #include "engine/generator.h"
 #include "gguf/gguf_reader.h"
 #include "kernels/isa.h"
-#include "speculative/loaded_drafters.h"
 
 namespace tandem::cli {
 namespace {
@@ -179,8 +178,7 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
     if (m.spec.type == SpecType::kNone) {
       Fail(ErrorKind::kInvalidArgument, "--spec needs a drafter (-md) with speculation on");
     }
-    Generator sg(target, MakeDrafters(target, m.assistant.get(), m.draft_model.get(), *m.pool),
-                 *m.pool, kv, !a.model.no_warmup);
+    Generator sg(target, m.Drafters(), *m.pool, kv, !a.model.no_warmup);
     const std::vector<int32_t> prompt =
         a.spec_prompt.empty() ? Tokens(32, V, 7)
                               : m.tokenizer->Encode(a.spec_prompt, {.add_special = true});

@@ -4,23 +4,82 @@
 
 #include <chrono>
 #include <fstream>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "base/log.h"
 #include "gguf/gguf_reader.h"
+#include "speculative/drafter_registry.h"
+#include "speculative/loaded_drafters.h"
 #include "tokenizer/vocab_gguf.h"
 
 namespace tandem::cli {
+namespace {
+
+// What --spec-type auto picks for each drafter model, in the help's words.
+constexpr std::pair<DrafterModel, const char*> kAutoModels[] = {
+    {DrafterModel::kAssistant, "an assistant"}, {DrafterModel::kSeparate, "a draft model"}};
+
+// auto, every registered drafter's name, none.
+std::vector<std::string> SpecTypeValues() {
+  std::vector<std::string> values = {"auto"};
+  for (const SpecType type : DrafterTypes()) values.emplace_back(SpecTypeName(type));
+  values.emplace_back(SpecTypeName(SpecType::kNone));
+  return values;
+}
+
+std::string SpecTypeHelp() {
+  std::string help = "Speculation: auto (";
+  for (const auto& [model, words] : kAutoModels) {
+    const SpecType type = AutoSpecType(model);
+    if (type != SpecType::kNone) help += std::string(SpecTypeName(type)) + " with " + words + ", ";
+  }
+  help += "else none)";
+  for (const SpecType type : DrafterTypes()) {
+    const DrafterEntry& entry = DrafterEntryOf(type);
+    help += std::string(", ") + entry.name;
+    if (*entry.help != '\0') help += std::string(" (") + entry.help + ")";
+  }
+  return help + ", " + SpecTypeName(SpecType::kNone);
+}
+
+// The drafter model a -md file holds, by its architecture.
+DrafterModel DrafterModelOf(const std::string& path) {
+  const std::string arch(GgufFile::Open(path)->GetString("general.architecture"));
+  if (arch == "gemma4-assistant") return DrafterModel::kAssistant;
+  if (arch == "gemma4") return DrafterModel::kSeparate;
+  Fail(ErrorKind::kInvalidArgument,
+       path + ": architecture '" + arch + "' is neither gemma4-assistant nor gemma4");
+}
+
+// Refuses `type` when it drafts with another kind of model than the -md file `path` holds.
+void CheckDrafterModel(SpecType type, DrafterModel loaded, const std::string& path) {
+  if (type == SpecType::kNone) return;
+  const DrafterModel wanted = DrafterEntryOf(type).model;
+  if (wanted == DrafterModel::kNone || wanted == loaded) return;
+  std::string fits;
+  for (const SpecType t : DrafterTypes()) {
+    if (DrafterEntryOf(t).model != loaded) continue;
+    fits += std::string(fits.empty() ? "" : " or ") + SpecTypeName(t);
+  }
+  Fail(ErrorKind::kInvalidArgument,
+       path +
+           (loaded == DrafterModel::kAssistant ? " is an MTP assistant"
+                                               : " is a gemma4 model, not an assistant") +
+           "; use --spec-type " + fits + " (or auto)");
+}
+
+}  // namespace
 
 void AddModelFlags(CLI::App& app, ModelOptions& o) {
   app.add_option("-m,--model", o.model, "Target model (gemma4 GGUF)")->required();
   app.add_option("--model-draft", o.model_draft,
                  "Drafter: a gemma4-assistant GGUF (MTP) or a small gemma4 GGUF");
-  app.add_option("--spec-type", o.spec_type,
-                 "Speculation: auto (chain with an assistant, draft with a draft model, else "
-                 "none), mtp, draft, ngram (prompt lookup), "
-                 "chain (ngram, then mtp), none")
-      ->check(CLI::IsMember({"auto", "mtp", "draft", "ngram", "chain", "none"}))
+  app.add_option("--spec-type", o.spec_type, SpecTypeHelp())
+      ->check(CLI::IsMember(SpecTypeValues()))
       ->capture_default_str();
   app.add_option("--spec-ngram-min", o.ngram_min, "Shortest context suffix prompt lookup matches")
       ->capture_default_str();
@@ -119,57 +178,41 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
   const bool draft_flags = Given(app, "--draft-max") || Given(app, "--draft-min") ||
                            Given(app, "--draft-p-min") || Given(app, "--no-adaptive") ||
                            Given(app, "--draft-head");
+  // "auto" is nullopt: the drafter of the model loaded (AutoSpecType).
+  const std::optional<SpecType> asked = SpecTypeNamed(o.spec_type);
   if (o.model_draft.empty()) {
-    if (o.spec_type == "mtp" || o.spec_type == "draft" || o.spec_type == "chain") {
+    if (asked && *asked != SpecType::kNone && DrafterEntryOf(*asked).model != DrafterModel::kNone) {
       Fail(ErrorKind::kInvalidArgument, "--spec-type " + o.spec_type + " needs -md/--model-draft");
     }
-    m.spec.type = o.spec_type == "ngram" ? SpecType::kNgram : SpecType::kNone;
+    m.spec.type = asked.value_or(AutoSpecType(DrafterModel::kNone));
     if (draft_flags && m.spec.type == SpecType::kNone) {
       LogWarn("draft flags have no effect: no drafter loaded (-md)");
     }
   } else {
-    auto probe = GgufFile::Open(o.model_draft);
-    const std::string arch(probe->GetString("general.architecture"));
-    probe.reset();
-    if (arch == "gemma4-assistant") {
-      if (o.spec_type == "draft") {
-        Fail(ErrorKind::kInvalidArgument,
-             o.model_draft + " is an MTP assistant; use --spec-type mtp (or auto)");
-      }
+    const DrafterModel loaded = DrafterModelOf(o.model_draft);
+    if (asked) CheckDrafterModel(*asked, loaded, o.model_draft);
+    if (loaded == DrafterModel::kAssistant) {
       const DraftHead head = o.draft_head == "dense"      ? DraftHead::kDense
                              : o.draft_head == "centroid" ? DraftHead::kCentroid
                                                           : DraftHead::kAuto;
       m.assistant = Gemma4Assistant::Load(o.model_draft, *m.target, head, {.repack = !o.no_repack});
       m.packed_bytes += m.assistant->weights().PackedBytes();
-      // auto: prompt lookup chained with the assistant (the planner falls back to the
-      // assistant alone, or plain decoding, where lookup does not pay).
-      m.spec.type = o.spec_type == "none"    ? SpecType::kNone
-                    : o.spec_type == "ngram" ? SpecType::kNgram
-                    : o.spec_type == "mtp"   ? SpecType::kMtp
-                                             : SpecType::kChain;
-    } else if (arch == "gemma4") {
-      if (o.spec_type == "mtp" || o.spec_type == "chain") {
-        Fail(ErrorKind::kInvalidArgument, o.model_draft +
-                                              " is a gemma4 model, not an assistant; use "
-                                              "--spec-type draft (or auto)");
-      }
+    } else {
       m.draft_model = Gemma4Model::Load(o.model_draft, {.repack = !o.no_repack});
       m.packed_bytes += m.draft_model->weights().PackedBytes();
-      m.spec.type = o.spec_type == "none"    ? SpecType::kNone
-                    : o.spec_type == "ngram" ? SpecType::kNgram
-                                             : SpecType::kDraft;
-    } else {
-      Fail(ErrorKind::kInvalidArgument,
-           o.model_draft + ": architecture '" + arch + "' is neither gemma4-assistant nor gemma4");
     }
+    // auto with an assistant: prompt lookup chained with it (the planner falls back to the
+    // assistant alone, or plain decoding, where lookup does not pay).
+    m.spec.type = asked.value_or(AutoSpecType(loaded));
     m.mapped_bytes += GgufFile::Open(o.model_draft)->file_size();
     if (m.spec.type == SpecType::kNone) {
       LogWarn(
           "an assistant is loaded but speculation is off (--spec-type none): drafting is "
           "not used");
       if (draft_flags) LogWarn("draft flags have no effect with --spec-type none");
-    } else if (m.spec.type == SpecType::kNgram) {
-      LogWarn("a drafter is loaded (-md) but --spec-type ngram does not use it");
+    } else if (DrafterEntryOf(m.spec.type).model == DrafterModel::kNone) {
+      LogWarn(std::string("a drafter is loaded (-md) but --spec-type ") +
+              SpecTypeName(m.spec.type) + " does not use it");
     }
     if (m.assistant && m.assistant->has_centroids() && !m.assistant->uses_centroids()) {
       LogWarn("the assistant's centroid head is present but not used (--draft-head dense)");
@@ -178,6 +221,10 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
   m.load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return m;
+}
+
+DrafterSet LoadedModels::Drafters() const {
+  return MakeDrafters({*target, assistant.get(), draft_model.get(), *pool});
 }
 
 size_t ResidentBytes() {

@@ -13,6 +13,7 @@
 #include "model/gemma4/assistant.h"
 #include "model/gemma4/target.h"
 #include "sampling/sampling_params.h"
+#include "speculative/drafter_set.h"
 #include "speculative/spec_options.h"
 #include "tokenizer/tokenizer.h"
 
@@ -56,6 +57,9 @@ struct LoadedModels {
   double load_ms = 0;
   size_t mapped_bytes = 0;  // weights mapped (target + drafter files)
   size_t packed_bytes = 0;  // interleaved weight copies in RAM (0 with --no-repack)
+
+  // The drafters of what is loaded (MakeDrafters), for a Generator or an Engine.
+  DrafterSet Drafters() const;
 };
 
 // Loads what `options` names and resolves the speculation settings. Warns (loudly) when a flag

@@ -16,7 +16,6 @@
 #include "cli/grammar_options.h"
 #include "cli/model_options.h"
 #include "engine/generator.h"
-#include "speculative/loaded_drafters.h"
 #include "tokenizer/chat_format.h"
 #include "tokenizer/chat_parser.h"
 #include "tokenizer/stop_strings.h"
@@ -89,8 +88,7 @@ int RunPrompt(const RunArgs& a, const CLI::App& app) {
                                           " tokens but the context (-c) is " +
                                           std::to_string(m.kv.n_ctx));
   }
-  Generator gen(*m.target, MakeDrafters(*m.target, m.assistant.get(), m.draft_model.get(), *m.pool),
-                *m.pool, m.kv, !a.model.no_warmup);
+  Generator gen(*m.target, m.Drafters(), *m.pool, m.kv, !a.model.no_warmup);
   ReportKvCache(gen);
   StreamingDecoder decoder(*m.tokenizer);
   StopStringFilter stops(a.stop);
@@ -125,8 +123,7 @@ int RunPrompt(const RunArgs& a, const CLI::App& app) {
 int RunChat(const RunArgs& a, const CLI::App& app) {
   LoadedModels m = LoadModels(a.model, app);
   const GrammarConstraint grammar = LoadGrammarConstraint(a.grammar, *m.tokenizer, true);
-  Generator gen(*m.target, MakeDrafters(*m.target, m.assistant.get(), m.draft_model.get(), *m.pool),
-                *m.pool, m.kv, !a.model.no_warmup);
+  Generator gen(*m.target, m.Drafters(), *m.pool, m.kv, !a.model.no_warmup);
   ReportKvCache(gen);
   std::vector<ChatMessage> messages;
   bool thinking = a.thinking;

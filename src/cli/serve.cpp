@@ -23,7 +23,6 @@
 #include "server/backend.h"
 #include "server/http_server.h"
 #include "server/server_app.h"
-#include "speculative/loaded_drafters.h"
 
 namespace tandem::cli {
 namespace {
@@ -130,8 +129,7 @@ int Serve(ServeArgs a, const CLI::App& app) {
   engine_options.prefill_chunk = a.prefill_chunk;
   engine_options.spec = m.spec;
   engine_options.warmup = !a.model.no_warmup;
-  Engine engine(*m.target, MakeDrafters(*m.target, m.assistant.get(), m.draft_model.get(), *m.pool),
-                *m.pool, engine_options);
+  Engine engine(*m.target, m.Drafters(), *m.pool, engine_options);
   server::EngineBackend backend(engine);
 
   server::RouteContext context;

@@ -45,7 +45,7 @@ TEST(EngineControl, CancelStopsRequestsAndFreesTheirSlot) {
   const EngineOptions options = Options(1);
   ThreadPool pool(2);
   Engine engine(*Models().target,
-                MakeDrafters(*Models().target, Models().assistant.get(), nullptr, pool), pool,
+                MakeDrafters({*Models().target, Models().assistant.get(), nullptr, pool}), pool,
                 options);
   Recorder rec(5);
   IdBox cancel_me, blocker_id;
@@ -147,7 +147,7 @@ TEST(EngineControl, ShutdownFinishesRunningAndRefusesQueued) {
   const EngineOptions options = Options(1);
   ThreadPool pool(2);
   Engine engine(*Models().target,
-                MakeDrafters(*Models().target, Models().assistant.get(), nullptr, pool), pool,
+                MakeDrafters({*Models().target, Models().assistant.get(), nullptr, pool}), pool,
                 options);
   Recorder rec(3);
   Gate gate, started;
@@ -188,7 +188,7 @@ TEST(EngineControl, DestroyingTheEngineCancelsRunningRequests) {
   {
     ThreadPool pool(2);
     Engine engine(*Models().target,
-                  MakeDrafters(*Models().target, Models().assistant.get(), nullptr, pool), pool,
+                  MakeDrafters({*Models().target, Models().assistant.get(), nullptr, pool}), pool,
                   Options(1));
     engine.Submit({Prompt(10, 12), WithMtp(Greedy(110), 4, true), rec->Callback(0, [&](int, int) {
                      started.Open();
@@ -206,7 +206,7 @@ TEST(EngineControl, DestroyingTheEngineCancelsRunningRequests) {
 TEST(EngineControl, SubmitRefusesRequestsThatCanNeverRun) {
   ThreadPool pool(1), other_pool(1);  // one pool per engine: a pool serves one thread
   Engine with_mtp(*Models().target,
-                  MakeDrafters(*Models().target, Models().assistant.get(), nullptr, pool), pool,
+                  MakeDrafters({*Models().target, Models().assistant.get(), nullptr, pool}), pool,
                   Options(1));
   Engine plain(*Models().target, {}, other_pool, Options(1));
   auto kind_of = [](Engine& engine, EngineRequest request) {
@@ -249,7 +249,7 @@ TEST(EngineControl, FailuresStayWithTheirRequest) {
   const EngineOptions options = Options(2);
   ThreadPool pool(2);
   Engine engine(*Models().target,
-                MakeDrafters(*Models().target, Models().assistant.get(), nullptr, pool), pool,
+                MakeDrafters({*Models().target, Models().assistant.get(), nullptr, pool}), pool,
                 options);
   Recorder rec(5);
   // 0: its callback throws at the fifth token, in the middle of verification rounds.

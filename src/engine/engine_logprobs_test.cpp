@@ -70,8 +70,8 @@ TEST(EngineLogprobs, BitwiseIdenticalPlainAndSpeculativeInEverySlot) {
   {
     Engine engine(
         *Models().target,
-        MakeDrafters(*Models().target, Models().assistant.get(), Models().draft.get(), pool), pool,
-        options);
+        MakeDrafters({*Models().target, Models().assistant.get(), Models().draft.get(), pool}),
+        pool, options);
     for (int i = 0; i < n; ++i) engine.Submit({prompt, variants[i], callback(i)});
     // Other prompts share the batch with the second round of the same requests.
     for (int i = 0; i < n; ++i) engine.Submit({prompt, variants[i], callback(n + i)});

@@ -36,7 +36,7 @@ GenerateResult GenerateWith(Generator& gen, const std::vector<int32_t>& prompt,
 Generator MakeGenerator(ThreadPool& pool, int max_batch = 64) {
   return Generator(
       *Models().target,
-      MakeDrafters(*Models().target, Models().assistant.get(), Models().draft.get(), pool), pool,
+      MakeDrafters({*Models().target, Models().assistant.get(), Models().draft.get(), pool}), pool,
       {.n_ctx = 256, .n_seq = 1, .max_batch = max_batch});
 }
 

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "base/error.h"
 #include "engine/prompt_media.h"
+#include "speculative/drafter_registry.h"
 #include "speculative/speculative_accept.h"
 
 namespace tandem {
@@ -41,17 +43,15 @@ void ValidateEngineRequest(const EngineRequest& request, int n_vocab, int n_ctx,
     Fail(ErrorKind::kInvalidArgument,
          "top_logprobs must be at most " + std::to_string(kMaxTopLogprobs));
   }
-  const SpecOptions& so = p.spec;
-  if (so.type == SpecType::kMtp && !has_drafter) {
-    Fail(ErrorKind::kInvalidArgument, "MTP speculation asked for, but no assistant is loaded");
+  if (p.spec.type != SpecType::kNone && !has_drafter) {
+    const DrafterModel model = DrafterEntryOf(p.spec.type).model;
+    Fail(ErrorKind::kInvalidArgument,
+         std::string(SpecTypeName(p.spec.type)) + " speculation asked for, but " +
+             (model == DrafterModel::kAssistant  ? "no assistant is loaded"
+              : model == DrafterModel::kSeparate ? "no draft model is loaded"
+                                                 : "its drafter is not loaded"));
   }
-  if (so.type == SpecType::kChain && !has_drafter) {
-    Fail(ErrorKind::kInvalidArgument, "chained speculation asked for, but no assistant is loaded");
-  }
-  if (so.type == SpecType::kDraft && !has_drafter) {
-    Fail(ErrorKind::kInvalidArgument, "draft-model speculation asked for, but none is loaded");
-  }
-  ValidateSpecOptions(so);
+  ValidateSpecOptions(p.spec);
 }
 
 EngineSlot::EngineSlot(int seq, KvCache& cache, int n_vocab, int n_embd, bool media_both_ways)
@@ -109,8 +109,9 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
   drafter_ = params_.spec.type == SpecType::kNone ? nullptr : drafter;
   // Capping the planner at the most drafts a round can hold changes none of its choices (it
   // never looks past the cap) but bounds its memory for absurd requests.
-  planner_ = DraftPlanner(drafter_ ? params_.spec : SpecOptions{}, draft_max_limit,
-                          drafter_ != nullptr && params_.spec.type != SpecType::kNgram);
+  planner_ = DraftPlanner(
+      drafter_ ? params_.spec : SpecOptions{}, draft_max_limit,
+      drafter_ != nullptr && DrafterEntryOf(params_.spec.type).model != DrafterModel::kNone);
   // Sampled output depends on the draft lengths, so they must not depend on measured times.
   if (drafter_ && !greedy_) {
     planner_.UseStaticCosts(drafter_->BytesPerStep() / target_bytes_per_token);

@@ -90,8 +90,8 @@ TEST_P(EngineInvariance, EveryRequestGetsItsAloneTokensAndMetricsAddUp) {
   {
     Engine engine(
         *Models().target,
-        MakeDrafters(*Models().target, Models().assistant.get(), Models().draft.get(), pool), pool,
-        options);
+        MakeDrafters({*Models().target, Models().assistant.get(), Models().draft.get(), pool}),
+        pool, options);
     for (size_t i = 0; i < cases.size(); ++i) {
       engine.Submit({cases[i].prompt, cases[i].params, rec.Callback(static_cast<int>(i))});
     }
@@ -194,7 +194,7 @@ TEST(EngineSuppressTokens, SuppressedIdsAreNeverSampledPlainOrSpeculative) {
   auto assistant = Gemma4Assistant::Load(dir + "asst.gguf", *target);
   ThreadPool pool(1);
   Generator plain(*target, {}, pool, kv);
-  Generator spec(*target, MakeDrafters(*target, assistant.get(), target.get(), pool), pool, kv);
+  Generator spec(*target, MakeDrafters({*target, assistant.get(), target.get(), pool}), pool, kv);
   auto none_banned = [&](const std::vector<int32_t>& tokens) {
     for (int32_t t : tokens) {
       if (std::find(banned.begin(), banned.end(), t) != banned.end()) return false;
@@ -226,7 +226,7 @@ TEST(EngineDraftModel, ParallelSlotsMatchPlainGreedyDecoding) {
   std::vector<std::vector<int32_t>> prompts;
   {
     Engine engine(*Models().target,
-                  MakeDrafters(*Models().target, nullptr, Models().draft.get(), pool), pool,
+                  MakeDrafters({*Models().target, nullptr, Models().draft.get(), pool}), pool,
                   options);
     for (int i = 0; i < 4; ++i) {
       prompts.push_back(Prompt(10 + 3 * i, 20 + i));
@@ -276,7 +276,7 @@ TEST(EnginePromptCache, FollowUpsReuseTheirConversationsSlotAndMatchUncachedRuns
   options.kv = {.type = TensorType::kF16, .n_ctx = 128, .n_seq = 1, .max_batch = 16};
   ThreadPool pool(2);
   Engine engine(*Models().target,
-                MakeDrafters(*Models().target, Models().assistant.get(), nullptr, pool), pool,
+                MakeDrafters({*Models().target, Models().assistant.get(), nullptr, pool}), pool,
                 options);
   const std::vector<Case> first = {{Prompt(30, 10), Greedy(12)},
                                    {Prompt(26, 11), WithMtp(Sampled(12, 4), 3, false)}};
@@ -314,7 +314,7 @@ TEST(EnginePromptCache, SlidingWindowsDecideWhatCanBeReused) {
   options.kv = {.type = TensorType::kQ8_0, .n_ctx = 128, .n_seq = 1, .max_batch = 8};
   ThreadPool pool(2);
   Engine engine(*Models().target,
-                MakeDrafters(*Models().target, Models().assistant.get(), nullptr, pool), pool,
+                MakeDrafters({*Models().target, Models().assistant.get(), nullptr, pool}), pool,
                 options);
   const std::vector<Case> first = {{Prompt(20, 12), WithMtp(Greedy(60), 3, false)}};
   std::vector<Case> second;

@@ -19,9 +19,9 @@
 #include "engine/engine.h"
 #include "engine/generator.h"
 #include "model/gemma4/assistant.h"
-#include "model/gemma4/target.h"
 #include "model/gemma4/presets.h"
 #include "model/gemma4/random_model.h"
+#include "model/gemma4/target.h"
 #include "speculative/loaded_drafters.h"
 
 namespace tandem::testing_engine {
@@ -104,7 +104,7 @@ inline GenerateResult RunAlone(const std::vector<int32_t>& prompt, const Generat
   ThreadPool pool(1);
   Generator gen(
       *Models().target,
-      MakeDrafters(*Models().target, Models().assistant.get(), Models().draft.get(), pool), pool,
+      MakeDrafters({*Models().target, Models().assistant.get(), Models().draft.get(), pool}), pool,
       kv);
   return gen.Generate(prompt, params, nullptr);
 }

@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "model/target_model.h"
+#include "speculative/drafter_registry.h"
 
 namespace tandem {
 
@@ -18,12 +19,13 @@ void Engine::Impl::Warmup() {
   const EngineMetrics metrics = metrics_;
   const std::vector<SlotMetrics> finished = slot_finished_;
   const uint64_t next_id = next_id_;
-  // A drafter's fixed-length rounds run its steps and multi-row verification; chain and mtp
-  // share the assistant, so chain's rounds (lookup finds nothing in this prompt) warm it alone.
+  // A drafter's fixed-length rounds run its steps and multi-row verification: each loaded
+  // drafter whose registry entry asks for a warm-up, once per model (DrafterEntry::warmed_by).
   std::vector<SpecType> types = {SpecType::kNone};
-  for (SpecType type : {SpecType::kChain, SpecType::kMtp, SpecType::kDraft}) {
-    if (drafters_.For(type) == nullptr) continue;
-    if (type == SpecType::kMtp && drafters_.For(SpecType::kChain) != nullptr) continue;
+  for (const SpecType type : DrafterTypes()) {
+    const DrafterEntry& entry = DrafterEntryOf(type);
+    if (!entry.warm_up || drafters_.For(type) == nullptr) continue;
+    if (drafters_.For(entry.warmed_by) != nullptr) continue;
     types.push_back(type);
   }
   const int32_t n_vocab = static_cast<int32_t>(target_.n_vocab());

@@ -46,12 +46,12 @@ TEST(EngineWarmup, RunsEachModelDrafterAndLeavesNoTrace) {
   const KvCacheOptions kv = {.type = TensorType::kF16, .n_ctx = 128, .n_seq = 1, .max_batch = 32};
   ThreadPool pool(2);
   DrafterSet loaded =
-      MakeDrafters(*Models().target, Models().assistant.get(), Models().draft.get(), pool);
+      MakeDrafters({*Models().target, Models().assistant.get(), Models().draft.get(), pool});
   DrafterSet drafters;
-  auto* mtp = new CountingDrafter(std::move(loaded.mtp));
-  auto* draft = new CountingDrafter(std::move(loaded.draft_model));
-  drafters.mtp.reset(mtp);
-  drafters.draft_model.reset(draft);
+  auto* mtp = new CountingDrafter(loaded.Take(SpecType::kMtp));
+  auto* draft = new CountingDrafter(loaded.Take(SpecType::kDraft));
+  drafters.Set(SpecType::kMtp, std::unique_ptr<Drafter>(mtp));
+  drafters.Set(SpecType::kDraft, std::unique_ptr<Drafter>(draft));
   EngineOptions options;
   options.n_slots = 2;
   options.kv = kv;

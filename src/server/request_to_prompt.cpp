@@ -94,7 +94,7 @@ GenerateParams BuildGenerateParams(const GenerationRequest& request, const Token
            "the server with --spec-type ngram or chain)");
     }
     if (!*request.spec_ngram && UsesNgram(p.spec.type)) {
-      p.spec.type = p.spec.type == SpecType::kChain ? SpecType::kMtp : SpecType::kNone;
+      p.spec.type = WithoutLookup(p.spec.type);
     }
   }
   return p;

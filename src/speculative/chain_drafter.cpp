@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "speculative/draft_constraint.h"
+#include "speculative/drafter_registry.h"
+#include "speculative/drafter_set.h"
 
 namespace tandem {
 
@@ -58,5 +60,29 @@ void ChainDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache& target_ca
     if (job.result.tokens.empty()) job.result.n_lookup = 0;
   }
 }
+
+namespace {
+
+// The MTP drafter (listed before chain) extends the lookup proposal.
+std::unique_ptr<Drafter> MakeChainDrafter(const DrafterSources&, const DrafterSet& made) {
+  Drafter* mtp = made.For(SpecType::kMtp);
+  return mtp != nullptr ? std::make_unique<ChainDrafter>(mtp) : nullptr;
+}
+
+}  // namespace
+
+// --spec-type chain: prompt lookup first, the MTP assistant extending where it ends; what auto
+// means with an assistant loaded. Without lookup it is mtp; its rounds warm the assistant (the
+// warm-up's prompt recurs nowhere, so the assistant drafts every round).
+constinit const DrafterEntry kChainDrafterEntry = {
+    .name = "chain",
+    .help = "ngram, then mtp",
+    .model = DrafterModel::kAssistant,
+    .auto_pick = true,
+    .lookup = true,
+    .without_lookup = SpecType::kMtp,
+    .warm_up = true,
+    .make = MakeChainDrafter,
+};
 
 }  // namespace tandem

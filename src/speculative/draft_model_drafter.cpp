@@ -8,6 +8,7 @@
 #include "base/stopwatch.h"
 #include "gguf/gguf_reader.h"
 #include "model/vocabulary_check.h"
+#include "speculative/drafter_registry.h"
 
 namespace tandem {
 
@@ -160,5 +161,23 @@ void DraftModelDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache&) {
   }
   for (DraftJob& job : jobs) ApplyDraftMin(job.request, job.result);
 }
+
+namespace {
+
+std::unique_ptr<Drafter> MakeDraftModelDrafter(const DrafterSources& sources, const DrafterSet&) {
+  return std::make_unique<DraftModelDrafter>(*sources.draft_model, sources.target, sources.pool);
+}
+
+}  // namespace
+
+// --spec-type draft: a separate, smaller gemma4 model with its own KV cache; what auto means
+// with such a model loaded.
+constinit const DrafterEntry kDraftModelDrafterEntry = {
+    .name = "draft",
+    .model = DrafterModel::kSeparate,
+    .auto_pick = true,
+    .warm_up = true,
+    .make = MakeDraftModelDrafter,
+};
 
 }  // namespace tandem

@@ -1,21 +1,21 @@
 // The drafter interface of the speculative round: propose up to n tokens that extend the last
 // committed token of a target sequence. Implementations: the MTP assistant (MtpDrafter, reads
-// the target's KV cache) and a separate small draft model (DraftModelDrafter, its own cache).
+// the target's KV cache), a separate small draft model (DraftModelDrafter, its own cache), and
+// prompt lookup (ChainDrafter: DraftPlanner, draft_planner.h, looks the proposal up, ChainDrafter
+// puts it first, the MTP drafter extending it for chain, nothing for ngram).
 //
-// Prompt lookup is not a drafter of its own: DraftPlanner (draft_planner.h) looks the proposal
-// up and ChainDrafter (chain_drafter.h) puts it first, the model extending it.
-//
-// Adding a drafter (grammar-forced, ...):
-//   1. Derive from Drafter and implement Draft() for one request, and BytesPerStep(). That is
-//      enough: the default DraftBatch() runs the jobs of a step one by one. Override
-//      DraftBatch() when several sequences can share one forward (as both drafters here do).
+// Adding a drafter (docs/architecture.md § Adding a drafter):
+//   1. In a file of its own, derive from Drafter and implement Draft() for one request, and
+//      BytesPerStep(). That is enough: the default DraftBatch() runs the jobs of a step one by
+//      one. Override DraftBatch() when several sequences can share one forward (as the model
+//      drafters here do).
 //   2. A drafter that reads logits chooses each token with ChooseDraftToken() (greedy or
 //      sampled, p_min, q for lossless verification) and ends with ApplyDraftMin(); one that
 //      proposes tokens without logits must still give a q per token when request.sampler is set
 //      (the distribution it drew the token from, e.g. one-hot for a deterministic proposal).
-//   3. Add its SpecType (spec_options.h), a member of DrafterSet (drafter_set.h, whose For() is
-//      the one place mapping a type to its drafter) and its construction in MakeDrafters
-//      (loaded_drafters.cpp); the engine then serves it to Generator and `tandem serve` alike.
+//   3. In the same file, define its DrafterEntry (drafter_registry.h: name, start-up checks,
+//      warm-up, factory), and list it in drafter_list.h; the command line, Generator and
+//      `tandem serve` then serve it.
 // Whatever the drafter proposes, verification (engine/engine_slot.cpp) keeps the output
 // lossless: greedy output equals plain decoding, sampled output follows the target.
 #pragma once

@@ -1,8 +1,9 @@
-// The drafters an engine serves speculation with, at most one of each kind, and the one place that
-// says which drafter serves which --spec-type. Built from the loaded models by MakeDrafters
-// (loaded_drafters.h); the engine owns it.
+// The drafters an engine serves speculation with, at most one per SpecType. Built from the loaded
+// models by MakeDrafters (loaded_drafters.h), one per registry entry whose model is loaded
+// (drafter_registry.h); the engine owns it.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -11,36 +12,37 @@
 
 namespace tandem {
 
-struct DrafterSet {
-  std::unique_ptr<Drafter> mtp;          // the MTP assistant (--spec-type mtp)
-  std::unique_ptr<Drafter> draft_model;  // a separate draft model (--spec-type draft)
-  std::unique_ptr<Drafter> lookup;       // prompt lookup alone (--spec-type ngram)
-  std::unique_ptr<Drafter> chain;        // prompt lookup extended by `mtp` (--spec-type chain)
-
+class DrafterSet {
+ public:
   // The drafter serving `type`, or null (kNone, or its drafter is not loaded).
   Drafter* For(SpecType type) const {
-    switch (type) {
-      case SpecType::kMtp:
-        return mtp.get();
-      case SpecType::kChain:
-        return chain.get();
-      case SpecType::kDraft:
-        return draft_model.get();
-      case SpecType::kNgram:
-        return lookup.get();
-      case SpecType::kNone:
-        break;
-    }
-    return nullptr;
+    return type == SpecType::kNone ? nullptr : drafters_[Index(type)].get();
   }
-  // Every loaded drafter, in a fixed order.
+  // Makes `drafter` (may be null) serve `type` (not kNone), in place of the one that did.
+  void Set(SpecType type, std::unique_ptr<Drafter> drafter) {
+    drafters_[Index(type)] = std::move(drafter);
+  }
+  // Takes `type`'s drafter out of the set (null if none).
+  std::unique_ptr<Drafter> Take(SpecType type) { return std::move(drafters_[Index(type)]); }
+  // Every drafter in the set, in the registry's order (drafter_list.h).
   std::vector<Drafter*> All() const {
     std::vector<Drafter*> all;
-    for (Drafter* d : {mtp.get(), draft_model.get(), lookup.get(), chain.get()}) {
-      if (d != nullptr) all.push_back(d);
+    for (const auto& d : drafters_) {
+      if (d != nullptr) all.push_back(d.get());
     }
     return all;
   }
+
+ private:
+#define TANDEM_COUNT_DRAFTER(type, entry) +1
+  static constexpr size_t kDrafters = 0 TANDEM_DRAFTERS(TANDEM_COUNT_DRAFTER);
+#undef TANDEM_COUNT_DRAFTER
+  // kNone is 0, the drafters' types follow in the list's order.
+  static size_t Index(SpecType type) {
+    return static_cast<size_t>(type) - 1;
+  }
+
+  std::array<std::unique_ptr<Drafter>, kDrafters> drafters_;
 };
 
 }  // namespace tandem

@@ -7,6 +7,7 @@
 
 #include "base/stopwatch.h"
 #include "speculative/draft_constraint.h"
+#include "speculative/drafter_registry.h"
 
 namespace tandem {
 namespace {
@@ -114,5 +115,23 @@ void MtpDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache& target_cach
   }
   for (DraftJob& job : jobs) ApplyDraftMin(job.request, job.result);
 }
+
+namespace {
+
+std::unique_ptr<Drafter> MakeMtpDrafter(const DrafterSources& sources, const DrafterSet&) {
+  return std::make_unique<MtpDrafter>(*sources.assistant, sources.pool);
+}
+
+}  // namespace
+
+// --spec-type mtp: the target's MTP assistant, reading the target's KV cache. Chain's rounds run
+// the same assistant, so they warm it when chain is loaded.
+constinit const DrafterEntry kMtpDrafterEntry = {
+    .name = "mtp",
+    .model = DrafterModel::kAssistant,
+    .warm_up = true,
+    .warmed_by = SpecType::kChain,
+    .make = MakeMtpDrafter,
+};
 
 }  // namespace tandem

@@ -5,14 +5,17 @@
 
 #include <string_view>
 
+#include "speculative/drafter_list.h"
+
 namespace tandem {
 
+// Which drafter serves a request: kNone (plain decoding) or one per line of drafter_list.h, whose
+// registry entry (DrafterEntryOf, drafter_registry.h) says what it is.
 enum class SpecType {
-  kNone,   // plain decoding
-  kMtp,    // the target's MTP assistant (gemma4-assistant), reading the target's KV cache
-  kDraft,  // a separate, smaller gemma4 model with its own KV cache
-  kNgram,  // prompt lookup over the context (DraftPlanner, ChainDrafter), no model
-  kChain,  // prompt lookup first, the MTP assistant extending where it ends
+  kNone,
+#define TANDEM_SPEC_TYPE(type, entry) type,
+  TANDEM_DRAFTERS(TANDEM_SPEC_TYPE)
+#undef TANDEM_SPEC_TYPE
 };
 
 // The most tokens one round drafts from one source: a request's draft_max through the API, an
@@ -27,16 +30,17 @@ struct SpecOptions {
   int draft_min = 0;         // a round drafting fewer is dropped (plain step instead)
   float draft_p_min = 0.0f;  // stop drafting when the draft's top-10 probability falls below
   bool adaptive = true;      // choose each round's length from measured acceptance and costs
-  int ngram_min = 3;         // shortest context suffix looked up (kNgram, kChain) ...
+  int ngram_min = 3;         // shortest context suffix looked up (types that UsesNgram) ...
   int ngram_max = 8;         // ... longest (the longest that recurs is used)
 };
 
-// Whether `type` drafts by prompt lookup.
-inline bool UsesNgram(SpecType type) {
-  return type == SpecType::kNgram || type == SpecType::kChain;
-}
-
+// Its --spec-type value ("none" for kNone).
 const char* SpecTypeName(SpecType type);
+// Whether `type` drafts by prompt lookup (its n-gram options apply).
+bool UsesNgram(SpecType type);
+// What a request that turns prompt lookup off gets instead of `type` (`type` itself when it does
+// not draft by lookup).
+SpecType WithoutLookup(SpecType type);
 
 // Throws Error(kInvalidArgument), the message starting with `what` (the flags or fields that set
 // them), unless 1 <= min <= max <= kMaxNgramLength.

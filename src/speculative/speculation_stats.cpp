@@ -2,32 +2,10 @@
 
 #include <algorithm>
 
-#include "speculative/spec_options.h"
-
 namespace tandem {
 namespace {
 
 constexpr int kMinLoopRun = 16;  // a copy this long of the text one period back is a loop
-
-}  // namespace
-
-const char* SpecTypeName(SpecType type) {
-  switch (type) {
-    case SpecType::kNone:
-      return "none";
-    case SpecType::kMtp:
-      return "mtp";
-    case SpecType::kDraft:
-      return "draft";
-    case SpecType::kNgram:
-      return "ngram";
-    case SpecType::kChain:
-      return "chain";
-  }
-  return "?";
-}
-
-namespace {
 
 void AddCounts(std::vector<int64_t>& to, const std::vector<int64_t>& from) {
   if (to.size() < from.size()) to.resize(from.size(), 0);
