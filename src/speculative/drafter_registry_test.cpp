@@ -106,6 +106,7 @@ TEST(DrafterSet, ServesEachTypeItsDrafterInTheRegistrysOrder) {
   EXPECT_EQ(taken.get(), mtp);
   EXPECT_EQ(set.For(SpecType::kMtp), nullptr);
   EXPECT_EQ(set.All(), (std::vector<Drafter*>{chain}));
+  EXPECT_THROW(set.Set(SpecType::kNone, nullptr), Error);
 }
 
 struct TinyModels {

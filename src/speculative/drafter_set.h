@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/error.h"
 #include "speculative/drafter.h"
 #include "speculative/spec_options.h"
 
@@ -18,7 +19,8 @@ class DrafterSet {
   Drafter* For(SpecType type) const {
     return type == SpecType::kNone ? nullptr : drafters_[Index(type)].get();
   }
-  // Makes `drafter` (may be null) serve `type` (not kNone), in place of the one that did.
+  // Makes `drafter` (may be null) serve `type`, in place of the one that did (Error(kInternal)
+  // for kNone).
   void Set(SpecType type, std::unique_ptr<Drafter> drafter) {
     drafters_[Index(type)] = std::move(drafter);
   }
@@ -39,6 +41,7 @@ class DrafterSet {
 #undef TANDEM_COUNT_DRAFTER
   // kNone is 0, the drafters' types follow in the list's order.
   static size_t Index(SpecType type) {
+    if (type == SpecType::kNone) Fail(ErrorKind::kInternal, "no drafter serves plain decoding");
     return static_cast<size_t>(type) - 1;
   }
 
