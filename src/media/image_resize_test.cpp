@@ -85,6 +85,25 @@ TEST(ResizeBilinearLetterbox, TwoByOneIntoFourByFourByHand) {
   EXPECT_EQ(FirstChannelOfRow(out, 3), (std::vector<uint8_t>{0, 0, 0, 0}));
 }
 
+TEST(ResizeBilinearLetterbox, InnerSizeRoundsUp) {
+  // 3x2 into 4x4: scale min(4/3, 2) = 4/3, inner (4, ceil(2.67) = 3), no room to centre
+  // vertically ((4 - 3) / 2 = 0). Corner-aligned: x at 0, 2/3, 4/3, 2 of the input, y at 0,
+  // 1/2, 1.
+  RgbImage picture;
+  picture.width = 3;
+  picture.height = 2;
+  for (uint8_t v : {0, 90, 180, 30, 120, 210}) {
+    picture.rgb.push_back(v);
+    picture.rgb.push_back(v);
+    picture.rgb.push_back(v);
+  }
+  RgbImage out = ResizeBilinearLetterbox(picture, 4, 4);
+  EXPECT_EQ(FirstChannelOfRow(out, 0), (std::vector<uint8_t>{0, 60, 120, 180}));
+  EXPECT_EQ(FirstChannelOfRow(out, 1), (std::vector<uint8_t>{15, 75, 135, 195}));
+  EXPECT_EQ(FirstChannelOfRow(out, 2), (std::vector<uint8_t>{30, 90, 150, 210}));
+  EXPECT_EQ(FirstChannelOfRow(out, 3), (std::vector<uint8_t>{0, 0, 0, 0}));
+}
+
 TEST(ResizeBilinearLetterbox, DownscaleHasNoAntialiasing) {
   // 5 -> 3 corner-aligned samples inputs 0, 2 and 4 exactly: the odd ones are skipped.
   RgbImage out = ResizeBilinearLetterbox(GrayRows({10, 200, 30, 200, 50}, 5), 3, 3);

@@ -87,6 +87,13 @@ TEST(LlamaCppTargetSize, NativeSizesWithinTheLimitsAreRoundedTo48) {
   EXPECT_EQ(Llama(500, 375), (ImageSize{480, 384}));
   // 640/48 = 13.33 -> 13, 480/48 = 10: 624x480, 130 tokens.
   EXPECT_EQ(Llama(640, 480), (ImageSize{624, 480}));
+  // 800/48 = 16.67 -> 17, 1000/48 = 20.83 -> 21: 816x1008, 357 tokens, over 280: beta =
+  // sqrt(800000 / 645120) = 1.11359; 800 / beta / 48 = 14.97 -> 14, 1000 / beta / 48 = 18.71
+  // -> 18: 672x864.
+  EXPECT_EQ(Llama(800, 1000), (ImageSize{672, 864}));
+  // 700x480: 14.58 -> 15, 10: 720x480 (150 tokens).
+  EXPECT_EQ(Llama(700, 480), (ImageSize{720, 480}));
+  EXPECT_EQ(Llama(480, 700), (ImageSize{480, 720}));
 }
 
 TEST(LlamaCppTargetSize, LargePicturesAreScaledDownToMaxTokens) {
