@@ -9,6 +9,8 @@ DEBIAN_PACKAGES=(
   clang libclang-rt-14-dev          # libFuzzer + sanitizer runtimes for the fuzz run
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev
+  libpng-dev libjpeg62-turbo-dev libwebp-dev libexif-dev  # image input (src/media)
+  python3-pil                       # Pillow: the byte-exact oracle of the image resize tests
   python3 python3-numpy             # the independent NumPy reference (tools/reference)
   python3-torch libopenblas0-pthread  # the PyTorch training model (tools/train) and its tests
   chromium                          # the web page's browser test (puppeteer-core drives it)
