@@ -145,6 +145,15 @@ void Engine::Impl::Admit(QueuedRequest q) {
 }
 
 void Engine::Impl::Step() {
+  // A piece of media encoding per prefilling slot whose next image is not made yet; the other
+  // slots' rows go on in this step's forward.
+  for (auto& slot : slots_) {
+    try {
+      slot->AdvanceMedia(pool_);
+    } catch (const std::exception& e) {
+      slot->Fail(std::string("media encoding failed: ") + e.what());
+    }
+  }
   int budget = options_.kv.max_batch;
   std::vector<EngineSlot*> generating, prefilling;
   // Generating slots go first so they never starve. When a prompt got no row in such a step,

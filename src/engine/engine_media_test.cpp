@@ -130,6 +130,56 @@ TEST(EngineMedia, AnImageAttendedBothWaysIsNeverSplit) {
   EXPECT_THROW(tiny.Generate(prompt, media, Greedy(4), nullptr), Error);
 }
 
+// Rows made by a job in `pieces` steps (or a job that fails).
+class CountingJob : public MediaJob {
+ public:
+  CountingJob(std::shared_ptr<const std::vector<float>> rows, int pieces, bool fail = false)
+      : rows_(std::move(rows)), pieces_(pieces), fail_(fail) {}
+  bool Step(ThreadPool&) override {
+    ++steps;
+    if (fail_) Fail(ErrorKind::kInvalidArgument, "the image would not encode");
+    return steps >= pieces_;
+  }
+  std::shared_ptr<const std::vector<float>> Result() override { return rows_; }
+  int steps = 0;
+
+ private:
+  std::shared_ptr<const std::vector<float>> rows_;
+  int pieces_;
+  bool fail_;
+};
+
+TEST(EngineMedia, AJobMakesTheRowsOnTheEngineThreadAndACacheHitNeverRunsIt) {
+  ThreadPool pool(1);
+  Generator gen = MakeGenerator(pool);
+  const std::vector<int32_t> prompt = Prompt(30, 2);
+  const PromptMedia image = Image(6, 9, 31, 1);
+  const GenerateResult direct = GenerateWith(gen, prompt, {image}, Greedy(8));
+  gen.Reset();
+  auto job = std::make_shared<CountingJob>(image.embeddings, 3);
+  PromptMedia deferred = image;
+  deferred.embeddings = nullptr;
+  deferred.job = job;
+  const GenerateResult made = GenerateWith(gen, prompt, {deferred}, Greedy(8));
+  EXPECT_EQ(made.tokens, direct.tokens);
+  EXPECT_EQ(job->steps, 3);
+  // The same image again: the prompt cache holds its rows, so its job never runs.
+  auto again = std::make_shared<CountingJob>(image.embeddings, 3);
+  deferred.job = again;
+  EXPECT_EQ(GenerateWith(gen, prompt, {deferred}, Greedy(8)).tokens, direct.tokens);
+  EXPECT_EQ(again->steps, 0);
+  // A job that fails fails its request with the job's message.
+  gen.Reset();
+  deferred.key = 32;
+  deferred.job = std::make_shared<CountingJob>(image.embeddings, 3, true);
+  try {
+    GenerateWith(gen, prompt, {deferred}, Greedy(8));
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("would not encode"), std::string::npos) << e.what();
+  }
+}
+
 TEST(EngineMedia, ExpandImagesWritesTheMarkupAroundEachImage) {
   const ImageTokens markup{.open = 500, .close = 501, .placeholder = 502};
   const auto rows = SoftRows(3, 4, 1);

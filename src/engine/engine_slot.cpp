@@ -138,7 +138,37 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
       params_.grammar.active() ? std::make_unique<SlotGrammar>(params_.grammar, n_vocab_) : nullptr;
 }
 
+PromptMedia* EngineSlot::PendingMedia() {
+  if (phase_ != SlotPhase::kPrefill) return nullptr;
+  for (PromptMedia& m : media_) {
+    if (m.begin + m.count > prefill_pos_ && !m.embeddings) return &m;
+  }
+  return nullptr;
+}
+
+bool EngineSlot::AdvanceMedia(ThreadPool& pool) {
+  PromptMedia* m = PendingMedia();
+  if (m == nullptr) return false;
+  const auto t0 = EngineClock::now();
+  if (m->job->Step(pool)) {
+    std::shared_ptr<const std::vector<float>> rows = m->job->Result();
+    if (!rows || rows->size() != static_cast<size_t>(m->count) * n_embd_) {
+      Fail("media encoding gave " + std::to_string(rows ? rows->size() : 0) + " values for " +
+           std::to_string(m->count) + " rows of " + std::to_string(n_embd_));
+    } else {
+      m->embeddings = std::move(rows);
+      m->job.reset();
+    }
+  }
+  result_.media_encode_ms += MsSince(t0);
+  return true;
+}
+
 int EngineSlot::PlanPrefill(int n_rows, int room) {
+  // Rows stop before an image whose rows are not made yet (AdvanceMedia makes them).
+  if (const PromptMedia* pending = PendingMedia()) {
+    n_rows = std::min(n_rows, std::max(0, pending->begin - prefill_pos_));
+  }
   if (media_both_ways_ && n_rows > 0) {
     if (const PromptMedia* m = MediaAt(media_, prefill_pos_ + n_rows - 1)) {
       const int end = m->begin + m->count;

@@ -102,6 +102,10 @@ class EngineSlot {
   // inside an image whose rows attend both ways, or, when such an image starts the chunk, all of
   // it if it fits `room` rows (else none this step).
   int PlanPrefill(int n_rows, int room);
+  // Runs one piece of the encoding of the next prompt media item whose rows are not made yet
+  // (PromptMedia::job), timed into media_encode_ms; false when there is none. A failed job fails
+  // the request.
+  bool AdvanceMedia(ThreadPool& pool);
 
   // Appends this step's rows to `batch`: the planned prompt chunk (logits only for the last
   // prompt row) or [last, drafts...] (with logits, but for the rows that verify a grammar-forced
@@ -150,6 +154,8 @@ class EngineSlot {
   // Whether rows' logits may be limited to the grammar's allowed tokens (ForwardBatch::
   // logit_tokens): a grammar, and nothing that reads the unmasked row (logprobs, benchmarks).
   bool LimitsLogits() const;
+  // The first prompt media item not evaluated yet whose rows are still to be made, or null.
+  PromptMedia* PendingMedia();
   // The grammar's allowed tokens at its current state where they are few enough for a row
   // gather to pay (counted in limited_logit_rows), else empty (every token).
   std::vector<int32_t> LimitedLogitTokens();

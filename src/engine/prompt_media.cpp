@@ -42,7 +42,7 @@ void ValidatePromptMedia(const EngineRequest& request, int n_embd, int max_batch
                                             ") is empty, overlaps the one before or ends past "
                                             "the prompt");
     }
-    if (!m.embeddings || m.embeddings->size() != static_cast<size_t>(m.count) * n_embd) {
+    if (m.embeddings ? m.embeddings->size() != static_cast<size_t>(m.count) * n_embd : !m.job) {
       Fail(ErrorKind::kInvalidArgument, what + " does not have " + std::to_string(m.count) +
                                             " embedding rows of " + std::to_string(n_embd));
     }

@@ -17,6 +17,8 @@
 
 namespace tandem {
 
+class ThreadPool;
+
 struct GenerateParams {
   int n_predict = 128;  // tokens to generate at most (-1: until EOG or context end)
   SamplingParams sampling;
@@ -43,6 +45,7 @@ struct GenerateResult {
   int prompt_tokens = 0;
   int cached_prompt_tokens = 0;  // reused from the previous call's cache
   double prompt_ms = 0;
+  double media_encode_ms = 0;  // encoding the prompt's media on the engine thread
   double generate_ms = 0;
   SpeculationStats spec;
 };
@@ -67,11 +70,23 @@ struct EngineEvent {
 // the prompt holds placeholder ids, and enter the forward as the rows of `embeddings` (count x
 // n_embd floats, the encoder's output). `key` names the content and how it was prepared: the
 // prompt cache reuses a slot's rows of a media item only when the keys agree.
+// Encoding work for a media item, run by the engine on its own thread and pool a piece per engine
+// step, so that a long encode delays other requests' decoding by one piece at a time.
+class MediaJob {
+ public:
+  virtual ~MediaJob() = default;
+  // Runs the next piece; true once the rows are ready.
+  virtual bool Step(ThreadPool& pool) = 0;
+  virtual std::shared_ptr<const std::vector<float>> Result() = 0;
+};
+
 struct PromptMedia {
   int32_t begin = 0;
   int32_t count = 0;
   uint64_t key = 0;
-  std::shared_ptr<const std::vector<float>> embeddings;
+  // The rows, or null while `job` has them to make (a prompt cache hit never runs it).
+  std::shared_ptr<const std::vector<float>> embeddings = nullptr;
+  std::shared_ptr<MediaJob> job = nullptr;
 };
 
 struct EngineRequest {
