@@ -1,12 +1,14 @@
 // The chat page (GET /) in a real browser: Debian's Chromium, headless, driven by puppeteer-core
 // against `tandem serve` on the bundled trained pair. It chats, checks the speculation panel
 // against the server's own counters, turns speculation off, stops, edits and resends, enters an
-// API key, and saves screenshots (desktop and phone width) under TANDEM_SCREENSHOT_DIR.
+// API key, attaches images (picked, pasted, dropped; sent as data URLs, checked in an intercepted
+// request), and saves screenshots (desktop and phone width) under TANDEM_SCREENSHOT_DIR.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { deflateSync } from 'node:zlib';
 import puppeteer from 'puppeteer-core';
 import { startServer, skipReason, metric, env, waitFor } from './server_harness.mjs';
 
@@ -97,6 +99,89 @@ async function tearDown(browser, server, profile) {
   if (profile) rmSync(profile, { recursive: true, force: true });
 }
 
+// ---- images ---------------------------------------------------------------------------------
+
+function crc32(bytes) {
+  let c = ~0;
+  for (const b of bytes) {
+    c ^= b;
+    for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1));
+  }
+  return ~c >>> 0;
+}
+
+function pngChunk(type, data) {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.length);
+  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(body));
+  return Buffer.concat([length, body, crc]);
+}
+
+// A PNG of width × height, 8-bit RGB, whose pixel (x, y) is colour(x, y) = [r, g, b].
+function encodePng(width, height, colour) {
+  const stride = 3 * width + 1;  // each row starts with its filter byte (0: none)
+  const raw = Buffer.alloc(stride * height);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) raw.set(colour(x, y), y * stride + 1 + 3 * x);
+  }
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header[8] = 8;  // bits per sample
+  header[9] = 2;  // colour type: RGB
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk('IHDR', header), pngChunk('IDAT', deflateSync(raw)), pngChunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+// A streamed chat answer as the server sends it: one text delta, then the final chunk.
+function sseReply(text) {
+  const chunk = (delta, finish, extra = {}) => `data: ${JSON.stringify({
+    object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
+  const speculative = {
+    enabled: true, draft_max: 4, drafted: 4, accepted: 3, acceptance_rate: 0.75, rounds: 1,
+    plain_steps: 1, tokens_per_target_forward: 2.5, draft_rounds: [[4, 3]],
+    acceptance_by_position: [1, 1, 1, 0], by_source: { model: { drafted: 4, accepted: 3, acceptance_rate: 0.75 } },
+  };
+  return chunk({ role: 'assistant', content: text }, null) +
+    chunk({}, 'stop', { timings: { predicted_n: 5, predicted_per_second: 25, speculative } }) +
+    'data: [DONE]\n\n';
+}
+
+// Dispatches on the message box what the browser dispatches when a file is pasted (`kind`
+// 'paste') or dropped ('drop', after a 'dragover'). Resolves to whether the page took it (it
+// cancelled the event's default).
+function giveFile(page, kind, name, bytes, type = 'image/png') {
+  return page.evaluate((kind, name, base64, type) => {
+    const data = new DataTransfer();
+    data.items.add(new File([Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))], name, { type }));
+    const box = document.getElementById('composer-input');
+    const init = { bubbles: true, cancelable: true };
+    if (kind === 'paste') {
+      const e = new ClipboardEvent('paste', { ...init, clipboardData: data });
+      box.dispatchEvent(e);
+      return e.defaultPrevented;
+    }
+    const over = new DragEvent('dragover', { ...init, dataTransfer: data });
+    box.dispatchEvent(over);
+    const drop = new DragEvent('drop', { ...init, dataTransfer: data });
+    box.dispatchEvent(drop);
+    return over.defaultPrevented && drop.defaultPrevented;
+  }, kind, name, bytes.toString('base64'), type);
+}
+
+const thumbNames = (page) => page.$$eval('#attachments .thumb img', (els) => els.map((el) => el.alt));
+
+// The bytes of a data URL of `type`.
+function dataUrlBytes(url, type = 'image/png') {
+  const prefix = `data:${type};base64,`;
+  assert.ok(url.startsWith(prefix), `${url.slice(0, 40)}… is a ${type} data URL`);
+  return Buffer.from(url.slice(prefix.length), 'base64');
+}
+
 describe('the chat page in Chromium', { skip: reason ?? false }, () => {
   let server;
   let browser;
@@ -118,7 +203,7 @@ describe('the chat page in Chromium', { skip: reason ?? false }, () => {
     assert.match(r.headers.get('content-type'), /^text\/html/);
     assert.match(r.headers.get('content-security-policy'), /default-src 'none'/);
     assert.match(await r.text(), /<title>tandem chat<\/title>/);
-    for (const name of ['app.js', 'api.js', 'markdown.js', 'spec_panel.js', 'style.css']) {
+    for (const name of ['app.js', 'api.js', 'attachments.js', 'markdown.js', 'spec_panel.js', 'style.css']) {
       const a = await fetch(`${server.base}/web/${name}`);
       assert.equal(a.status, 200, name);
     }
@@ -312,6 +397,147 @@ describe('the chat page in Chromium', { skip: reason ?? false }, () => {
       (await metric(server.base, 'engine_requests_total', 'outcome="cancelled"')) > cancelled0, 60000),
     'the server counted the request as cancelled');
     await page.close();
+    assert.deepEqual(problems, []);
+  });
+  test('images are attached, previewed and sent as data URLs once /props says vision', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tandem-images-'));
+    const red = encodePng(64, 48, (x, y) => [255 - 2 * x, 40 + y, 40]);
+    const blue = encodePng(40, 60, (x, y) => [30, 2 * x + y, 230]);
+    const green = encodePng(32, 32, (x, y) => [40, 180 + ((x ^ y) & 31), 60]);
+    const redPath = join(dir, 'red.png');
+    const notesPath = join(dir, 'notes.txt');
+    const hugePath = join(dir, 'huge.png');
+    writeFileSync(redPath, red);
+    writeFileSync(notesPath, 'not an image\n');
+    const huge = Buffer.alloc(21 * 1024 * 1024);  // a PNG signature, then 21 MB in all
+    red.copy(huge, 0, 0, 8);
+    writeFileSync(hugePath, huge);
+    const status = () => text(page, '#chat-status');
+
+    const page = await openPage(browser, server.base, problems);
+    await page.waitForFunction(
+      (id) => document.getElementById('state-assistant').textContent === id, WAIT, ASSISTANT_ID());
+    // This server has no --mmproj: /props does not say vision, and the control says why it is off.
+    const props = await (await fetch(`${server.base}/props`)).json();
+    assert.notEqual(props.modalities?.vision, true);
+    assert.equal(await page.$eval('#attach-button', (el) => el.disabled), true);
+    assert.equal(await page.$eval('#attach-button', (el) => el.title),
+                 'start the server with --mmproj to send images');
+    await giveFile(page, 'paste', 'red.png', red);
+    await page.waitForFunction(
+      () => /cannot read images/.test(document.getElementById('chat-status').textContent), WAIT);
+    assert.match(await status(), /start the server with --mmproj/);
+    assert.deepEqual(await thumbNames(page), []);
+
+    // From here /props says vision is loaded, and chat requests are answered here, not by the model.
+    const sent = [];
+    await page.setRequestInterception(true);
+    page.on('request', async (r) => {
+      const path = new URL(r.url()).pathname;
+      if (path === '/props') {
+        const real = await (await fetch(`${server.base}/props`)).json();
+        const body = JSON.stringify({ ...real, modalities: { vision: true, audio: false } });
+        await r.respond({ status: 200, contentType: 'application/json', body });
+      } else if (path === '/v1/chat/completions' && r.method() === 'POST') {
+        sent.push(JSON.parse(r.postData() ?? await r.fetchPostData()));
+        await r.respond({ status: 200, contentType: 'text/event-stream', body: sseReply('Red and blue.') });
+      } else {
+        await r.continue();
+      }
+    });
+    await page.reload({ waitUntil: 'load' });
+    await page.waitForFunction(() => !document.getElementById('attach-button').disabled, WAIT);
+    assert.match(await page.$eval('#attach-button', (el) => el.title), /paste or drop/);
+
+    // The button opens a picker for several PNG, JPEG or WebP files.
+    assert.equal(await page.$eval('#image-input', (el) => el.accept), 'image/png,image/jpeg,image/webp');
+    const [chooser] = await Promise.all([page.waitForFileChooser(WAIT), page.click('#attach-button')]);
+    assert.equal(chooser.isMultiple(), true);
+    await chooser.accept([redPath]);
+    await page.waitForSelector('#attachments .thumb img');
+    assert.deepEqual(await thumbNames(page), ['red.png']);
+    assert.equal(await status(), '1 image attached.');
+    // The thumbnail is the file, decoded by the browser.
+    await page.waitForFunction(() => document.querySelector('#attachments img').complete, WAIT);
+    assert.deepEqual(await page.$eval('#attachments img', (el) => [el.naturalWidth, el.naturalHeight]), [64, 48]);
+    assert.ok(dataUrlBytes(await page.$eval('#attachments img', (el) => el.src)).equals(red));
+
+    // What the server would refuse stays in the page: the status line says why.
+    const input = await page.$('#image-input');
+    await input.uploadFile(notesPath);
+    await page.waitForFunction(() => /notes/.test(document.getElementById('chat-status').textContent), WAIT);
+    assert.equal(await status(), 'notes.txt is not a PNG, JPEG or WebP image');
+    assert.equal(await page.$eval('#chat-status', (el) => el.classList.contains('error')), true);
+    await input.uploadFile(hugePath);
+    await page.waitForFunction(() => /huge/.test(document.getElementById('chat-status').textContent), WAIT);
+    assert.equal(await status(), 'huge.png is 21 MB; the limit is 20 MB per image');
+    // A file named and typed as a PNG is still checked by its bytes.
+    assert.equal(await giveFile(page, 'paste', 'fake.png', Buffer.from('GIF89a, honest')), true);
+    await page.waitForFunction(() => /fake/.test(document.getElementById('chat-status').textContent), WAIT);
+    assert.equal(await status(), 'fake.png is not a PNG, JPEG or WebP image');
+    assert.deepEqual(await thumbNames(page), ['red.png']);
+
+    // Pasted into the message box, dropped on it.
+    assert.equal(await giveFile(page, 'paste', 'blue.png', blue), true);
+    await page.waitForFunction(() => document.querySelectorAll('#attachments .thumb').length === 2, WAIT);
+    assert.equal(await giveFile(page, 'drop', 'green.png', green), true);
+    await page.waitForFunction(() => document.querySelectorAll('#attachments .thumb').length === 3, WAIT);
+    assert.deepEqual(await thumbNames(page), ['red.png', 'blue.png', 'green.png']);
+    await page.type('#composer-input', 'What colours are these?');
+    await page.screenshot({ path: join(SHOTS, 'web_ui_images_pending.png') });
+
+    // × takes one back.
+    await page.click('#attachments .thumb:nth-child(3) .remove');
+    assert.deepEqual(await thumbNames(page), ['red.png', 'blue.png']);
+
+    // Sent: the text, then one image_url part per image holding the file's exact bytes.
+    await page.focus('#composer-input');
+    await page.keyboard.press('Enter');
+    await waitIdle(page);
+    assert.equal(await status(), 'Done.');
+    assert.equal(sent.length, 1);
+    const [textPart, ...imageParts] = sent[0].messages.at(-1).content;
+    assert.equal(sent[0].messages.at(-1).role, 'user');
+    assert.deepEqual(textPart, { type: 'text', text: 'What colours are these?' });
+    assert.deepEqual(imageParts.map((p) => p.type), ['image_url', 'image_url']);
+    assert.ok(dataUrlBytes(imageParts[0].image_url.url).equals(red), 'the picked file');
+    assert.ok(dataUrlBytes(imageParts[1].image_url.url).equals(blue), 'the pasted file');
+    // The transcript shows them; the box is empty again.
+    assert.deepEqual(await thumbNames(page), []);
+    assert.equal(await page.$eval('#attachments', (el) => el.hidden), true);
+    assert.deepEqual(await page.$$eval('.msg.user .msg-images img', (els) => els.map((el) => el.alt)),
+                     ['red.png', 'blue.png']);
+    assert.equal(await lastReply(page), 'Red and blue.');
+    await page.screenshot({ path: join(SHOTS, 'web_ui_images_sent.png') });
+
+    // Edit and resend: the images go with the edited text.
+    await page.click('.msg.user .edit');
+    await page.waitForSelector('.msg.user textarea');
+    assert.equal(await page.$$eval('.msg.user .attachments .thumb', (els) => els.length), 2);
+    await page.screenshot({ path: join(SHOTS, 'web_ui_images_edit.png') });
+    await page.keyboard.type(' Answer briefly.');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.querySelectorAll('.msg').length === 2, WAIT);
+    await waitIdle(page);
+    assert.equal(sent.length, 2);
+    assert.deepEqual(sent[1].messages.length, 1);
+    assert.deepEqual(sent[1].messages[0].content,
+                     [{ type: 'text', text: 'What colours are these? Answer briefly.' }, ...imageParts]);
+    assert.equal(await page.$$eval('.msg.user .msg-images img', (els) => els.length), 2);
+
+    // An image alone is a message (the Send button submits with an empty box).
+    await page.evaluate(() => { document.getElementById('chat-status').textContent = ''; });
+    await input.uploadFile(redPath);
+    await page.waitForSelector('#attachments .thumb');
+    await page.click('#send-button');
+    await waitIdle(page);
+    assert.equal(sent.length, 3);
+    assert.deepEqual(sent[2].messages.at(-1), { role: 'user', content: [imageParts[0]] });
+    // Earlier turns keep their images.
+    assert.deepEqual(sent[2].messages[0], sent[1].messages[0]);
+
+    await page.close();
+    rmSync(dir, { recursive: true, force: true });
     assert.deepEqual(problems, []);
   });
 });

@@ -1,6 +1,10 @@
-// The chat page: conversation (stream, stop, regenerate, edit and resend), request settings,
-// server state from /props, and the speculation panel (spec_panel.js).
+// The chat page: conversation (stream, stop, regenerate, edit and resend), images attached to a
+// message when the server has vision (attachments.js), request settings, server state from
+// /props, and the speculation panel (spec_panel.js).
 import { ApiError, apiKey, getJson, setApiKey, streamChat } from './api.js';
+import {
+  ACCEPTED, MAX_IMAGE_BYTES, messageContent, messageImages, readImages, renderThumbnails,
+} from './attachments.js';
 import { renderMarkdown, escapeHtml } from './markdown.js';
 import {
   addTimings, comparisonLine, newRecord, renderEmptyPanel, renderPanel, statusOf, summaryLine,
@@ -9,7 +13,8 @@ import {
 const $ = (id) => document.getElementById(id);
 
 const state = {
-  messages: [],     // {role, content, reasoning, toolCalls, record, error, stopped}
+  messages: [],     // {role, content, images, reasoning, toolCalls, record, error, stopped}
+  pending: [],      // images to send with the next message ({name, type, size, url})
   controller: null, // AbortController of the running request
   props: null,      // the last /props
   keyNeeded: false,
@@ -28,6 +33,7 @@ async function refreshProps() {
     $('state-queue').textContent = String(props.queue_depth);
     updateWarning();
     updateSpecControls();
+    updateAttachControls();
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) {
       state.keyNeeded = true;
@@ -56,6 +62,23 @@ function updateSpecControls() {
   if (state.props && !$('spec-draft-max').placeholder) {
     $('spec-draft-max').placeholder = `server: ${state.props.speculative.draft_max}`;
   }
+}
+
+// Images can be attached only when /props says a vision projector is loaded (llama-server's
+// `modalities`; a server without the field has none).
+function visionLoaded() {
+  const modalities = state.props && state.props.modalities;
+  return Boolean(modalities && modalities.vision === true);
+}
+
+const NO_VISION = 'start the server with --mmproj to send images';
+
+function updateAttachControls() {
+  const b = $('attach-button');
+  b.disabled = !visionLoaded();
+  b.title = b.disabled
+    ? NO_VISION
+    : `Attach ${ACCEPTED} images (up to ${MAX_IMAGE_BYTES / (1024 * 1024)} MB each); you can also paste or drop them on the message box`;
 }
 
 // The warning under the header: the assistant is loaded but speculation is inactive, for the
@@ -136,7 +159,7 @@ function messageBody(m) {
     );
   }
   if (m.role === 'user') {
-    parts.push(`<p>${escapeHtml(m.content).replace(/\n/g, '<br>')}</p>`);
+    if (m.content) parts.push(`<p>${escapeHtml(m.content).replace(/\n/g, '<br>')}</p>`);
   } else {
     parts.push(renderMarkdown(m.content));
   }
@@ -194,7 +217,21 @@ function renderMessage(m, index) {
     const send = button('Send edited', () => finishEdit(index, area.value));
     send.classList.remove('ghost');
     row.append(send, button('Cancel', () => { m.editing = false; renderLog(); }));
-    li.append(label, area, row);
+    li.append(label, area);
+    if (m.draftImages.length) {
+      // The message's images go with the edited text; × drops one.
+      const strip = document.createElement('ul');
+      strip.className = 'attachments';
+      strip.setAttribute('aria-label', 'Images sent with the edited message');
+      const redraw = () => renderThumbnails(strip, m.draftImages, (i) => {
+        m.draftImages.splice(i, 1);
+        redraw();
+        area.focus();
+      });
+      redraw();
+      li.append(strip);
+    }
+    li.append(row);
     return li;
   }
 
@@ -207,6 +244,7 @@ function renderMessage(m, index) {
   if (thought) thought.addEventListener('toggle', () => (m.thoughtOpen = thought.open));
   if (streaming) body.classList.add('cursor');
   li.append(body);
+  if (m.images && m.images.length) li.append(messageImages(m.images));
   if (m.record) {
     const foot = document.createElement('div');
     foot.className = 'msg-foot';
@@ -250,7 +288,9 @@ function showRecord(record) {
 function startEdit(index) {
   if (state.controller) return;
   state.messages.forEach((m) => (m.editing = false));
-  state.messages[index].editing = true;
+  const m = state.messages[index];
+  m.editing = true;
+  m.draftImages = [...(m.images || [])];
   renderLog();
   const area = $(`edit-${index}`);
   area.focus();
@@ -258,9 +298,10 @@ function startEdit(index) {
 }
 
 function finishEdit(index, text) {
-  if (text.trim() === '') return;
+  const images = state.messages[index].draftImages;
+  if (text.trim() === '' && images.length === 0) return;
   const before = state.messages;
-  state.messages = [...before.slice(0, index), { role: 'user', content: text }];
+  state.messages = [...before.slice(0, index), { role: 'user', content: text, images }];
   if (!generate()) state.messages = before;  // still editing
 }
 
@@ -281,7 +322,7 @@ function buildRequest() {
   const system = $('system-prompt').value.trim();
   if (system) body.messages.push({ role: 'system', content: system });
   for (const m of state.messages) {
-    if (m.role === 'user') body.messages.push({ role: 'user', content: m.content });
+    if (m.role === 'user') body.messages.push({ role: 'user', content: messageContent(m.content, m.images) });
     else if (m.role === 'assistant' && !m.error) body.messages.push({ role: 'assistant', content: m.content });
   }
   const fields = [
@@ -400,14 +441,89 @@ async function run(request) {
 function send() {
   const input = $('composer-input');
   const text = input.value;
-  if (text.trim() === '' || state.controller) return;
+  if ((text.trim() === '' && state.pending.length === 0) || state.controller) return;
   state.messages.forEach((m) => (m.editing = false));
-  state.messages.push({ role: 'user', content: text });
+  state.messages.push({ role: 'user', content: text, images: state.pending });
   if (generate()) {
     input.value = '';
+    state.pending = [];
+    renderPending();
   } else {
-    state.messages.pop();  // the text stays in the box
+    state.messages.pop();  // the text and images stay in the box
   }
+}
+
+// ---- images for the next message ------------------------------------------------------------
+
+function renderPending() {
+  renderThumbnails($('attachments'), state.pending, (i) => {
+    state.pending.splice(i, 1);
+    renderPending();
+    $('composer-input').focus();
+  });
+  // An image alone is a message.
+  $('composer-input').required = state.pending.length === 0;
+}
+
+// Checks and reads `files` (picked, pasted or dropped) into the pending images; the status line
+// names each file refused and why.
+async function attach(files) {
+  if (files.length === 0) return;
+  if (!visionLoaded()) {
+    setStatus(`This server cannot read images: ${NO_VISION}.`, true);
+    return;
+  }
+  const { images, errors } = await readImages(files);
+  state.pending.push(...images);
+  renderPending();
+  const attached = images.length ? `${images.length} image${images.length > 1 ? 's' : ''} attached` : '';
+  if (errors.length) setStatus(errors.join('; ') + (attached ? ` (${attached})` : ''), true);
+  else setStatus(`${attached[0].toUpperCase()}${attached.slice(1)}.`);
+}
+
+const carriesFiles = (e) => Boolean(e.dataTransfer && [...e.dataTransfer.types].includes('Files'));
+
+function setupAttachments() {
+  const input = $('composer-input');
+  const picker = $('image-input');
+  const composer = $('composer');
+  $('attach-button').addEventListener('click', () => picker.click());
+  picker.addEventListener('change', () => {
+    const files = [...picker.files];
+    picker.value = '';  // the same file can be picked again
+    attach(files);
+  });
+  input.addEventListener('paste', (e) => {
+    const files = [...((e.clipboardData && e.clipboardData.files) || [])];
+    if (files.length === 0) return;
+    // Text pasted along with the image (a copied web page) is still inserted.
+    if (!e.clipboardData.types.includes('text/plain')) e.preventDefault();
+    attach(files);
+  });
+  composer.addEventListener('dragover', (e) => {
+    if (!carriesFiles(e)) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = 'copy';
+    composer.classList.add('dropping');
+  });
+  composer.addEventListener('dragleave', (e) => {
+    if (!composer.contains(e.relatedTarget)) composer.classList.remove('dropping');
+  });
+  composer.addEventListener('drop', (e) => {
+    composer.classList.remove('dropping');
+    if (!carriesFiles(e)) return;
+    e.preventDefault();
+    attach([...e.dataTransfer.files]);
+  });
+  // A file dropped elsewhere on the page would open it in place of the conversation.
+  document.addEventListener('dragover', (e) => {
+    if (!carriesFiles(e) || composer.contains(e.target)) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = 'none';
+  });
+  document.addEventListener('drop', (e) => {
+    if (carriesFiles(e) && !composer.contains(e.target)) e.preventDefault();
+  });
 }
 
 function setupComposer() {
@@ -445,6 +561,7 @@ function setupComposer() {
 
 setupKeyForm();
 setupComposer();
+setupAttachments();
 renderLog();
 renderEmptyPanel();
 refreshProps().then(schedulePropsRefresh);
