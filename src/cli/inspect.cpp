@@ -6,7 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/error.h"
 #include "cli/commands.h"
+#include "encoders/mmproj_file.h"
 #include "gguf/gguf_reader.h"
 
 namespace tandem::cli {
@@ -21,6 +23,20 @@ struct InspectOptions {
 };
 
 using Json = nlohmann::ordered_json;
+
+// For a multimodal projector file (general.architecture "clip"): its encoders, or why tandem
+// cannot use it; empty for other files.
+std::string MmprojSummary(const GgufFile& f) {
+  const GgufValue* arch = f.Find("general.architecture");
+  if (arch == nullptr || arch->type() != GgufType::kString || arch->AsString() != "clip") {
+    return "";
+  }
+  try {
+    return MmprojFile::Open(f.path())->Describe();
+  } catch (const Error& e) {
+    return std::string("unusable: ") + e.what();
+  }
+}
 
 template <typename T>
 Json Element(const GgufValue& v, uint64_t i) {
@@ -78,6 +94,7 @@ int PrintJson(const GgufFile& f, const InspectOptions& opt) {
   out["file_size"] = f.file_size();
   out["alignment"] = f.alignment();
   out["data_offset"] = f.data_offset();
+  if (std::string mmproj = MmprojSummary(f); !mmproj.empty()) out["mmproj"] = mmproj;
   Json metadata = Json::object();
   for (const GgufKv& kv : f.metadata().entries()) {
     Json entry;
@@ -117,6 +134,9 @@ int PrintText(const GgufFile& f, const InspectOptions& opt) {
   std::printf("%s: GGUF v%u, %llu bytes, alignment %u, data at offset %llu\n", f.path().c_str(),
               f.version(), static_cast<unsigned long long>(f.file_size()), f.alignment(),
               static_cast<unsigned long long>(f.data_offset()));
+  if (std::string mmproj = MmprojSummary(f); !mmproj.empty()) {
+    std::printf("multimodal projector (mmproj): %s\n", mmproj.c_str());
+  }
 
   const auto& entries = f.metadata().entries();
   size_t key_width = 0;

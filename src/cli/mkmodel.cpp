@@ -1,10 +1,13 @@
-// `tandem mkmodel`: writes a random-weight Gemma 4 GGUF for a named config (fixtures, benchmarks).
+// `tandem mkmodel`: writes a random-weight Gemma 4 GGUF for a named config (fixtures, benchmarks):
+// the text model, its MTP assistant (--assistant) or its vision projector (--mmproj).
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "encoders/gemma4v/presets.h"
+#include "encoders/gemma4v/random_mmproj.h"
 #include "model/gemma4/presets.h"
 #include "model/gemma4/random_model.h"
 
@@ -19,6 +22,8 @@ void AddMkmodelCommand(CLI::App& app, CommandRunner& runner) {
     std::string type = "f32";
     uint64_t seed = 1234;
     bool assistant = false;
+    bool mmproj = false;
+    bool clip_use_gelu = false;
     std::string centroids = "auto";
     float echo_epsilon = -1.0f;
   };
@@ -32,6 +37,14 @@ void AddMkmodelCommand(CLI::App& app, CommandRunner& runner) {
   sub->add_option("--seed", args->seed, "Random seed")->capture_default_str();
   sub->add_flag("--assistant", args->assistant,
                 "Write the MTP assistant (gemma4-assistant) for the config instead of the target");
+  sub->add_flag("--mmproj", args->mmproj,
+                "Write the config's vision projector (a llama.cpp mmproj GGUF, projector "
+                "gemma4v) instead of the text model; configs: e2b, e4b, 26b-a4b, 31b, tiny, "
+                "tiny-*");
+  sub->add_flag(
+      "--clip-use-gelu", args->clip_use_gelu,
+      "With --mmproj: also write clip.use_gelu = true, so llama.cpp runs the tanh GELU "
+      "of the checkpoint instead of GELU-quick (llama.cpp's converter does not write it)");
   sub->add_option("--centroids", args->centroids,
                   "Assistant centroid head: on, off, auto (on for e2b/e4b shapes)")
       ->check(CLI::IsMember({"on", "off", "auto"}))
@@ -49,13 +62,31 @@ void AddMkmodelCommand(CLI::App& app, CommandRunner& runner) {
       options.echo_epsilon = args->echo_epsilon;
       options.weight_type = *type;
       options.name = "tandem random " + args->config + (args->assistant ? " assistant" : "");
-      if (args->assistant) {
+      if (args->assistant && args->mmproj) {
+        Fail(ErrorKind::kInvalidArgument, "mkmodel: --assistant and --mmproj exclude each other");
+      }
+      if (args->clip_use_gelu && !args->mmproj) {
+        Fail(ErrorKind::kInvalidArgument, "mkmodel: --clip-use-gelu needs --mmproj");
+      }
+      if (args->mmproj) {
+        Gemma4VisionConfig vision = Gemma4VisionPreset(args->config);
+        // The projection's width is the text model's: take it from the text preset of the same
+        // name where there is one.
+        for (const auto& n : Gemma4PresetNames()) {
+          if (n == args->config) vision.n_embd_text = Gemma4Preset(n).n_embd;
+        }
+        if (args->clip_use_gelu) vision.use_gelu = true;
+        RandomMmprojOptions mm;
+        mm.seed = args->seed;
+        mm.weight_type = *type;
+        mm.name = "tandem random " + args->config + " mmproj";
+        WriteRandomGemma4VisionMmproj(vision, mm, args->output);
+      } else if (args->assistant) {
         const bool e_series = args->config.find("e2b") != std::string::npos ||
                               args->config.find("e4b") != std::string::npos;
         // The echo drafter scores against the target's embedding through its dense head.
-        const bool centroids =
-            args->centroids == "on" ||
-            (args->centroids == "auto" && e_series && args->echo_epsilon < 0);
+        const bool centroids = args->centroids == "on" ||
+                               (args->centroids == "auto" && e_series && args->echo_epsilon < 0);
         WriteRandomGemma4Assistant(Gemma4AssistantPreset(args->config, centroids), options,
                                    args->output);
       } else {

@@ -45,6 +45,13 @@ void GeGlu(const float* gate, const float* up, int64_t n, float* y);
 // is computed).
 void GeGlu(const float* gate, const float* up, int64_t n, float* y, ThreadPool& pool);
 
+// y = gelu_quick(gate) ⊙ up with gelu_quick(x) = x·sigmoid(1.702·x), evaluated in f32 as
+// x / (1 + e^(-1.702·x)) with std::exp: the GELU approximation llama.cpp's vision towers use
+// by default. One plain implementation for every ISA (the same bits on each). gate, up, y: [n].
+void GeGluQuick(const float* gate, const float* up, int64_t n, float* y);
+// The same, long rows spread over `pool` in chunks.
+void GeGluQuick(const float* gate, const float* up, int64_t n, float* y, ThreadPool& pool);
+
 // y = fp16(x), round to nearest even, bitwise tensor/float16.h's Fp32ToFp16 on every path (the
 // f16 KV cache's rows). x: [n], y: [n].
 void ToHalf(const float* x, int64_t n, uint16_t* y);

@@ -13,7 +13,7 @@
 #include "kernels/attention.h"
 #include "kernels/matmul.h"
 #include "model/gemma4/decoder_blocks.h"
-#include "model/tensor_binder.h"
+#include "kernels/tensor_binder.h"
 #include "model/vocabulary_check.h"
 #include "tensor/type_traits.h"
 

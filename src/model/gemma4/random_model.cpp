@@ -6,43 +6,16 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/seeded_random.h"
 #include "base/thread_pool.h"
 #include "gguf/gguf_writer.h"
+#include "gguf/llama_file_type.h"
 #include "model/gemma4/tensors.h"
 #include "model/synthetic_vocab.h"
 #include "tensor/quantize.h"
 
 namespace tandem {
 namespace {
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-uint64_t HashName(const std::string& s) {
-  uint64_t h = 0xCBF29CE484222325ull;  // FNV-1a
-  for (unsigned char c : s) h = (h ^ c) * 0x100000001B3ull;
-  return h;
-}
-
-// Uniform floats in [lo, hi), one stream per (tensor, row): values never depend on threads.
-class RowRng {
- public:
-  RowRng(uint64_t tensor_seed, uint64_t row) : state_(SplitMix64(tensor_seed ^ SplitMix64(row))) {}
-  float Uniform(float lo, float hi) {
-    state_ ^= state_ << 13;
-    state_ ^= state_ >> 7;
-    state_ ^= state_ << 17;
-    const float u = static_cast<float>(state_ >> 40) * (1.0f / 16777216.0f);
-    return lo + (hi - lo) * u;
-  }
-
- private:
-  uint64_t state_;
-};
 
 bool IsPostBranchNorm(const std::string& name) {
   for (const char* s : {"post_attention_norm.weight", "post_ffw_norm.weight", "post_norm.weight"}) {
@@ -94,36 +67,6 @@ void FillRow(const Gemma4TensorSpec& spec, uint64_t seed, uint64_t row, float ep
       Fail(ErrorKind::kInternal, "rope_freqs is generated, not random");
   }
   for (int64_t i = 0; i < n; ++i) out[i] = rng.Uniform(lo, hi);
-}
-
-// llama.cpp's `general.file_type` (llama_ftype) for a model whose matrices are all `type`.
-uint32_t LlamaFileType(TensorType type) {
-  switch (type) {
-    case TensorType::kF32:
-      return 0;
-    case TensorType::kF16:
-      return 1;
-    case TensorType::kQ4_0:
-      return 2;
-    case TensorType::kQ4_1:
-      return 3;
-    case TensorType::kQ8_0:
-      return 7;
-    case TensorType::kQ5_0:
-      return 8;
-    case TensorType::kQ5_1:
-      return 9;
-    case TensorType::kQ4_K:
-      return 15;
-    case TensorType::kQ5_K:
-      return 17;
-    case TensorType::kQ6_K:
-      return 18;
-    case TensorType::kBF16:
-      return 32;
-    default:
-      return 1024;  // "guessed": no single llama ftype
-  }
 }
 
 bool Quantizable(TensorRole role) {

@@ -8,7 +8,7 @@
 #include "base/mapped_file.h"
 #include "gguf/gguf_reader.h"
 #include "model/gemma4/tensors.h"
-#include "model/tensor_binder.h"
+#include "kernels/tensor_binder.h"
 
 namespace tandem {
 namespace {

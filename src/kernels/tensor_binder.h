@@ -17,6 +17,8 @@ class TensorBinder {
  public:
   explicit TensorBinder(const GgufFile& file) : file_(file) {}
 
+  const GgufFile& file() const { return file_; }
+
   // The tensor `name` with exactly the shape `ne` (GGUF order, missing dims are 1); nullptr when
   // absent and not `required`. Throws Error(kNotFound) / Error(kInvalidArgument) otherwise.
   const TensorInfo* Find(const std::string& name, const std::vector<uint64_t>& ne,

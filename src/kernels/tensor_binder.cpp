@@ -1,4 +1,4 @@
-#include "model/tensor_binder.h"
+#include "kernels/tensor_binder.h"
 
 #include <algorithm>
 

@@ -1,0 +1,78 @@
+#include "encoders/clipped_linear.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "base/error.h"
+#include "base/thread_pool.h"
+#include "gguf/gguf_reader.h"
+#include "kernels/tensor_binder.h"
+
+namespace tandem {
+
+void BindClampBounds(const TensorBinder& binder, const std::string& base, ClippedLinear& linear) {
+  float* bounds[4] = {&linear.in_min, &linear.in_max, &linear.out_min, &linear.out_max};
+  for (int i = 0; i < 4; ++i) {
+    const std::string name = base + kClampSuffixes[i];
+    const TensorInfo* t = binder.Find(name, {1}, /*required=*/false);
+    if (t == nullptr) continue;
+    const std::string where = binder.file().path() + ": tensor '" + name + "'";
+    if (t->type != TensorType::kF32) {
+      Fail(ErrorKind::kInvalidArgument, where + " has type " +
+                                            std::string(TensorTypeName(t->type)) +
+                                            ", expected f32 (a clamp bound is one f32 value)");
+    }
+    float v;
+    std::memcpy(&v, binder.file().TensorData(*t), sizeof(v));
+    if (std::isnan(v)) Fail(ErrorKind::kInvalidArgument, where + " is NaN");
+    *bounds[i] = v;
+  }
+  if (linear.in_min > linear.in_max || linear.out_min > linear.out_max) {
+    Fail(ErrorKind::kInvalidArgument,
+         binder.file().path() + ": the clamp bounds of '" + base + "' have a minimum above " +
+             "the maximum (input [" + std::to_string(linear.in_min) + ", " +
+             std::to_string(linear.in_max) + "], output [" + std::to_string(linear.out_min) + ", " +
+             std::to_string(linear.out_max) + "])");
+  }
+}
+
+void Clamp(const float* x, float lo, float hi, int64_t n, float* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    y[i] = v < lo ? lo : (v > hi ? hi : v);
+  }
+}
+
+void ClippedMatMulEach(std::span<const ClippedProduct> products, const float* x, int64_t T,
+                       std::vector<float>& scratch, ThreadPool& pool) {
+  if (products.empty()) return;
+  const int64_t cols = products[0].linear->w.cols;
+  std::vector<bool> done(products.size(), false);
+  for (size_t i = 0; i < products.size(); ++i) {
+    if (done[i]) continue;
+    const ClippedLinear& first = *products[i].linear;
+    kernels::MatMulProduct group[8];
+    size_t n = 0;
+    for (size_t j = i; j < products.size(); ++j) {
+      const ClippedLinear& l = *products[j].linear;
+      if (done[j] || l.in_min != first.in_min || l.in_max != first.in_max) continue;
+      if (n == 8) Fail(ErrorKind::kInternal, "ClippedMatMulEach: more than 8 products");
+      group[n++] = {&l.w, products[j].y};
+      done[j] = true;
+    }
+    const float* input = x;
+    if (first.ClipsInput()) {
+      scratch.resize(static_cast<size_t>(T * cols));
+      Clamp(x, first.in_min, first.in_max, T * cols, scratch.data());
+      input = scratch.data();
+    }
+    kernels::MatMulEach({group, n}, input, T, pool);
+  }
+  for (const ClippedProduct& p : products) {
+    if (p.linear->ClipsOutput()) {
+      Clamp(p.y, p.linear->out_min, p.linear->out_max, T * p.linear->w.rows, p.y);
+    }
+  }
+}
+
+}  // namespace tandem

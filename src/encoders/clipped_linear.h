@@ -1,0 +1,62 @@
+// Gemma 4's clippable linear layers (vision q/k/v/o/gate/up/down; the audio conformer's too):
+//   y = clamp(W · clamp(x, in_min, in_max), out_min, out_max), no bias.
+// The four bounds are one-element F32 tensors beside the weight (`<base>.input_min`, ...), each
+// optional: a missing bound is no bound (docs/vision.md § Clippable linears).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernels/matmul.h"
+
+namespace tandem {
+
+class TensorBinder;
+class ThreadPool;
+
+struct ClippedLinear {
+  static constexpr float kNone = std::numeric_limits<float>::infinity();
+
+  kernels::WeightMatrix w;  // [out][in]
+  float in_min = -kNone, in_max = kNone;
+  float out_min = -kNone, out_max = kNone;
+
+  bool ClipsInput() const { return in_min != -kNone || in_max != kNone; }
+  bool ClipsOutput() const { return out_min != -kNone || out_max != kNone; }
+};
+
+// The bound suffixes, in the order input_min, input_max, output_min, output_max.
+inline constexpr const char* kClampSuffixes[4] = {".input_min", ".input_max", ".output_min",
+                                                  ".output_max"};
+
+// Reads the bounds of the linear whose weight is `base` + ".weight" into `linear`. Each present
+// bound must be F32 with exactly one element, not NaN, and a minimum must not exceed its
+// maximum; Error(kInvalidArgument) naming the file and tensor otherwise.
+void BindClampBounds(const TensorBinder& binder, const std::string& base, ClippedLinear& linear);
+
+// y[i] = min(max(x[i], lo), hi) (NaN passes through). x, y: [n]; in place allowed.
+void Clamp(const float* x, float lo, float hi, int64_t n, float* y);
+
+// One product of ClippedMatMulEach: y[T][linear->w.rows].
+struct ClippedProduct {
+  const ClippedLinear* linear = nullptr;
+  float* y = nullptr;
+};
+
+// Each product's clipped linear of the same input x[T][cols]: products with the same input
+// bounds share one clamped copy of x (held in `scratch`) and one kernels::MatMulEach, so each
+// result is bitwise kernels::MatMul of its clamped input, then clamped. At most 8 products.
+void ClippedMatMulEach(std::span<const ClippedProduct> products, const float* x, int64_t T,
+                       std::vector<float>& scratch, ThreadPool& pool);
+
+// A single clipped product.
+inline void ClippedMatMul(const ClippedLinear& linear, const float* x, int64_t T, float* y,
+                          std::vector<float>& scratch, ThreadPool& pool) {
+  const ClippedProduct p{&linear, y};
+  ClippedMatMulEach({&p, 1}, x, T, scratch, pool);
+}
+
+}  // namespace tandem

@@ -1,0 +1,42 @@
+// Writes random-weight gemma4v mmproj GGUFs in llama.cpp's layout (keys, key types, tensor
+// names, shapes and the converter's dtype rules), deterministic from a seed: fixtures for tests,
+// benchmarks and the llama.cpp oracle (`tandem mkmodel --mmproj`).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "encoders/gemma4v/config.h"
+#include "encoders/gemma4v/tensors.h"
+#include "tensor/type_traits.h"
+
+namespace tandem {
+
+struct RandomMmprojOptions {
+  uint64_t seed = 1234;
+  // The linears' weights (and, for F16, the patch embedding): the converter's --outtype. A row
+  // that does not fit the type's blocks falls back to F16, as llama.cpp's converter does.
+  TensorType weight_type = TensorType::kF32;
+  std::string name = "tandem random gemma4v mmproj";
+};
+
+// Dtypes as llama.cpp's converter writes them: the linears (q, k, v, out, gate, up, down and
+// mm.input_projection) in weight_type; v.patch_embd.weight F16 when weight_type is F16, else
+// F32; the position table, norms, clamp bounds, out_scale and v.std_* F32.
+//
+// Values: linears uniform with variance 1/fan_in, the patch embedding likewise (fan-in 3·p·p),
+// position tables uniform in [-0.5, 0.5], norm gains in [0.6, 1.4] (q/k norms scaled to RMS
+// hd^-1/4 so the scale-1 attention scores have unit variance), clamp bounds of magnitude in
+// [1, 3] (so some bite on unit-RMS activations), out_scale in [0.5, 1], std_bias in [-1, 1],
+// std_scale in [0.5, 1.5]; activations stay O(1) through the tower. Each tensor's values depend
+// only on (seed, tensor name). Keys: general.architecture "clip", general.type "mmproj", name,
+// file type, then Gemma4VisionConfig::WriteToGguf. Throws Error on a type tandem cannot write or
+// on I/O.
+void WriteRandomGemma4VisionMmproj(const Gemma4VisionConfig& config,
+                                   const RandomMmprojOptions& options, const std::string& path);
+
+// The dtype llama.cpp's converter gives a tensor of `role` with rows of `row_length` values
+// under --outtype `weight_type` (the rules above).
+TensorType MmprojTensorType(VisionTensorRole role, uint64_t row_length, TensorType weight_type);
+
+}  // namespace tandem
