@@ -7,7 +7,6 @@
 
 #include "base/error.h"
 #include "engine/engine_test_util.h"
-#include "engine/media_prompt.h"
 #include "engine/prompt_media.h"
 
 namespace tandem::testing_engine {
@@ -178,22 +177,6 @@ TEST(EngineMedia, AJobMakesTheRowsOnTheEngineThreadAndACacheHitNeverRunsIt) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("would not encode"), std::string::npos) << e.what();
   }
-}
-
-TEST(EngineMedia, ExpandImagesWritesTheMarkupAroundEachImage) {
-  const ImageTokens markup{.open = 500, .close = 501, .placeholder = 502};
-  const auto rows = SoftRows(3, 4, 1);
-  EngineRequest request;
-  ExpandImages({2, 9, 502, 10, 502, 11}, {{1, 3, rows}, {2, 2, rows}}, markup, request);
-  EXPECT_EQ(request.prompt,
-            (std::vector<int32_t>{2, 9, 500, 502, 502, 502, 501, 10, 500, 502, 502, 501, 11}));
-  ASSERT_EQ(request.media.size(), 2u);
-  EXPECT_EQ(request.media[0].begin, 3);
-  EXPECT_EQ(request.media[0].count, 3);
-  EXPECT_EQ(request.media[1].begin, 9);
-  EXPECT_EQ(request.media[1].key, 2u);
-  EXPECT_THROW(ExpandImages({2, 502}, {}, markup, request), Error);
-  EXPECT_THROW(ExpandImages({2, 9}, {{1, 3, rows}}, markup, request), Error);
 }
 
 }  // namespace

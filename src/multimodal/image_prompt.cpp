@@ -1,4 +1,4 @@
-#include "engine/media_prompt.h"
+#include "multimodal/image_prompt.h"
 
 #include <string>
 
@@ -22,7 +22,7 @@ ImageTokens FindImageTokens(const Tokenizer& tokenizer) {
   return t;
 }
 
-void ExpandImages(const std::vector<int32_t>& tokens, const std::vector<EncodedMedia>& images,
+void ExpandImages(const std::vector<int32_t>& tokens, std::vector<PromptMedia> images,
                   const ImageTokens& markup, EngineRequest& request) {
   size_t next = 0;
   request.prompt.clear();
@@ -33,16 +33,12 @@ void ExpandImages(const std::vector<int32_t>& tokens, const std::vector<EncodedM
       continue;
     }
     if (next == images.size()) break;
-    const EncodedMedia& image = images[next++];
+    PromptMedia& image = images[next++];
     request.prompt.push_back(markup.open);
-    PromptMedia media;
-    media.begin = static_cast<int32_t>(request.prompt.size());
-    media.count = image.tokens;
-    media.key = image.key;
-    media.embeddings = image.embeddings;
-    request.media.push_back(std::move(media));
-    request.prompt.insert(request.prompt.end(), image.tokens, markup.placeholder);
+    image.begin = static_cast<int32_t>(request.prompt.size());
+    request.prompt.insert(request.prompt.end(), image.count, markup.placeholder);
     request.prompt.push_back(markup.close);
+    request.media.push_back(std::move(image));
   }
   size_t placeholders = 0;
   for (const int32_t token : tokens) placeholders += token == markup.placeholder;

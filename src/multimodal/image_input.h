@@ -1,0 +1,72 @@
+// From image bytes to the rows an image takes in a prompt (docs/architecture.md § How an image
+// travels): decoded (media/image_decode.h: the format sniffed, a claimed media type checked,
+// limits before pixels, EXIF orientation), prepared (media/vision_preprocess.h: the size rule and
+// the mmproj's mean and std), keyed by a hash of the prepared pixels, and encoded by the vision
+// tower as a MediaJob that the engine runs; encoded images are kept by key, so an image sent
+// again costs no encode.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/request.h"
+#include "media/image_limits.h"
+#include "media/vision_preprocess.h"
+
+namespace tandem {
+
+class Gemma4VisionEncoder;
+
+struct ImageInputOptions {
+  VisionPreprocessOptions prepare;  // mean and std are the mmproj's
+  ImageLimits limits;
+  int cached_images = 16;  // encoded images kept by key
+};
+
+// An image ready to encode.
+struct PreparedImage {
+  uint64_t key = 0;
+  int tokens = 0;
+  std::shared_ptr<const VisionPixels> pixels;
+};
+
+class ImageInput {
+ public:
+  ImageInput(const Gemma4VisionEncoder& encoder, ImageInputOptions options);
+  ~ImageInput();
+
+  const Gemma4VisionEncoder& encoder() const { return encoder_; }
+  const ImageInputOptions& options() const { return options_; }
+
+  // Any thread. Throws Error(kInvalidArgument / kCorrupt / kUnsupported) saying what is wrong
+  // with the bytes; `claimed_mime` (may be empty: not checked) must match them.
+  PreparedImage Prepare(std::span<const uint8_t> bytes, const std::string& claimed_mime) const;
+
+  // The image as a prompt media item (begin left 0): its rows from the cache, or a job that
+  // encodes them on the engine's pool and keeps them.
+  PromptMedia ToMedia(const PreparedImage& image);
+
+  // Encoded images served from the cache, and encodes run, so far.
+  uint64_t cache_hits() const;
+  uint64_t encodes() const;
+
+ private:
+  class EncodeJob;
+  std::shared_ptr<const std::vector<float>> Cached(uint64_t key);
+  void Keep(uint64_t key, std::shared_ptr<const std::vector<float>> rows);
+
+  const Gemma4VisionEncoder& encoder_;
+  ImageInputOptions options_;
+  mutable std::mutex mu_;
+  std::list<std::pair<uint64_t, std::shared_ptr<const std::vector<float>>>> lru_;
+  std::unordered_map<uint64_t, decltype(lru_)::iterator> by_key_;
+  uint64_t hits_ = 0, encodes_ = 0;
+};
+
+}  // namespace tandem
