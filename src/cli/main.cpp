@@ -11,10 +11,8 @@ namespace {
 
 // llama.cpp's multi-letter single-dash flags, which CLI11 cannot declare, and their long names.
 constexpr const char* kShortAliases[][2] = {
-    {"-md", "--model-draft"},
-    {"-ctk", "--cache-type-k"},
-    {"-ctv", "--cache-type-v"},
-    {"-np", "--parallel"},
+    {"-md", "--model-draft"},   {"-mm", "--mmproj"},   {"-ctk", "--cache-type-k"},
+    {"-ctv", "--cache-type-v"}, {"-np", "--parallel"},
 };
 
 std::vector<std::string> NormalizeArgs(int argc, char** argv) {

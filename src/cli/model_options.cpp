@@ -111,6 +111,34 @@ void AddModelFlags(CLI::App& app, ModelOptions& o) {
   app.add_flag("--no-repack", o.no_repack,
                "Keep weights in the file mapping: no interleaved copies in RAM (less memory, "
                "slower prefill and verification, the same results)");
+  app.add_option(
+      "--mmproj", o.mmproj,
+      "-mm: the vision projector (llama.cpp's mmproj GGUF, projector gemma4v): image input");
+  app.add_option("--image-attention", o.image_attention,
+                 "How an image's soft tokens attend to each other: auto (transformers: causal for "
+                 "E2B/E4B, both ways on sliding layers for the others), causal, bidirectional "
+                 "(llama.cpp: every layer), bidirectional-sliding")
+      ->check(CLI::IsMember({"auto", "causal", "bidirectional", "bidirectional-sliding"}))
+      ->capture_default_str();
+  app.add_option("--image-resize", o.image_resize,
+                 "Image size rule: budget (transformers: fill --image-budget soft tokens, "
+                 "antialiased bicubic) or llamacpp (about the native size within "
+                 "--image-min-tokens..--image-max-tokens, bilinear letterbox)")
+      ->check(CLI::IsMember({"budget", "llamacpp"}))
+      ->capture_default_str();
+  app.add_option("--image-budget", o.image_budget,
+                 "Soft tokens per image: 70, 140, 280, 560 or 1120")
+      ->check(CLI::IsMember({70, 140, 280, 560, 1120}))
+      ->capture_default_str();
+  app.add_option("--image-min-tokens", o.image_min_tokens, "With --image-resize llamacpp")
+      ->capture_default_str();
+  app.add_option("--image-max-tokens", o.image_max_tokens, "With --image-resize llamacpp")
+      ->capture_default_str();
+  app.add_option("--vision-gelu", o.vision_gelu,
+                 "Vision FFN activation: tanh (transformers), quick (GELU-quick), file "
+                 "(llama.cpp's rule: quick unless the file sets clip.use_gelu)")
+      ->check(CLI::IsMember({"tanh", "quick", "file"}))
+      ->capture_default_str();
   app.add_flag("--no-warmup", o.no_warmup,
                "Skip the warm-up (a few short generations before the first request, so its "
                "latency and the speculation planner's first timings are not a cold start's)");
@@ -163,7 +191,40 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
           .n_seq = 1,
           .max_batch = std::min(o.batch_size, o.ctx_size)};
   m.pool = std::make_unique<ThreadPool>(o.threads);
-  m.target = Gemma4Model::Load(o.model, {.repack = !o.no_repack});
+  const MediaAttention media_attention =
+      o.image_attention == "causal"                  ? MediaAttention::kCausal
+      : o.image_attention == "bidirectional"         ? MediaAttention::kBidirectional
+      : o.image_attention == "bidirectional-sliding" ? MediaAttention::kBidirectionalSliding
+                                                     : MediaAttention::kDefault;
+  m.target =
+      Gemma4Model::Load(o.model, {.repack = !o.no_repack, .media_attention = media_attention});
+  if (!o.mmproj.empty()) {
+    VisionOptions vision;
+    vision.gelu = o.vision_gelu == "quick"  ? VisionGelu::kQuick
+                  : o.vision_gelu == "file" ? VisionGelu::kFromFile
+                                            : VisionGelu::kTanh;
+    m.vision = Gemma4VisionEncoder::Load(o.mmproj, vision);
+    if (m.vision->n_embd_out() != m.target->n_embd()) {
+      Fail(ErrorKind::kInvalidArgument,
+           o.mmproj + ": the projector writes rows of " + std::to_string(m.vision->n_embd_out()) +
+               " values, the model " + o.model + " takes " + std::to_string(m.target->n_embd()));
+    }
+    ImageInputOptions images;
+    images.prepare.rule =
+        o.image_resize == "llamacpp" ? ResizeRule::kLlamaCpp : ResizeRule::kBudget;
+    images.prepare.budget_tokens = o.image_budget;
+    images.prepare.min_tokens = o.image_min_tokens;
+    images.prepare.max_tokens = o.image_max_tokens;
+    if (o.image_min_tokens < 1 || o.image_min_tokens > o.image_max_tokens) {
+      Fail(ErrorKind::kInvalidArgument,
+           "--image-min-tokens and --image-max-tokens must satisfy 1 <= min <= max");
+    }
+    m.images = std::make_unique<ImageInput>(*m.vision, images);
+  } else if (Given(app, "--image-attention") || Given(app, "--image-resize") ||
+             Given(app, "--image-budget") || Given(app, "--image-min-tokens") ||
+             Given(app, "--image-max-tokens") || Given(app, "--vision-gelu")) {
+    LogWarn("image flags have no effect: no vision projector loaded (-mm/--mmproj)");
+  }
   m.packed_bytes += m.target->weights().PackedBytes();
   m.mapped_bytes = m.target->file().file_size();
   m.tokenizer = std::make_unique<Tokenizer>(LoadVocabFromGguf(m.target->file()));

@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "encoders/gemma4v/encoder.h"
 #include "kv/kv_cache.h"
 #include "model/gemma4/assistant.h"
 #include "model/gemma4/target.h"
+#include "multimodal/image_input.h"
 #include "sampling/sampling_params.h"
 #include "speculative/drafter_set.h"
 #include "speculative/spec_options.h"
@@ -37,9 +39,18 @@ struct ModelOptions {
   std::string cache_type_v;  // empty: same as -ctk
   bool no_repack = false;    // keep every weight in the mapping (no interleaved copies)
   bool no_warmup = false;    // no EngineOptions::warmup
+  // Images (docs/media.md, docs/gemma4.md § Media rows).
+  std::string mmproj;                    // -mm: the vision projector (llama.cpp's mmproj GGUF)
+  std::string image_attention = "auto";  // auto, causal, bidirectional, bidirectional-sliding
+  std::string image_resize = "budget";   // budget (transformers) or llamacpp
+  int image_budget = 280;                // budget: soft tokens an image fills
+  int image_min_tokens = 40;             // llamacpp: the range of soft tokens
+  int image_max_tokens = 280;
+  std::string vision_gelu = "tanh";  // tanh (transformers), quick, file (llama.cpp's rule)
 };
 
-// Adds -m, -md, --spec-type, --spec-ngram-min/max, --draft-*, -c, -b, -t, -ctk/-ctv, --no-repack,
+// Adds -m, -md, -mm, the --image-* options, --vision-gelu, --spec-type, --spec-ngram-min/max,
+// --draft-*, -c, -b, -t, -ctk/-ctv, --no-repack,
 // --no-warmup to `app`.
 void AddModelFlags(CLI::App& app, ModelOptions& options);
 // Adds --temp, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n,
@@ -48,6 +59,8 @@ void AddSamplingFlags(CLI::App& app, SamplingParams& params);
 
 struct LoadedModels {
   std::unique_ptr<Gemma4Model> target;
+  std::unique_ptr<Gemma4VisionEncoder> vision;  // -mm
+  std::unique_ptr<ImageInput> images;           // with vision: bytes to prompt media
   std::unique_ptr<Gemma4Assistant> assistant;
   std::unique_ptr<Gemma4Model> draft_model;  // --spec-type draft
   std::unique_ptr<Tokenizer> tokenizer;

@@ -16,6 +16,7 @@
 #include "cli/grammar_options.h"
 #include "cli/model_options.h"
 #include "engine/generator.h"
+#include "multimodal/image_prompt.h"
 #include "tokenizer/chat_format.h"
 #include "tokenizer/chat_parser.h"
 #include "tokenizer/stop_strings.h"
@@ -36,11 +37,49 @@ struct RunArgs {
   bool thinking = false;
   bool no_special = false;
   bool verbose_prompt = false;
+  std::vector<std::string> images;
   GrammarOptions grammar;
 };
 
 std::string ReadAll(std::istream& in) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// llama.cpp's media marker: where an --image goes in a raw prompt.
+constexpr std::string_view kMediaMarker = "<__media__>";
+
+// The prompt's image media from --image files, and the prompt with each marker made the image
+// placeholder (the images first when the prompt names none, as llama.cpp's CLI does).
+std::vector<PromptMedia> PrepareImages(const RunArgs& a, LoadedModels& m, std::string& prompt) {
+  if (a.images.empty()) return {};
+  if (!m.images) {
+    Fail(ErrorKind::kInvalidArgument,
+         "--image: this model has no vision projector: pass it with -mm/--mmproj");
+  }
+  size_t markers = 0;
+  for (size_t at = prompt.find(kMediaMarker); at != std::string::npos;
+       at = prompt.find(kMediaMarker, at)) {
+    prompt.replace(at, kMediaMarker.size(), chat_marker::kImage);
+    ++markers;
+  }
+  if (markers == 0 && prompt.find(chat_marker::kImage) == std::string::npos) {
+    std::string front;
+    for (size_t i = 0; i < a.images.size(); ++i) front += chat_marker::kImage;
+    prompt = front + prompt;
+  }
+  std::vector<PromptMedia> media;
+  for (const std::string& path : a.images) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) Fail(ErrorKind::kIo, path + ": cannot open image");
+    const std::string bytes = ReadAll(in);
+    try {
+      media.push_back(m.images->ToMedia(m.images->Prepare(
+          std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), "")));
+    } catch (const Error& e) {
+      Fail(e.kind(), path + ": " + e.what());
+    }
+  }
+  return media;
 }
 
 GenerateParams MakeParams(const RunArgs& a, const LoadedModels& m,
@@ -81,8 +120,14 @@ int RunPrompt(const RunArgs& a, const CLI::App& app) {
 
   LoadedModels m = LoadModels(a.model, app);
   const GrammarConstraint grammar = LoadGrammarConstraint(a.grammar, *m.tokenizer, false);
-  std::vector<int32_t> ids =
-      m.tokenizer->Encode(prompt, {.add_special = true, .parse_special = !a.no_special});
+  std::vector<PromptMedia> images = PrepareImages(a, m, prompt);
+  std::vector<int32_t> ids = m.tokenizer->Encode(
+      prompt, {.add_special = true, .parse_special = !a.no_special || !images.empty()});
+  EngineRequest with_images;
+  if (!images.empty()) {
+    ExpandImages(ids, std::move(images), FindImageTokens(*m.tokenizer), with_images);
+    ids = with_images.prompt;
+  }
   if (static_cast<int>(ids.size()) >= m.kv.n_ctx) {
     Fail(ErrorKind::kInvalidArgument, "the prompt has " + std::to_string(ids.size()) +
                                           " tokens but the context (-c) is " +
@@ -100,11 +145,12 @@ int RunPrompt(const RunArgs& a, const CLI::App& app) {
       std::fflush(stdout);
     }
   };
-  GenerateResult r = gen.Generate(ids, MakeParams(a, m, grammar), [&](int32_t token) {
-    if (m.tokenizer->IsEog(token)) return true;
-    show(stops.Feed(decoder.Push(token)));
-    return !stops.stopped();
-  });
+  GenerateResult r = gen.Generate(ids, std::move(with_images.media), MakeParams(a, m, grammar),
+                                  [&](int32_t token) {
+                                    if (m.tokenizer->IsEog(token)) return true;
+                                    show(stops.Feed(decoder.Push(token)));
+                                    return !stops.stopped();
+                                  });
   if (!stops.stopped()) show(stops.Feed(decoder.Flush()) + stops.Flush());
   if (stops.stopped()) r.stop_reason = StopReason::kStopString;
   const size_t kv_bytes = gen.cache().bytes();
@@ -121,6 +167,9 @@ int RunPrompt(const RunArgs& a, const CLI::App& app) {
 }
 
 int RunChat(const RunArgs& a, const CLI::App& app) {
+  if (!a.images.empty()) {
+    Fail(ErrorKind::kUnsupported, "--image goes with a raw prompt (-p/-f), not --chat yet");
+  }
   LoadedModels m = LoadModels(a.model, app);
   const GrammarConstraint grammar = LoadGrammarConstraint(a.grammar, *m.tokenizer, true);
   Generator gen(*m.target, m.Drafters(), *m.pool, m.kv, !a.model.no_warmup);
@@ -194,6 +243,9 @@ void AddRunCommand(CLI::App& app, CommandRunner& runner) {
   AddSamplingFlags(*sub, a->sampling);
   sub->add_option("-p,--prompt", a->prompt, "Prompt text (raw, no chat template)");
   sub->add_option("-f,--file", a->file, "Read the prompt from a file");
+  sub->add_option("--image", a->images,
+                  "An image (PNG, JPEG, WebP) for the prompt, needs -mm; repeatable. Each "
+                  "<__media__> in the prompt is where the next one goes (all first if none)");
   sub->add_option("-n,--n-predict", a->n_predict, "Tokens to generate (-1: until end of text)")
       ->capture_default_str();
   sub->add_option("--stop", a->stop, "Stop string (repeatable)");
