@@ -69,42 +69,10 @@ StartedGeneration StartGeneration(const RouteContext& context, const HttpRequest
   return started;
 }
 
-ChatOutput FinishGeneration(const RouteContext& context, const HttpRequest& http,
-                            StartedGeneration& generation, std::string_view id_prefix) {
-  ChatOutput output;
-  output.warnings = generation.warnings;
-  AccumulateOutput(generation.stream->ReadAll(http.client_gone), id_prefix, output);
-  LogWarnings(generation, output.warnings);
-  const GenerationTotals& totals = generation.stream->totals();
-  if (totals.finish == FinishReason::kError) {
-    if (totals.error == kShuttingDownError) {
-      throw HttpError(503, "the server is shutting down", context.retry_after_seconds);
-    }
-    throw HttpError(500, "generation failed: " + totals.error);
-  }
-  return output;
-}
-
-bool SendChunk(const ChunkWriter& write, std::string_view chunk, GenerationStream& stream,
-               std::chrono::steady_clock::time_point& last_write) {
-  if (!write(chunk)) {
-    stream.Cancel();
-    return false;
-  }
-  last_write = std::chrono::steady_clock::now();
-  return true;
-}
-
 HttpResponse JsonResponse(int status, const Json& body) {
   HttpResponse response;
   response.status = status;
   response.body = JsonText(body);
-  return response;
-}
-
-HttpResponse GenerationResponse(const Json& body, const GenerationTotals& totals) {
-  HttpResponse response = JsonResponse(200, body);
-  response.tokens = [n = totals.completion_tokens] { return n; };
   return response;
 }
 
