@@ -39,11 +39,7 @@ HttpResponse HandleDetokenize(const RouteContext& context, const HttpRequest& ht
            where + ": expected a token id, got " + std::string(JsonTypeName(t)));
     }
     const int64_t id = t.get<int64_t>();
-    if (id < 0 || id >= context.tokenizer->n_tokens()) {
-      Fail(ErrorKind::kInvalidArgument, where + ": token id " + std::to_string(id) +
-                                            " is outside the vocabulary [0, " +
-                                            std::to_string(context.tokenizer->n_tokens()) + ")");
-    }
+    CheckTokenId(id, *context.tokenizer, where);
     ids.push_back(static_cast<int32_t>(id));
   }
   return JsonResponse(200, {{"content", context.tokenizer->Decode(ids, true)}});
