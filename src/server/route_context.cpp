@@ -36,15 +36,7 @@ StartedGeneration StartGeneration(const RouteContext& context, const HttpRequest
   StartedGeneration started;
   started.request_id = http.Header("x-request-id");
   std::vector<int32_t> prompt = BuildPrompt(request, *context.tokenizer, context.limits);
-  std::shared_ptr<CompiledGrammar> grammar;
-  if (!request.grammar_field.empty() || request.tool_call_required) {
-    if (!context.grammars) {
-      Fail(ErrorKind::kInvalidArgument,
-           (request.tool_call_required ? std::string("tool_choice") : request.grammar_field) +
-               ": this server compiles no grammars");
-    }
-    grammar = CompileConstraint(request, *context.grammars);
-  }
+  std::shared_ptr<CompiledGrammar> grammar = CompileConstraint(request, context.grammars.get());
   started.params =
       BuildGenerateParams(request, *context.tokenizer, context.limits, std::move(grammar));
   started.warnings = request.warnings;
