@@ -16,8 +16,7 @@ namespace {
 // message_delta and message_stop.
 class AnthropicDialect final : public ApiDialect {
  public:
-  AnthropicDialect()
-      : ApiDialect({.errors = ApiFlavor::kAnthropic, .named_events = true}, "toolu_") {}
+  AnthropicDialect() : ApiDialect({.named_events = true}, "toolu_") {}
 
   void Parse(const Json& body, GenerationRequest& request) override {
     ParseMessagesBody(body, request);

@@ -27,8 +27,8 @@ Json RunTimings(const GenerationRun& run) {
 // each call waits up to kSsePoll for output and writes what is ready.
 class SseGeneration {
  public:
-  SseGeneration(std::shared_ptr<ApiDialect> dialect, GenerationRun run)
-      : dialect_(std::move(dialect)), run_(std::move(run)) {}
+  SseGeneration(std::shared_ptr<ApiDialect> dialect, GenerationRun run, ApiFlavor errors)
+      : dialect_(std::move(dialect)), run_(std::move(run)), errors_(errors) {}
 
   bool Step(const ChunkWriter& write) {
     const SseStyle& style = dialect_->style();
@@ -41,11 +41,14 @@ class SseGeneration {
     }
     ParsedDelta delta = stream.Next(kSsePoll);
     NameToolCalls(delta, dialect_->tool_id_prefix());
-    for (const std::string& w : delta.warnings) run_.generation.warnings.push_back(w);
+    for (std::string& w : delta.warnings) run_.generation.warnings.push_back(std::move(w));
+    delta.warnings.clear();
     if (!opened_) {
-      // Nothing, not even a keep-alive, before the opening.
+      // Nothing, not even a keep-alive, before the opening; what was read is held for it.
+      AppendDelta(held_, std::move(delta));
       if (!dialect_->ReadyToOpen(stream)) return true;
       opened_ = true;
+      delta = std::exchange(held_, {});
       if (!dialect_->Open(run_, out)) return false;
     }
     if (!dialect_->Parts(run_, out, delta)) return false;
@@ -55,7 +58,7 @@ class SseGeneration {
     }
     const GenerationTotals& totals = stream.totals();
     if (totals.finish == FinishReason::kError) {
-      out.Event(ErrorBody(style.errors, 500, "generation failed: " + totals.error));
+      out.Event(ErrorBody(errors_, 500, "generation failed: " + totals.error));
       if (style.done_marker) write(SseDone());
       return false;
     }
@@ -70,7 +73,9 @@ class SseGeneration {
  private:
   std::shared_ptr<ApiDialect> dialect_;
   GenerationRun run_;
+  const ApiFlavor errors_;  // the error event's shape
   bool opened_ = false;
+  ParsedDelta held_;  // read before the opening
   Clock::time_point last_write_ = Clock::now();
 };
 
@@ -130,7 +135,8 @@ HttpResponse ServeGeneration(const RouteContext& context, const HttpRequest& htt
   GenerationRun run{context, std::move(request), std::move(generation)};
   dialect->Admitted(run);
   if (run.request.stream) {
-    auto sse = std::make_shared<SseGeneration>(std::move(dialect), std::move(run));
+    auto sse = std::make_shared<SseGeneration>(std::move(dialect), std::move(run),
+                                               FlavorForPath(http.path));
     HttpResponse response;
     response.content_type = "text/event-stream";
     response.headers = {{"Cache-Control", "no-cache"}};

@@ -32,11 +32,10 @@ struct GenerationRun {
 
 // How a dialect frames its stream.
 struct SseStyle {
-  ApiFlavor errors = ApiFlavor::kOpenAi;  // the shape of a failed generation's error event
   bool named_events = false;  // "event: TYPE" before each payload (its "type"); else "data:" only
   bool done_marker = false;   // "data: [DONE]" ends the stream, a failed one too (OpenAI)
   // Open() on the first call, before any token is read (OpenAI's role chunk); else on the first
-  // read after which ReadyToOpen() holds.
+  // read after which ReadyToOpen() holds (what was read before goes to the first Parts()).
   bool open_at_once = false;
 };
 
@@ -88,7 +87,7 @@ class ApiDialect {
   // A streamed response (GenerationRequest::stream): Open once, then Parts after every read (the
   // delta is often empty; its tool calls have ids), KeepAlive when nothing was written for
   // kSseKeepAlive, and at the end Finish with the timings (the run's warnings logged). A failed
-  // generation ends with the error event instead (SseStyle).
+  // generation ends with an error event instead, in the path's error shape (FlavorForPath).
   virtual bool ReadyToOpen(const GenerationStream& stream) const {
     (void)stream;
     return true;

@@ -68,7 +68,7 @@ Json EventJson(const std::string& content, const std::vector<int32_t>& tokens, b
 
 class NativeDialect final : public ApiDialect {
  public:
-  NativeDialect() : ApiDialect({.errors = ApiFlavor::kOpenAi}) {}
+  NativeDialect() : ApiDialect({}) {}
 
   void Parse(const Json& body, GenerationRequest& request) override {
     ParseCompletionBody(body, request);

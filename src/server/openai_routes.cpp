@@ -18,8 +18,7 @@ namespace {
 class OpenAiDialect final : public ApiDialect {
  public:
   explicit OpenAiDialect(bool chat)
-      : ApiDialect({.errors = ApiFlavor::kOpenAi, .done_marker = true, .open_at_once = true}),
-        chat_(chat) {}
+      : ApiDialect({.done_marker = true, .open_at_once = true}), chat_(chat) {}
 
   void Parse(const Json& body, GenerationRequest& request) override {
     if (chat_) {
