@@ -211,11 +211,7 @@ void ParseCompletionBody(const Json& body, GenerationRequest& request) {
   const Json& prompt = RequiredField(body, "prompt");
   auto take_ids = [&](const Json& ids, const std::string& where) {
     for (size_t i = 0; i < ids.size(); ++i) {
-      if (!ids[i].is_number_integer()) {
-        Fail(ErrorKind::kInvalidArgument,
-             ElementPath(where, i) + ": expected a token id, got " + JsonTypeName(ids[i]));
-      }
-      const int64_t id = ids[i].get<int64_t>();
+      const int64_t id = TokenIdValue(ids[i], ElementPath(where, i));
       if (id < 0 || id > std::numeric_limits<int32_t>::max()) {
         Fail(ErrorKind::kInvalidArgument, ElementPath(where, i) + ": token id out of range");
       }
