@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "server/api_error.h"
 #include "server/ids.h"
 #include "server/sse.h"
 #include "server/timings.h"

@@ -11,8 +11,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
-#include "server/api_error.h"
 #include "server/generation_request.h"
 #include "server/generation_stream.h"
 #include "server/http_types.h"
