@@ -13,23 +13,8 @@ namespace {
   Fail(ErrorKind::kInvalidArgument, where + ": " + what + " is not supported (tandem serves text)");
 }
 
-// A string, or an array of text blocks (concatenated).
-std::string TextOf(const Json& content, const std::string& where) {
-  if (content.is_string()) return content.get<std::string>();
-  if (!content.is_array()) {
-    Fail(ErrorKind::kInvalidArgument,
-         where + ": expected a string or an array of blocks, got " + JsonTypeName(content));
-  }
-  std::string text;
-  for (size_t i = 0; i < content.size(); ++i) {
-    const std::string bw = ElementPath(where, i);
-    ExpectType(content[i], "object", bw);
-    const std::string type = RequiredString(content[i], "type", bw);
-    if (type != "text") Unsupported(bw, "block type '" + type + "'");
-    text += RequiredString(content[i], "text", bw);
-  }
-  return text;
-}
+// Anthropic's names for content blocks.
+constexpr ContentNames kContentNames = {"blocks", "block type", "tandem serves text"};
 
 // One API message; a user turn can yield tool messages followed by a user message.
 void ParseMessage(const Json& m, const std::string& where, std::vector<ChatMessage>& out) {
@@ -74,7 +59,8 @@ void ParseMessage(const Json& m, const std::string& where, std::vector<ChatMessa
       ChatMessage result;
       result.role = ChatRole::kTool;
       result.tool_call_id = RequiredString(block, "tool_use_id", bw);
-      if (const Json* c = FindField(block, "content")) result.content = TextOf(*c, bw + ".content");
+      if (const Json* c = FindField(block, "content"))
+        result.content = ContentText(*c, bw + ".content", kContentNames);
       if (OptionalBool(block, "is_error", bw).value_or(false)) {
         result.content = "Error: " + result.content;
       }
@@ -121,16 +107,7 @@ void ApplyToolChoice(const Json& body, GenerationRequest& request) {
     Fail(ErrorKind::kInvalidArgument,
          "tool_choice.type: expected auto, any, tool or none, got \"" + type + "\"");
   }
-  const std::string name = RequiredString(*choice, "name", "tool_choice");
-  std::vector<ToolSpec> kept;
-  for (ToolSpec& t : request.tools) {
-    if (t.name == name) kept.push_back(std::move(t));
-  }
-  if (kept.empty()) {
-    Fail(ErrorKind::kInvalidArgument,
-         "tool_choice names tool '" + name + "', which is not among the request's tools");
-  }
-  request.tools = std::move(kept);
+  KeepNamedTool(RequiredString(*choice, "name", "tool_choice"), "tool", request);
 }
 
 void ParseBody(const Json& body, GenerationRequest& request, bool need_max_tokens) {
@@ -144,23 +121,14 @@ void ParseBody(const Json& body, GenerationRequest& request, bool need_max_token
   if (const Json* system = FindField(body, "system")) {
     ChatMessage msg;
     msg.role = ChatRole::kSystem;
-    msg.content = TextOf(*system, "system");
+    msg.content = ContentText(*system, "system", kContentNames);
     request.messages.push_back(std::move(msg));
   }
-  const Json& messages = RequiredField(body, "messages");
-  ExpectType(messages, "array", "messages");
-  if (messages.empty()) Fail(ErrorKind::kInvalidArgument, "messages must not be empty");
-  CheckArraySize(messages, kMaxMessages, "messages");
+  const Json& messages = MessagesField(body);
   for (size_t i = 0; i < messages.size(); ++i) {
     ParseMessage(messages[i], ElementPath("messages", i), request.messages);
   }
-  if (const Json* tools = FindField(body, "tools")) {
-    ExpectType(*tools, "array", "tools");
-    CheckArraySize(*tools, kMaxTools, "tools");
-    for (size_t i = 0; i < tools->size(); ++i) {
-      request.tools.push_back(ParseTool((*tools)[i], ElementPath("tools", i)));
-    }
-  }
+  ParseToolsField(body, request, ParseTool);
   ApplyToolChoice(body, request);
   if (const Json* thinking = FindField(body, "thinking")) {
     ExpectType(*thinking, "object", "thinking");

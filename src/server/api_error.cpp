@@ -3,6 +3,10 @@
 
 namespace tandem::server {
 
+ApiFlavor FlavorForPath(std::string_view path) {
+  return path.rfind("/v1/messages", 0) == 0 ? ApiFlavor::kAnthropic : ApiFlavor::kOpenAi;
+}
+
 int HttpStatusForError(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::kInvalidArgument:

@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,9 @@ namespace tandem::server {
 
 // Which API's error shape a response uses (chosen from the request path).
 enum class ApiFlavor { kOpenAi, kAnthropic };
+
+// The error shape of requests to `path`: Anthropic's under /v1/messages, OpenAI's elsewhere.
+ApiFlavor FlavorForPath(std::string_view path);
 
 // A request that fails with a given HTTP status. Thrown by handlers; the router turns it into a
 // response. `retry_after_seconds` > 0 adds a Retry-After header (503 queue full).

@@ -119,9 +119,15 @@ void ParseGrammarFields(const Json& body, GenerationRequest& request) {
 }
 
 std::shared_ptr<CompiledGrammar> CompileConstraint(const GenerationRequest& request,
-                                                   GrammarCache& grammars) {
+                                                   GrammarCache* grammars) {
+  if (request.grammar_field.empty() && !request.tool_call_required) return nullptr;
+  if (grammars == nullptr) {
+    Fail(ErrorKind::kInvalidArgument,
+         (request.tool_call_required ? std::string("tool_choice") : request.grammar_field) +
+             ": this server compiles no grammars");
+  }
   std::string field = request.grammar_field;
-  std::string gbnf = request.grammar;
+  std::string tool_gbnf;
   if (request.tool_call_required) {
     if (!field.empty()) {
       Fail(ErrorKind::kInvalidArgument, "tool_choice forces a tool call and " + field +
@@ -129,14 +135,14 @@ std::shared_ptr<CompiledGrammar> CompileConstraint(const GenerationRequest& requ
     }
     field = "tool_choice";
     try {
-      gbnf = ToolCallGbnf(request.tools, request.max_tool_calls == 1);
+      tool_gbnf = ToolCallGbnf(request.tools, request.max_tool_calls == 1);
     } catch (const Error& e) {
       FailIn(field, e.what());
     }
   }
-  if (field.empty()) return nullptr;
   try {
-    return grammars.Get(gbnf, request.tool_call_required);
+    const bool tool_calls = request.tool_call_required;
+    return grammars->Get(tool_calls ? tool_gbnf : request.grammar, tool_calls);
   } catch (const Error& e) {
     FailIn(field, e.what());
   }

@@ -36,8 +36,9 @@ void ParseGrammarFields(const Json& body, GenerationRequest& request);
 
 // The request's constraint compiled through `grammars` (null when the request has none; the
 // engine's GrammarConstraint is made from it with the thinking settings by BuildGenerateParams).
-// Throws Error(kInvalidArgument) naming the field.
+// Throws Error(kInvalidArgument) naming the field, also when there is a constraint and no cache
+// (a server that compiles no grammars).
 std::shared_ptr<CompiledGrammar> CompileConstraint(const GenerationRequest& request,
-                                                   GrammarCache& grammars);
+                                                   GrammarCache* grammars);
 
 }  // namespace tandem::server

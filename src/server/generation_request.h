@@ -1,5 +1,6 @@
 // One completion request as the server runs it, whatever API (OpenAI chat or completions,
-// Anthropic messages) it arrived through: the parsers fill it, the routes hand it to the engine.
+// Anthropic messages, llama-server's /completion) it arrived through: each dialect's parser fills
+// it, the one route skeleton (generation_route.h) admits it and hands it to the engine.
 #pragma once
 
 #include <cstdint>

@@ -7,8 +7,6 @@
 #include <mutex>
 #include <utility>
 
-#include "server/ids.h"
-
 namespace tandem::server {
 namespace {
 
@@ -72,7 +70,7 @@ void AppendDelta(ParsedDelta& into, ParsedDelta from) {
   for (std::string& w : from.warnings) into.warnings.push_back(std::move(w));
 }
 
-void AccumulateOutput(const ParsedDelta& delta, std::string_view id_prefix, ChatOutput& output) {
+void AccumulateOutput(const ParsedDelta& delta, ChatOutput& output) {
   for (const ChatPart& part : delta.parts) {
     switch (part.kind) {
       case ChatPartKind::kContent:
@@ -83,7 +81,6 @@ void AccumulateOutput(const ParsedDelta& delta, std::string_view id_prefix, Chat
         break;
       case ChatPartKind::kToolCall:
         output.tool_calls.push_back(part.tool_call);
-        output.tool_calls.back().id = RandomId(id_prefix);
         break;
     }
   }

@@ -66,8 +66,8 @@ struct ChatOutput {
   std::vector<std::string> warnings;  // tool-call text that could not be parsed
 };
 
-// Adds the parts of `delta` to `output`; tool calls get RandomId(id_prefix) ids.
-void AccumulateOutput(const ParsedDelta& delta, std::string_view id_prefix, ChatOutput& output);
+// Adds the parts of `delta` to `output` (tool calls with the ids they have).
+void AccumulateOutput(const ParsedDelta& delta, ChatOutput& output);
 
 // Not thread-safe: one handler thread drives it. The backend and tokenizer must outlive it.
 class GenerationStream {

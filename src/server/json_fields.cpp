@@ -118,6 +118,14 @@ std::string RequiredString(const Json& object, std::string_view name, std::strin
   return v.get<std::string>();
 }
 
+int64_t TokenIdValue(const Json& value, std::string_view where) {
+  if (!value.is_number_integer()) {
+    Fail(ErrorKind::kInvalidArgument,
+         std::string(where) + ": expected a token id, got " + JsonTypeName(value));
+  }
+  return value.get<int64_t>();
+}
+
 void ExpectType(const Json& value, std::string_view type, std::string_view name) {
   const bool ok =
       (type == "object" && value.is_object()) || (type == "array" && value.is_array()) ||

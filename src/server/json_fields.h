@@ -42,6 +42,10 @@ std::optional<int64_t> OptionalInteger(const Json& object, std::string_view name
 const Json& RequiredField(const Json& object, std::string_view name, std::string_view where = {});
 std::string RequiredString(const Json& object, std::string_view name, std::string_view where = {});
 
+// A token id's integer (its range is the caller's to check); anything but an integer fails with
+// "WHERE: expected a token id, got TYPE".
+int64_t TokenIdValue(const Json& value, std::string_view where);
+
 // Fails unless `value` has JSON type `type` ("object", "array", "string"); `name` names it.
 void ExpectType(const Json& value, std::string_view type, std::string_view name);
 

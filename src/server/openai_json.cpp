@@ -17,26 +17,8 @@ namespace {
 
 constexpr int64_t kMaxTokensLimit = std::numeric_limits<int32_t>::max();
 
-// Message content: a string, or an array of {"type": "text", "text": ...} parts (concatenated).
-std::string ContentText(const Json& content, const std::string& where) {
-  if (content.is_string()) return content.get<std::string>();
-  if (!content.is_array()) {
-    Fail(ErrorKind::kInvalidArgument,
-         where + ": expected a string or an array of content parts, got " + JsonTypeName(content));
-  }
-  std::string text;
-  for (size_t j = 0; j < content.size(); ++j) {
-    const std::string part_where = ElementPath(where, j);
-    ExpectType(content[j], "object", part_where);
-    const std::string type = RequiredString(content[j], "type", part_where);
-    if (type != "text") {
-      Fail(ErrorKind::kInvalidArgument,
-           part_where + ": content type '" + type + "' is not supported (tandem serves text only)");
-    }
-    text += RequiredString(content[j], "text", part_where);
-  }
-  return text;
-}
+// OpenAI's names for message content parts.
+constexpr ContentNames kContentNames = {"content parts", "content type", "tandem serves text only"};
 
 // Tool-call arguments: JSON object text (or an object), stored compact.
 std::string ArgumentsText(const Json& function, const std::string& where) {
@@ -85,7 +67,7 @@ ChatMessage ParseMessage(const Json& m, const std::string& where) {
   ChatMessage msg;
   msg.role = ParseRole(m, where);
   const Json* content = FindField(m, "content");
-  if (content != nullptr) msg.content = ContentText(*content, where + ".content");
+  if (content != nullptr) msg.content = ContentText(*content, where + ".content", kContentNames);
   switch (msg.role) {
     case ChatRole::kSystem:
     case ChatRole::kUser:
@@ -150,15 +132,7 @@ void ApplyToolChoice(const Json& body, GenerationRequest& request) {
   ExpectType(function, "object", "tool_choice.function");
   name = RequiredString(function, "name", "tool_choice.function");
   request.tool_call_required = true;
-  std::vector<ToolSpec> kept;
-  for (ToolSpec& t : request.tools) {
-    if (t.name == name) kept.push_back(std::move(t));
-  }
-  if (kept.empty()) {
-    Fail(ErrorKind::kInvalidArgument,
-         "tool_choice names function '" + name + "', which is not among the request's tools");
-  }
-  request.tools = std::move(kept);
+  KeepNamedTool(name, "function", request);
 }
 
 void ParseThinking(const Json& body, GenerationRequest& request) {
@@ -212,20 +186,11 @@ void ParseCommonFields(const Json& body, GenerationRequest& request) {
 
 void ParseChatCompletionBody(const Json& body, GenerationRequest& request) {
   request.chat = true;
-  const Json& messages = RequiredField(body, "messages");
-  ExpectType(messages, "array", "messages");
-  if (messages.empty()) Fail(ErrorKind::kInvalidArgument, "messages must not be empty");
-  CheckArraySize(messages, kMaxMessages, "messages");
+  const Json& messages = MessagesField(body);
   for (size_t i = 0; i < messages.size(); ++i) {
     request.messages.push_back(ParseMessage(messages[i], ElementPath("messages", i)));
   }
-  if (const Json* tools = FindField(body, "tools")) {
-    ExpectType(*tools, "array", "tools");
-    CheckArraySize(*tools, kMaxTools, "tools");
-    for (size_t i = 0; i < tools->size(); ++i) {
-      request.tools.push_back(ParseTool((*tools)[i], ElementPath("tools", i)));
-    }
-  }
+  ParseToolsField(body, request, ParseTool);
   ApplyToolChoice(body, request);
   if (!OptionalBool(body, "parallel_tool_calls").value_or(true)) request.max_tool_calls = 1;
   ParseStructuredOutputs(body, request);
@@ -246,11 +211,7 @@ void ParseCompletionBody(const Json& body, GenerationRequest& request) {
   const Json& prompt = RequiredField(body, "prompt");
   auto take_ids = [&](const Json& ids, const std::string& where) {
     for (size_t i = 0; i < ids.size(); ++i) {
-      if (!ids[i].is_number_integer()) {
-        Fail(ErrorKind::kInvalidArgument,
-             ElementPath(where, i) + ": expected a token id, got " + JsonTypeName(ids[i]));
-      }
-      const int64_t id = ids[i].get<int64_t>();
+      const int64_t id = TokenIdValue(ids[i], ElementPath(where, i));
       if (id < 0 || id > std::numeric_limits<int32_t>::max()) {
         Fail(ErrorKind::kInvalidArgument, ElementPath(where, i) + ": token id out of range");
       }

@@ -4,6 +4,8 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "sampling/logprobs.h"
@@ -74,6 +76,57 @@ void CheckArraySize(const Json& array, size_t max, std::string_view name) {
     Fail(ErrorKind::kInvalidArgument, std::string(name) + ": " + std::to_string(array.size()) +
                                           " elements; the limit is " + std::to_string(max));
   }
+}
+
+const Json& MessagesField(const Json& body) {
+  const Json& messages = RequiredField(body, "messages");
+  ExpectType(messages, "array", "messages");
+  if (messages.empty()) Fail(ErrorKind::kInvalidArgument, "messages must not be empty");
+  CheckArraySize(messages, kMaxMessages, "messages");
+  return messages;
+}
+
+void ParseToolsField(const Json& body, GenerationRequest& request,
+                     ToolSpec (*parse_tool)(const Json& tool, const std::string& where)) {
+  const Json* tools = FindField(body, "tools");
+  if (tools == nullptr) return;
+  ExpectType(*tools, "array", "tools");
+  CheckArraySize(*tools, kMaxTools, "tools");
+  for (size_t i = 0; i < tools->size(); ++i) {
+    request.tools.push_back(parse_tool((*tools)[i], ElementPath("tools", i)));
+  }
+}
+
+void KeepNamedTool(const std::string& name, std::string_view noun, GenerationRequest& request) {
+  std::vector<ToolSpec> kept;
+  for (ToolSpec& t : request.tools) {
+    if (t.name == name) kept.push_back(std::move(t));
+  }
+  if (kept.empty()) {
+    Fail(ErrorKind::kInvalidArgument, "tool_choice names " + std::string(noun) + " '" + name +
+                                          "', which is not among the request's tools");
+  }
+  request.tools = std::move(kept);
+}
+
+std::string ContentText(const Json& content, const std::string& where, const ContentNames& names) {
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) {
+    Fail(ErrorKind::kInvalidArgument, where + ": expected a string or an array of " + names.parts +
+                                          ", got " + JsonTypeName(content));
+  }
+  std::string text;
+  for (size_t i = 0; i < content.size(); ++i) {
+    const std::string part_where = ElementPath(where, i);
+    ExpectType(content[i], "object", part_where);
+    const std::string type = RequiredString(content[i], "type", part_where);
+    if (type != "text") {
+      Fail(ErrorKind::kInvalidArgument, part_where + ": " + names.part_type + " '" + type +
+                                            "' is not supported (" + names.served + ")");
+    }
+    text += RequiredString(content[i], "text", part_where);
+  }
+  return text;
 }
 
 void ParseSamplingFields(const Json& body, GenerationRequest& request) {

@@ -1,7 +1,9 @@
-// Request fields the OpenAI and Anthropic bodies share: sampling (temperature, top_p, top_k,
-// min_p, seed, penalties, logit_bias), stop strings and tandem's "speculative" extension.
+// Request fields the OpenAI and Anthropic bodies share: messages and text content, tools and a
+// tool_choice naming one, sampling (temperature, top_p, top_k, min_p, seed, penalties,
+// logit_bias), stop strings and tandem's "speculative" extension.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "server/generation_request.h"
@@ -15,6 +17,31 @@ constexpr size_t kMaxTools = 512;
 
 // Throws Error(kInvalidArgument) when `array` has more than `max` elements, naming `name`.
 void CheckArraySize(const Json& array, size_t max, std::string_view name);
+
+// The body's "messages": a non-empty array of at most kMaxMessages elements.
+const Json& MessagesField(const Json& body);
+
+// Reads the body's optional "tools" (an array of at most kMaxTools) into request.tools, each
+// element through the dialect's `parse_tool` (given the element and its path, "tools[i]").
+void ParseToolsField(const Json& body, GenerationRequest& request,
+                     ToolSpec (*parse_tool)(const Json& tool, const std::string& where));
+
+// A tool_choice naming one tool: only it stays in request.tools. Throws Error(kInvalidArgument)
+// "tool_choice names NOUN 'NAME', which is not among the request's tools" when none is named so.
+void KeepNamedTool(const std::string& name, std::string_view noun, GenerationRequest& request);
+
+// How a dialect names the parts of message content in its messages.
+struct ContentNames {
+  const char* parts;      // the array's elements: "content parts", "blocks"
+  const char* part_type;  // a part's type: "content type", "block type"
+  const char* served;     // why another type is refused: "tandem serves text only"
+};
+
+// The text of message content: a string as it is, or an array of {"type": "text", "text": ...}
+// parts, concatenated in order. Throws Error(kInvalidArgument) naming `where` for another JSON
+// type, and the part's path for a part that is not text ("PATH: TYPE_NAME 'T' is not supported
+// (SERVED)").
+std::string ContentText(const Json& content, const std::string& where, const ContentNames& names);
 
 // Reads temperature, top_p, top_k (-1 means off, as 0), min_p, seed (negative: random),
 // presence_penalty, frequency_penalty, repeat_penalty, repeat_last_n and logit_bias

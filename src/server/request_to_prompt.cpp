@@ -9,17 +9,13 @@
 #include "tokenizer/chat_format.h"
 
 namespace tandem::server {
-namespace {
-
-void CheckTokenId(int32_t id, const Tokenizer& tokenizer, const std::string& what) {
+void CheckTokenId(int64_t id, const Tokenizer& tokenizer, const std::string& what) {
   if (id < 0 || id >= tokenizer.n_tokens()) {
     Fail(ErrorKind::kInvalidArgument, what + ": token id " + std::to_string(id) +
                                           " is outside the vocabulary [0, " +
                                           std::to_string(tokenizer.n_tokens()) + ")");
   }
 }
-
-}  // namespace
 
 std::vector<int32_t> EncodePrompt(const GenerationRequest& request, const Tokenizer& tokenizer,
                                   const ModelLimits& limits) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/request.h"
@@ -24,6 +25,10 @@ struct ModelLimits {
   // true for models without per-layer embeddings (26B/31B templates).
   ChatRenderOptions render;
 };
+
+// Throws Error(kInvalidArgument) "WHAT: token id N is outside the vocabulary [0, V)" unless `id`
+// is one of the tokenizer's.
+void CheckTokenId(int64_t id, const Tokenizer& tokenizer, const std::string& what);
 
 // Prompt token ids. Chat: RenderChat(messages, tools) then Encode with special tokens parsed
 // (the rendered text carries <bos>). Raw: prompt_tokens as given, or Encode(prompt) with BOS.

@@ -36,15 +36,7 @@ StartedGeneration StartGeneration(const RouteContext& context, const HttpRequest
   StartedGeneration started;
   started.request_id = http.Header("x-request-id");
   std::vector<int32_t> prompt = BuildPrompt(request, *context.tokenizer, context.limits);
-  std::shared_ptr<CompiledGrammar> grammar;
-  if (!request.grammar_field.empty() || request.tool_call_required) {
-    if (!context.grammars) {
-      Fail(ErrorKind::kInvalidArgument,
-           (request.tool_call_required ? std::string("tool_choice") : request.grammar_field) +
-               ": this server compiles no grammars");
-    }
-    grammar = CompileConstraint(request, *context.grammars);
-  }
+  std::shared_ptr<CompiledGrammar> grammar = CompileConstraint(request, context.grammars.get());
   started.params =
       BuildGenerateParams(request, *context.tokenizer, context.limits, std::move(grammar));
   started.warnings = request.warnings;
@@ -69,42 +61,10 @@ StartedGeneration StartGeneration(const RouteContext& context, const HttpRequest
   return started;
 }
 
-ChatOutput FinishGeneration(const RouteContext& context, const HttpRequest& http,
-                            StartedGeneration& generation, std::string_view id_prefix) {
-  ChatOutput output;
-  output.warnings = generation.warnings;
-  AccumulateOutput(generation.stream->ReadAll(http.client_gone), id_prefix, output);
-  LogWarnings(generation, output.warnings);
-  const GenerationTotals& totals = generation.stream->totals();
-  if (totals.finish == FinishReason::kError) {
-    if (totals.error == kShuttingDownError) {
-      throw HttpError(503, "the server is shutting down", context.retry_after_seconds);
-    }
-    throw HttpError(500, "generation failed: " + totals.error);
-  }
-  return output;
-}
-
-bool SendChunk(const ChunkWriter& write, std::string_view chunk, GenerationStream& stream,
-               std::chrono::steady_clock::time_point& last_write) {
-  if (!write(chunk)) {
-    stream.Cancel();
-    return false;
-  }
-  last_write = std::chrono::steady_clock::now();
-  return true;
-}
-
 HttpResponse JsonResponse(int status, const Json& body) {
   HttpResponse response;
   response.status = status;
   response.body = JsonText(body);
-  return response;
-}
-
-HttpResponse GenerationResponse(const Json& body, const GenerationTotals& totals) {
-  HttpResponse response = JsonResponse(200, body);
-  response.tokens = [n = totals.completion_tokens] { return n; };
   return response;
 }
 

@@ -1,8 +1,8 @@
-// What the completion routes share: the loaded model and engine, the server's defaults, and the
-// steps every generating route takes (new request with defaults, model check, submit).
+// What the routes share: the loaded model and engine, the server's defaults, and the steps of a
+// generating request before its response (new request with defaults, model check, admission:
+// prompt, parameters, constraint, submit). The response side is generation_route.h.
 #pragma once
 
-#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -57,19 +57,7 @@ void LogWarnings(const StartedGeneration& generation, const std::vector<std::str
 StartedGeneration StartGeneration(const RouteContext& context, const HttpRequest& http,
                                   const GenerationRequest& request);
 
-// Non-streaming: waits for the whole output (cancelling it if the client leaves), then throws
-// HttpError(503, Retry-After) if a shutdown ended it and HttpError(500) if it failed.
-ChatOutput FinishGeneration(const RouteContext& context, const HttpRequest& http,
-                            StartedGeneration& generation, std::string_view id_prefix);
-
-// Writes one chunk of a streamed response and notes when; false, and the generation cancelled,
-// when the client is gone.
-bool SendChunk(const ChunkWriter& write, std::string_view chunk, GenerationStream& stream,
-               std::chrono::steady_clock::time_point& last_write);
-
 // A JSON response with the given status.
 HttpResponse JsonResponse(int status, const Json& body);
-// A 200 JSON response for a finished generation (its token count goes to the access log).
-HttpResponse GenerationResponse(const Json& body, const GenerationTotals& totals);
 
 }  // namespace tandem::server

@@ -1,6 +1,7 @@
 // The endpoint handlers. Each parses the body at the edge (throwing Error(kInvalidArgument) or
 // HttpError for bad requests; the router turns those into error responses), runs the request,
-// and answers with a whole JSON body or an SSE stream.
+// and answers with a whole JSON body or an SSE stream. The generating ones are the route skeleton
+// (generation_route.h) run with their API's dialect.
 #pragma once
 
 #include <string_view>

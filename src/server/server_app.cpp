@@ -61,9 +61,7 @@ void ServerApp::BeginShutdown() {
 
 HttpResponse ServerApp::ErrorResponse(const std::string& path, int status,
                                       const std::string& message) {
-  const ApiFlavor flavor =
-      path.rfind("/v1/messages", 0) == 0 ? ApiFlavor::kAnthropic : ApiFlavor::kOpenAi;
-  return JsonResponse(status, ErrorBody(flavor, status, message));
+  return JsonResponse(status, ErrorBody(FlavorForPath(path), status, message));
 }
 
 bool ServerApp::Authorized(const HttpRequest& request) const {

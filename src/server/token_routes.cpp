@@ -1,7 +1,7 @@
 // llama-server's /tokenize and /detokenize.
-#include <limits>
+#include <string>
+#include <vector>
 
-#include "base/error.h"
 #include "server/routes.h"
 
 namespace tandem::server {
@@ -32,18 +32,9 @@ HttpResponse HandleDetokenize(const RouteContext& context, const HttpRequest& ht
   ExpectType(tokens, "array", "tokens");
   std::vector<int32_t> ids;
   for (size_t i = 0; i < tokens.size(); ++i) {
-    const Json& t = tokens[i];
-    const std::string where = "tokens[" + std::to_string(i) + "]";
-    if (!t.is_number_integer()) {
-      Fail(ErrorKind::kInvalidArgument,
-           where + ": expected a token id, got " + std::string(JsonTypeName(t)));
-    }
-    const int64_t id = t.get<int64_t>();
-    if (id < 0 || id >= context.tokenizer->n_tokens()) {
-      Fail(ErrorKind::kInvalidArgument, where + ": token id " + std::to_string(id) +
-                                            " is outside the vocabulary [0, " +
-                                            std::to_string(context.tokenizer->n_tokens()) + ")");
-    }
+    const std::string where = ElementPath("tokens", i);
+    const int64_t id = TokenIdValue(tokens[i], where);
+    CheckTokenId(id, *context.tokenizer, where);
     ids.push_back(static_cast<int32_t>(id));
   }
   return JsonResponse(200, {{"content", context.tokenizer->Decode(ids, true)}});
