@@ -38,7 +38,7 @@ struct ServeArgs {
   int max_queue = 64;
   int prefill_chunk = 256;
   int n_predict = -1;
-  size_t body_limit = 8u << 20;
+  size_t body_limit = 0;  // 0: 8 MiB, or 64 MiB with -mm (images travel as base64)
   std::vector<std::string> aliases;
   int max_connections = 256;
   double head_timeout = 10.0;
@@ -101,7 +101,9 @@ int Serve(ServeArgs a, const CLI::App& app) {
 
   server::ServerOptions options;
   options.api_keys = a.api_keys;
-  options.max_body_bytes = a.body_limit;
+  options.max_body_bytes = a.body_limit > 0
+                               ? a.body_limit
+                               : (a.model.mmproj.empty() ? size_t{8} << 20 : size_t{64} << 20);
   options.cors_origins = a.cors_origins;
   if (loopback) {  // DNS rebinding: a page on another name must not reach a local server
     options.allowed_hosts = {"localhost", "127.0.0.1", "::1"};
@@ -143,6 +145,7 @@ int Serve(ServeArgs a, const CLI::App& app) {
   context.limits.render.empty_thought_when_thinking_off = m.target->config().n_embd_per_layer == 0;
   context.default_sampling = a.sampling;
   context.json_one_line = a.json_one_line;
+  context.images = m.images.get();
   const std::filesystem::path model_path(a.model.model);
   context.model_id = model_path.filename().string();
   if (!a.model.model_draft.empty()) {
@@ -204,7 +207,8 @@ void AddServeCommand(CLI::App& app, CommandRunner& runner) {
   sub->add_option("-n,--n-predict", a->n_predict,
                   "Default max tokens per request (-1: until end of text or context)")
       ->capture_default_str();
-  sub->add_option("--body-limit", a->body_limit, "Largest request body in bytes (else 413)")
+  sub->add_option("--body-limit", a->body_limit,
+                  "Largest request body in bytes, else 413 (0: 8 MiB, 64 MiB with -mm)")
       ->capture_default_str();
   sub->add_option("--alias", a->aliases, "Another model name requests may use; repeatable");
   sub->add_option("--max-connections", a->max_connections,

@@ -120,6 +120,7 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
   result_ = GenerateResult();
   result_.prompt_tokens = static_cast<int>(prompt_.size());
   result_.cached_prompt_tokens = common;
+  result_.prompt_media = static_cast<int>(media_.size());
   error_.clear();
   stopped_by_client_ = false;
   new_tokens_ = 0;

@@ -45,6 +45,7 @@ struct GenerateResult {
   int prompt_tokens = 0;
   int cached_prompt_tokens = 0;  // reused from the previous call's cache
   double prompt_ms = 0;
+  int prompt_media = 0;        // media items in the prompt
   double media_encode_ms = 0;  // encoding the prompt's media on the engine thread
   double generate_ms = 0;
   SpeculationStats spec;

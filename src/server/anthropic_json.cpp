@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "base/error.h"
+#include "server/image_fields.h"
 #include "server/request_fields.h"
 
 namespace tandem::server {
@@ -14,10 +15,11 @@ namespace {
 }
 
 // Anthropic's names for content blocks.
-constexpr ContentNames kContentNames = {"blocks", "block type", "tandem serves text"};
+constexpr ContentNames kContentNames = {"blocks", "block type", "tandem serves text and images"};
 
 // One API message; a user turn can yield tool messages followed by a user message.
-void ParseMessage(const Json& m, const std::string& where, std::vector<ChatMessage>& out) {
+void ParseMessage(const Json& m, const std::string& where, std::vector<ChatMessage>& out,
+                  std::vector<RequestImage>& images) {
   ExpectType(m, "object", where);
   const std::string role = RequiredString(m, "role", where);
   if (role != "user" && role != "assistant") {
@@ -36,13 +38,22 @@ void ParseMessage(const Json& m, const std::string& where, std::vector<ChatMessa
   }
   ExpectType(content, "array", cw);
   std::vector<ChatMessage> results;
+  std::vector<ContentPart> parts;  // kept when the message has an image
+  bool has_image = false;
   for (size_t i = 0; i < content.size(); ++i) {
     const Json& block = content[i];
     const std::string bw = ElementPath(cw, i);
     ExpectType(block, "object", bw);
     const std::string type = RequiredString(block, "type", bw);
     if (type == "text") {
-      msg.content += RequiredString(block, "text", bw);
+      const std::string text = RequiredString(block, "text", bw);
+      msg.content += text;
+      parts.push_back({.type = ContentType::kText, .text = text, .media = -1});
+    } else if (type == "image" && user) {
+      has_image = true;
+      parts.push_back(
+          {.type = ContentType::kImage, .text = {}, .media = static_cast<int>(images.size())});
+      images.push_back(AnthropicImageBlock(block, bw));
     } else if (type == "thinking" && !user) {
       msg.reasoning += RequiredString(block, "thinking", bw);
     } else if (type == "redacted_thinking" && !user) {
@@ -69,8 +80,11 @@ void ParseMessage(const Json& m, const std::string& where, std::vector<ChatMessa
       Unsupported(bw, "block type '" + type + "' in a " + role + " message");
     }
   }
+  if (has_image) msg.parts = std::move(parts);
   for (ChatMessage& r : results) out.push_back(std::move(r));
-  if (!user || !msg.content.empty() || results.empty()) out.push_back(std::move(msg));
+  if (!user || !msg.content.empty() || has_image || results.empty()) {
+    out.push_back(std::move(msg));
+  }
 }
 
 ToolSpec ParseTool(const Json& tool, const std::string& where) {
@@ -126,7 +140,7 @@ void ParseBody(const Json& body, GenerationRequest& request, bool need_max_token
   }
   const Json& messages = MessagesField(body);
   for (size_t i = 0; i < messages.size(); ++i) {
-    ParseMessage(messages[i], ElementPath("messages", i), request.messages);
+    ParseMessage(messages[i], ElementPath("messages", i), request.messages, request.images);
   }
   ParseToolsField(body, request, ParseTool);
   ApplyToolChoice(body, request);

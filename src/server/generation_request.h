@@ -13,6 +13,15 @@
 
 namespace tandem::server {
 
+// An image of the request as sent: its bytes, the media type it claims (empty: none), and where
+// it stood ("messages[0].content[1]"), for errors. A ChatMessage's image part indexes
+// GenerationRequest::images; a raw prompt's images go where its <__media__> markers are.
+struct RequestImage {
+  std::vector<uint8_t> bytes;
+  std::string mime;
+  std::string where;
+};
+
 struct GenerationRequest {
   std::string model;  // as the client named it; empty: the loaded model
 
@@ -22,6 +31,7 @@ struct GenerationRequest {
   bool chat = true;
   std::vector<ChatMessage> messages;
   std::vector<ToolSpec> tools;  // after tool_choice: none clears it, a named tool keeps only it
+  std::vector<RequestImage> images;
   // tool_choice "required" / a function (OpenAI), "any" / a tool (Anthropic): the answer is
   // constrained to calls of `tools` (server/constraint_fields.h).
   bool tool_call_required = false;

@@ -89,7 +89,7 @@ void AccumulateOutput(const ParsedDelta& delta, ChatOutput& output) {
 
 GenerationStream::GenerationStream(Backend& backend, const Tokenizer& tokenizer,
                                    std::vector<int32_t> prompt, const GenerateParams& params,
-                                   StreamOptions options)
+                                   StreamOptions options, std::vector<PromptMedia> media)
     : backend_(backend),
       tokenizer_(tokenizer),
       channel_(std::make_shared<Channel>()),
@@ -100,6 +100,7 @@ GenerationStream::GenerationStream(Backend& backend, const Tokenizer& tokenizer,
       max_tool_calls_(options.max_tool_calls) {
   EngineRequest request;
   request.prompt = std::move(prompt);
+  request.media = std::move(media);
   request.params = params;
   request.on_event = [channel = channel_](const EngineEvent& event) {
     {

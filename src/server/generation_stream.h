@@ -74,7 +74,8 @@ class GenerationStream {
  public:
   // Submits the request. Throws what Backend::Submit throws (nothing is left running then).
   GenerationStream(Backend& backend, const Tokenizer& tokenizer, std::vector<int32_t> prompt,
-                   const GenerateParams& params, StreamOptions options);
+                   const GenerateParams& params, StreamOptions options,
+                   std::vector<PromptMedia> media = {});
   // Cancels the request if it has not finished; returns without waiting for the engine.
   ~GenerationStream();
   GenerationStream(const GenerationStream&) = delete;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "server/generation_route.h"
+#include "server/image_fields.h"
 #include "server/logprobs_json.h"
 #include "server/openai_json.h"
 #include "server/routes.h"
@@ -72,6 +73,7 @@ class NativeDialect final : public ApiDialect {
 
   void Parse(const Json& body, GenerationRequest& request) override {
     ParseCompletionBody(body, request);
+    ParseMultimodalData(body, request);
     // llama-server reads `logprobs: N` here as n_probs (completion_probabilities).
     if (request.top_logprobs > 0 && request.n_probs < 0) request.n_probs = request.top_logprobs;
     request.top_logprobs = -1;

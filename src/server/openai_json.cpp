@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "sampling/logprobs.h"
 #include "server/constraint_fields.h"
+#include "server/image_fields.h"
 #include "server/json_limits.h"
 #include "server/request_fields.h"
 
@@ -18,7 +19,8 @@ namespace {
 constexpr int64_t kMaxTokensLimit = std::numeric_limits<int32_t>::max();
 
 // OpenAI's names for message content parts.
-constexpr ContentNames kContentNames = {"content parts", "content type", "tandem serves text only"};
+constexpr ContentNames kContentNames = {"content parts", "content type",
+                                        "tandem serves text and image_url parts"};
 
 // Tool-call arguments: JSON object text (or an object), stored compact.
 std::string ArgumentsText(const Json& function, const std::string& where) {
@@ -62,12 +64,18 @@ ChatRole ParseRole(const Json& message, const std::string& where) {
   }
 }
 
-ChatMessage ParseMessage(const Json& m, const std::string& where) {
+ChatMessage ParseMessage(const Json& m, const std::string& where,
+                         std::vector<RequestImage>& images) {
   ExpectType(m, "object", where);
   ChatMessage msg;
   msg.role = ParseRole(m, where);
   const Json* content = FindField(m, "content");
-  if (content != nullptr) msg.content = ContentText(*content, where + ".content", kContentNames);
+  if (content != nullptr && msg.role == ChatRole::kUser && HasImagePart(*content, "image_url")) {
+    msg.parts = ContentParts(*content, where + ".content", kContentNames, "image_url",
+                             OpenAiImagePart, images);
+  } else if (content != nullptr) {
+    msg.content = ContentText(*content, where + ".content", kContentNames);
+  }
   switch (msg.role) {
     case ChatRole::kSystem:
     case ChatRole::kUser:
@@ -188,7 +196,8 @@ void ParseChatCompletionBody(const Json& body, GenerationRequest& request) {
   request.chat = true;
   const Json& messages = MessagesField(body);
   for (size_t i = 0; i < messages.size(); ++i) {
-    request.messages.push_back(ParseMessage(messages[i], ElementPath("messages", i)));
+    request.messages.push_back(
+        ParseMessage(messages[i], ElementPath("messages", i), request.images));
   }
   ParseToolsField(body, request, ParseTool);
   ApplyToolChoice(body, request);

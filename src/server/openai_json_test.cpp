@@ -253,6 +253,9 @@ TEST(OpenAiJson, RejectsBadInputNamingTheField) {
   EXPECT_NE(ChatError(R"({"messages": [{"role": "user"}]})").find("messages[0].content"),
             std::string::npos);
   EXPECT_NE(ChatError(R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})")
+                .find("messages[0].content[0]"),
+            std::string::npos);
+  EXPECT_NE(ChatError(R"({"messages": [{"role": "user", "content": [{"type": "audio"}]}]})")
                 .find("not supported"),
             std::string::npos);
   EXPECT_NE(ChatError(R"({"messages": [{"role": "assistant", "tool_calls": [

@@ -143,7 +143,8 @@ HttpResponse HandleModels(const RouteContext& context, const HttpRequest&) {
                 {"meta",
                  {{"n_ctx", context.limits.n_ctx},
                   {"n_vocab", context.tokenizer->n_tokens()},
-                  {"speculative", context.limits.spec.type != SpecType::kNone}}}};
+                  {"speculative", context.limits.spec.type != SpecType::kNone},
+                  {"modalities", {{"vision", context.images != nullptr}, {"audio", false}}}}}};
   return JsonResponse(200, {{"object", "list"},
                             {"data", Json::array({model})},
                             {"has_more", false},

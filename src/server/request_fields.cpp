@@ -129,6 +129,41 @@ std::string ContentText(const Json& content, const std::string& where, const Con
   return text;
 }
 
+bool HasImagePart(const Json& content, std::string_view image_type) {
+  if (!content.is_array()) return false;
+  for (const Json& part : content) {
+    const Json* type = part.is_object() ? FindField(part, "type") : nullptr;
+    if (type != nullptr && type->is_string() && type->get<std::string>() == image_type) return true;
+  }
+  return false;
+}
+
+std::vector<ContentPart> ContentParts(const Json& content, const std::string& where,
+                                      const ContentNames& names, std::string_view image_type,
+                                      ImagePartReader read_image,
+                                      std::vector<RequestImage>& images) {
+  ExpectType(content, "array", where);
+  std::vector<ContentPart> parts;
+  for (size_t i = 0; i < content.size(); ++i) {
+    const std::string part_where = ElementPath(where, i);
+    ExpectType(content[i], "object", part_where);
+    const std::string type = RequiredString(content[i], "type", part_where);
+    ContentPart part;
+    if (type == image_type) {
+      part.type = ContentType::kImage;
+      part.media = static_cast<int>(images.size());
+      images.push_back(read_image(content[i], part_where));
+    } else if (type == "text") {
+      part.text = RequiredString(content[i], "text", part_where);
+    } else {
+      Fail(ErrorKind::kInvalidArgument, part_where + ": " + names.part_type + " '" + type +
+                                            "' is not supported (" + names.served + ")");
+    }
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+
 void ParseSamplingFields(const Json& body, GenerationRequest& request) {
   SamplingParams& s = request.sampling;
   if (auto v = OptionalNumber(body, "temperature", 0.0, 100.0)) s.temperature = float(*v);

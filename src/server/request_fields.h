@@ -43,6 +43,20 @@ struct ContentNames {
 // (SERVED)").
 std::string ContentText(const Json& content, const std::string& where, const ContentNames& names);
 
+// Reads an image part of message content into an image of the request.
+using ImagePartReader = RequestImage (*)(const Json& part, const std::string& where);
+
+// Whether `content` is an array holding a part of type `image_type`.
+bool HasImagePart(const Json& content, std::string_view image_type);
+
+// Message content with images, as ChatMessage parts in order: text parts, and parts of type
+// `image_type` read by `read_image` and appended to `images` (a part's `media` is its index
+// there). Other part types are refused as ContentText refuses them.
+std::vector<ContentPart> ContentParts(const Json& content, const std::string& where,
+                                      const ContentNames& names, std::string_view image_type,
+                                      ImagePartReader read_image,
+                                      std::vector<RequestImage>& images);
+
 // Reads temperature, top_p, top_k (-1 means off, as 0), min_p, seed (negative: random),
 // presence_penalty, frequency_penalty, repeat_penalty, repeat_last_n and logit_bias
 // ({"ID": bias} or [[ID, bias], ...]; bias <= -100 bans the token) into request.sampling.

@@ -1,6 +1,9 @@
 // Shared steps of the generating routes.
 #include "server/route_context.h"
 
+#include "multimodal/image_input.h"
+#include "multimodal/image_prompt.h"
+
 #include <algorithm>
 
 #include "base/error.h"
@@ -31,11 +34,48 @@ void LogWarnings(const StartedGeneration& generation, const std::vector<std::str
   }
 }
 
+namespace {
+
+// The request's images, decoded and prepared before any model work, and the prompt with their
+// markup and soft-token rows. Errors name the image's place in the request.
+std::vector<PromptMedia> PrepareImages(const RouteContext& context,
+                                       const GenerationRequest& request,
+                                       std::vector<int32_t>& prompt) {
+  if (request.images.empty()) return {};
+  if (context.images == nullptr) {
+    Fail(ErrorKind::kInvalidArgument,
+         request.images[0].where +
+             ": this model has no vision projector: start the server with --mmproj");
+  }
+  std::vector<PromptMedia> images;
+  for (const RequestImage& image : request.images) {
+    try {
+      images.push_back(context.images->ToMedia(context.images->Prepare(image.bytes, image.mime)));
+    } catch (const Error& e) {
+      Fail(ErrorKind::kInvalidArgument, image.where + ": " + e.what());
+    }
+  }
+  EngineRequest expanded;
+  ExpandImages(prompt, std::move(images), FindImageTokens(*context.tokenizer), expanded);
+  if (static_cast<int64_t>(expanded.prompt.size()) >= context.limits.n_ctx) {
+    Fail(ErrorKind::kInvalidArgument,
+         "the prompt has " + std::to_string(expanded.prompt.size()) +
+             " tokens with its images' soft tokens, but the context is " +
+             std::to_string(context.limits.n_ctx) +
+             " (it must leave room for at least one new token)");
+  }
+  prompt = std::move(expanded.prompt);
+  return std::move(expanded.media);
+}
+
+}  // namespace
+
 StartedGeneration StartGeneration(const RouteContext& context, const HttpRequest& http,
                                   const GenerationRequest& request) {
   StartedGeneration started;
   started.request_id = http.Header("x-request-id");
   std::vector<int32_t> prompt = BuildPrompt(request, *context.tokenizer, context.limits);
+  std::vector<PromptMedia> media = PrepareImages(context, request, prompt);
   std::shared_ptr<CompiledGrammar> grammar = CompileConstraint(request, context.grammars.get());
   started.params =
       BuildGenerateParams(request, *context.tokenizer, context.limits, std::move(grammar));
@@ -48,7 +88,7 @@ StartedGeneration StartGeneration(const RouteContext& context, const HttpRequest
   try {
     started.stream =
         std::make_unique<GenerationStream>(*context.backend, *context.tokenizer, std::move(prompt),
-                                           started.params, std::move(options));
+                                           started.params, std::move(options), std::move(media));
   } catch (const Error& e) {
     // A full queue or a stopping engine: retryable. Anything else (kUnsupported included) is
     // the request's own fault and keeps its 400.

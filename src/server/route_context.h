@@ -18,6 +18,10 @@
 #include "server/request_to_prompt.h"
 #include "tokenizer/tokenizer.h"
 
+namespace tandem {
+class ImageInput;
+}
+
 namespace tandem::server {
 
 struct RouteContext {
@@ -31,6 +35,7 @@ struct RouteContext {
   std::string assistant_id;              // the drafter's file name; empty: none loaded
   std::vector<std::string> model_names;  // names requests may use (id, stem, aliases)
   int retry_after_seconds = 1;           // Retry-After on 503 queue full
+  ImageInput* images = nullptr;          // -mm: the vision tower's input; null: no images
 };
 
 // A request preset with the server's defaults (sampling, JSON whitespace; the rest empty).

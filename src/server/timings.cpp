@@ -21,7 +21,7 @@ Json TimingsJson(const GenerationTotals& totals, const SpecOptions& spec) {
   speculative["enabled"] = spec.type != SpecType::kNone;
   speculative["type"] = SpecTypeName(spec.type);
   speculative["draft_max"] = spec.type != SpecType::kNone ? spec.draft_max : 0;
-  return {
+  Json timings = {
       {"prompt_n", totals.prompt_tokens},
       {"cache_n", totals.cached_prompt_tokens},
       {"prompt_ms", r.prompt_ms},
@@ -35,6 +35,9 @@ Json TimingsJson(const GenerationTotals& totals, const SpecOptions& spec) {
       {"draft_n_accepted", r.spec.accepted},
       {"speculative", speculative},
   };
+  // Requests with images: the encodes this request ran (0 when every image came from a cache).
+  if (r.prompt_media > 0) timings["image_encode_ms"] = r.media_encode_ms;
+  return timings;
 }
 
 Json LiveTimingsJson(const LiveSpec& live) {

@@ -68,6 +68,7 @@ HttpResponse HandleProps(const RouteContext& context, const HttpRequest&) {
       200, {{"model", context.model_id},
             {"assistant", context.assistant_id.empty() ? Json() : Json(context.assistant_id)},
             {"n_ctx", context.limits.n_ctx},
+            {"modalities", {{"vision", context.images != nullptr}, {"audio", false}}},
             {"total_slots", m.n_slots},
             {"slots_busy", m.busy_slots},
             {"queue_depth", m.queue_depth},

@@ -154,6 +154,10 @@ describe('anthropic SDK', { skip: skipReason() ?? false, timeout: 150000 }, () =
     await assert.rejects(
       client.messages.create({ model: MODEL_ID(), max_tokens: 4,
                                messages: [{ role: 'user', content: [{ type: 'image', source: {} }] }] }),
+      (e) => e.status === 400 && /messages\[0\]\.content\[0\]\.source/.test(e.message));
+    await assert.rejects(
+      client.messages.create({ model: MODEL_ID(), max_tokens: 4,
+                               messages: [{ role: 'user', content: [{ type: 'document', source: {} }] }] }),
       (e) => e.status === 400 && /not supported/.test(e.message));
     await assert.rejects(
       client.messages.create({ model: 'claude-nope', max_tokens: 4, messages: user('x') }),

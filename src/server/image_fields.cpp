@@ -1,0 +1,100 @@
+#include "server/image_fields.h"
+
+#include "base/error.h"
+#include "media/base64.h"
+#include "media/data_url.h"
+#include "tokenizer/chat_format.h"
+
+namespace tandem::server {
+
+namespace {
+
+// llama-server's media marker in raw prompts.
+constexpr std::string_view kMediaMarker = "<__media__>";
+
+[[noreturn]] void Remote(const std::string& where) {
+  Fail(ErrorKind::kInvalidArgument,
+       where + ": remote image URLs are not fetched; send the image inline (a base64 data URL)");
+}
+
+RequestImage FromDataUrl(const std::string& url, const std::string& where) {
+  if (url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0) Remote(where);
+  if (!IsDataUrl(url)) {
+    Fail(ErrorKind::kInvalidArgument, where + ": expected a data URL (data:image/...;base64,...)");
+  }
+  try {
+    DataUrl data = ParseDataUrl(url, kMaxImageBytes);
+    return {std::move(data.bytes), std::move(data.mime), where};
+  } catch (const Error& e) {
+    Fail(ErrorKind::kInvalidArgument, where + ": " + e.what());
+  }
+}
+
+std::vector<uint8_t> FromBase64(const std::string& text, const std::string& where) {
+  try {
+    return DecodeBase64(text, kMaxImageBytes);
+  } catch (const Error& e) {
+    Fail(ErrorKind::kInvalidArgument, where + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+RequestImage OpenAiImagePart(const Json& part, const std::string& where) {
+  const std::string iw = FieldPath(where, "image_url");
+  const Json& image_url = RequiredField(part, "image_url", where);
+  if (image_url.is_string()) return FromDataUrl(image_url.get<std::string>(), iw);
+  ExpectType(image_url, "object", iw);
+  if (auto detail = OptionalString(image_url, "detail", iw); detail && *detail != "auto") {
+    Fail(ErrorKind::kInvalidArgument,
+         FieldPath(iw, "detail") + ": '" + *detail +
+             "' is not supported (tandem sizes images by --image-budget; use \"auto\")");
+  }
+  return FromDataUrl(RequiredString(image_url, "url", iw), FieldPath(iw, "url"));
+}
+
+RequestImage AnthropicImageBlock(const Json& block, const std::string& where) {
+  const std::string sw = FieldPath(where, "source");
+  const Json& source = RequiredField(block, "source", where);
+  ExpectType(source, "object", sw);
+  const std::string type = RequiredString(source, "type", sw);
+  if (type == "url") Remote(sw);
+  if (type != "base64") {
+    Fail(ErrorKind::kInvalidArgument,
+         FieldPath(sw, "type") + ": '" + type + "' is not supported (base64 only)");
+  }
+  RequestImage image;
+  image.mime = RequiredString(source, "media_type", sw);
+  image.bytes = FromBase64(RequiredString(source, "data", sw), FieldPath(sw, "data"));
+  image.where = where;
+  return image;
+}
+
+void ParseMultimodalData(const Json& body, GenerationRequest& request) {
+  const Json* data = FindField(body, "multimodal_data");
+  if (data == nullptr) return;
+  ExpectType(*data, "array", "multimodal_data");
+  if (!request.prompt_tokens.empty()) {
+    Fail(ErrorKind::kInvalidArgument,
+         "multimodal_data needs a text prompt with a <__media__> marker per item, not token ids");
+  }
+  size_t markers = 0;
+  std::string& prompt = request.prompt;
+  for (size_t at = prompt.find(kMediaMarker); at != std::string::npos;
+       at = prompt.find(kMediaMarker, at)) {
+    prompt.replace(at, kMediaMarker.size(), chat_marker::kImage);
+    ++markers;
+  }
+  if (markers != data->size()) {
+    Fail(ErrorKind::kInvalidArgument, "multimodal_data has " + std::to_string(data->size()) +
+                                          " items, the prompt " + std::to_string(markers) +
+                                          " <__media__> markers: they must match");
+  }
+  for (size_t i = 0; i < data->size(); ++i) {
+    const std::string where = ElementPath("multimodal_data", i);
+    ExpectType((*data)[i], "string", where);
+    request.images.push_back({FromBase64((*data)[i].get<std::string>(), where), "", where});
+  }
+}
+
+}  // namespace tandem::server
