@@ -40,44 +40,54 @@ void CheckRowType(TensorType type, int head_dim) {
   }
 }
 
-void CheckArgs(const AttentionArgs& a) {
-  const KvView& kv = a.kv;
+void Invalid(const std::string& what) {
+  Fail(ErrorKind::kInvalidArgument, "attention: " + what);
+}
+
+void CheckKvView(const KvView& kv) {
   CheckRowType(kv.type, kv.head_dim);
-  auto invalid = [](const std::string& what) {
-    Fail(ErrorKind::kInvalidArgument, "attention: " + what);
-  };
-  if (a.n_rows < 0) invalid("n_rows " + std::to_string(a.n_rows) + " is negative");
-  if (kv.n_kv_heads <= 0 || a.n_heads <= 0 || a.n_heads % kv.n_kv_heads != 0) {
-    invalid("n_heads " + std::to_string(a.n_heads) + " must be a positive multiple of n_kv_heads " +
-            std::to_string(kv.n_kv_heads));
-  }
-  if (a.n_rows == 0) return;
-  if (a.q == nullptr || a.out == nullptr || kv.k == nullptr || kv.v == nullptr) {
-    invalid("q, out, kv.k and kv.v must be non-null");
-  }
-  if (a.key_ranges == nullptr && a.positions == nullptr) invalid("need positions or key_ranges");
-  if (a.window < 0) invalid("window " + std::to_string(a.window) + " is negative");
-  const size_t row_floats = static_cast<size_t>(a.n_heads) * kv.head_dim;
-  if (a.q_row_stride < row_floats || a.out_row_stride < row_floats) {
-    invalid("q_row_stride " + std::to_string(a.q_row_stride) + " / out_row_stride " +
-            std::to_string(a.out_row_stride) +
-            " smaller than n_heads * head_dim = " + std::to_string(row_floats));
-  }
+  if (kv.n_kv_heads <= 0) Invalid("n_kv_heads " + std::to_string(kv.n_kv_heads) + " is not > 0");
+  if (kv.k == nullptr || kv.v == nullptr) Invalid("kv.k and kv.v must be non-null");
   const size_t row_bytes = KvRowBytes(kv.type, kv.head_dim);
   const bool slot_major = kv.head_stride_bytes >= row_bytes &&
                           kv.slot_stride_bytes >= kv.head_stride_bytes * kv.n_kv_heads;
   const bool head_major = kv.slot_stride_bytes >= row_bytes &&
                           kv.head_stride_bytes >= kv.slot_stride_bytes * kv.n_slots;
   if (kv.n_slots <= 0 || !(slot_major || head_major)) {
-    invalid("KV view strides (slot " + std::to_string(kv.slot_stride_bytes) + " B, head " +
+    Invalid("KV view strides (slot " + std::to_string(kv.slot_stride_bytes) + " B, head " +
             std::to_string(kv.head_stride_bytes) + " B) do not fit " + std::to_string(kv.n_slots) +
             " slots x " + std::to_string(kv.n_kv_heads) + " heads of " + std::to_string(row_bytes) +
             " B rows");
   }
   if (kv.stored.begin < 0 || kv.stored.end < kv.stored.begin ||
       kv.stored.end - kv.stored.begin > kv.n_slots) {
-    invalid("KV view holds positions " + RangeText(kv.stored) + ", which a ring of " +
+    Invalid("KV view holds positions " + RangeText(kv.stored) + ", which a ring of " +
             std::to_string(kv.n_slots) + " slots cannot hold");
+  }
+}
+
+void CheckHeads(int n_heads, int n_kv_heads) {
+  if (n_kv_heads <= 0 || n_heads <= 0 || n_heads % n_kv_heads != 0) {
+    Invalid("n_heads " + std::to_string(n_heads) + " must be a positive multiple of n_kv_heads " +
+            std::to_string(n_kv_heads));
+  }
+}
+
+void CheckArgs(const AttentionArgs& a) {
+  const KvView& kv = a.kv;
+  CheckRowType(kv.type, kv.head_dim);
+  if (a.n_rows < 0) Invalid("n_rows " + std::to_string(a.n_rows) + " is negative");
+  CheckHeads(a.n_heads, kv.n_kv_heads);
+  if (a.n_rows == 0) return;
+  if (a.q == nullptr || a.out == nullptr) Invalid("q, out, kv.k and kv.v must be non-null");
+  CheckKvView(kv);
+  if (a.key_ranges == nullptr && a.positions == nullptr) Invalid("need positions or key_ranges");
+  if (a.window < 0) Invalid("window " + std::to_string(a.window) + " is negative");
+  const size_t row_floats = static_cast<size_t>(a.n_heads) * kv.head_dim;
+  if (a.q_row_stride < row_floats || a.out_row_stride < row_floats) {
+    Invalid("q_row_stride " + std::to_string(a.q_row_stride) + " / out_row_stride " +
+            std::to_string(a.out_row_stride) +
+            " smaller than n_heads * head_dim = " + std::to_string(row_floats));
   }
 }
 
@@ -170,6 +180,49 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
     for (size_t t = 0; t < n_tasks; ++t) task(t);
   } else {
     // Balanced: under a causal mask a batch's later rows see more keys than its first ones.
+    pool->ParallelForBalanced(n_tasks, [&task](size_t begin, size_t end, int) {
+      for (size_t t = begin; t < end; ++t) task(t);
+    });
+  }
+}
+
+}  // namespace tandem::kernels
+
+namespace tandem::kernels {
+
+void AttentionSharedKeys(const SharedKeysAttentionArgs& args, ThreadPool* pool) {
+  const KvView& kv = args.kv;
+  CheckRowType(kv.type, kv.head_dim);
+  if (args.n_rows < 0) Invalid("n_rows " + std::to_string(args.n_rows) + " is negative");
+  CheckHeads(args.n_heads, kv.n_kv_heads);
+  if (args.n_rows == 0) return;
+  if (args.q == nullptr || args.out == nullptr) Invalid("q and out must be non-null");
+  CheckKvView(kv);
+  const int hd = kv.head_dim;
+  if (args.head_stride < static_cast<size_t>(args.n_rows) * hd) {
+    Invalid("head_stride " + std::to_string(args.head_stride) + " is smaller than n_rows * " +
+            "head_dim = " + std::to_string(static_cast<size_t>(args.n_rows) * hd));
+  }
+  const KeyRange keys = args.keys;
+  if (keys.end <= keys.begin || keys.begin < kv.stored.begin || keys.end > kv.stored.end) {
+    Invalid("shared key range " + RangeText(keys) + " is empty or not inside what the cache " +
+            "holds, " + RangeText(kv.stored));
+  }
+  const auto attend = ActiveKernels().attend_heads;
+  const int group = args.n_heads / kv.n_kv_heads;
+  const size_t blocks = static_cast<size_t>((args.n_rows + kAttendMaxHeads - 1) / kAttendMaxHeads);
+  // Task t: head t % n_heads, rows [b·kAttendMaxHeads, +kAttendMaxHeads) for b = t / n_heads.
+  auto task = [&](size_t t) {
+    const int h = static_cast<int>(t % args.n_heads);
+    const int first = static_cast<int>(t / args.n_heads) * kAttendMaxHeads;
+    const int n = std::min(kAttendMaxHeads, args.n_rows - first);
+    const size_t offset = h * args.head_stride + static_cast<size_t>(first) * hd;
+    attend(args.q + offset, n, kv, h / group, keys, args.scale, args.out + offset);
+  };
+  const size_t n_tasks = blocks * args.n_heads;
+  if (pool == nullptr || pool->size() == 1) {
+    for (size_t t = 0; t < n_tasks; ++t) task(t);
+  } else {
     pool->ParallelForBalanced(n_tasks, [&task](size_t begin, size_t end, int) {
       for (size_t t = begin; t < end; ++t) task(t);
     });

@@ -1,5 +1,6 @@
-// The non-matmul row ops of a Gemma 4 layer: RMSNorm, GELU-tanh / GeGLU, soft-capping, softmax,
-// elementwise add/scale and NEOX RoPE (plain and Gemma 4's proportional partial variant).
+// The non-matmul row ops of a Gemma 4 layer: RMSNorm, GELU-tanh / GeGLU (and the GELU-quick
+// GeGLU llama.cpp's vision towers default to), soft-capping, softmax, elementwise add/scale and
+// NEOX RoPE (plain and Gemma 4's proportional partial variant).
 //
 // Numerics: every op works row by row and a row's result depends only on that row's values,
 // its length and the active ISA (kernels/isa.h) -- never on the batch, the row's place in it, its

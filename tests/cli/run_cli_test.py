@@ -147,11 +147,40 @@ def bench_reports_every_section():
     assert r.returncode != 0 and "n-depth" in r.stderr, r.stderr
 
 
+def mmproj_is_written_and_inspected():
+    mmproj = os.path.join(WORK, "cli-mmproj.gguf")
+    tandem("mkmodel", "--config", "tiny-e2b", "--mmproj", "--type", "q8_0", "-o", mmproj)
+    text = tandem("inspect", mmproj).stdout
+    for want in ("multimodal projector (mmproj): vision gemma4v", '"clip"',
+                 "clip.vision.projector_type", "clip.vision.projection_dim", "v.blk.1.ffn_down",
+                 "mm.input_projection.weight"):
+        assert want in text, f"{want!r} missing from:\n{text}"
+    j = json.loads(tandem("inspect", "--json", mmproj).stdout)
+    assert j["mmproj"] == "vision gemma4v", j.get("mmproj")
+    meta = j["metadata"]
+    assert meta["general.architecture"]["value"] == "clip", meta["general.architecture"]
+    assert meta["clip.vision.projection_dim"] == {"type": "u32", "value": 128}, meta
+    assert meta["clip.vision.attention.layer_norm_epsilon"]["type"] == "f32", meta
+    assert "clip.use_gelu" not in meta, "llama.cpp's converter does not write clip.use_gelu"
+    types = {t["name"]: t["type"] for t in j["tensors"]}
+    assert types["v.blk.0.attn_q.weight"] == "q8_0" and types["v.patch_embd.weight"] == "f32"
+    assert types["v.position_embd.weight"] == "f32" and types["v.blk.0.ln1.weight"] == "f32"
+    assert "mmproj" not in json.loads(tandem("inspect", "--json", TARGET).stdout)
+    gelu = os.path.join(WORK, "cli-mmproj-gelu.gguf")
+    tandem("mkmodel", "--config", "tiny", "--mmproj", "--clip-use-gelu", "-o", gelu)
+    meta = json.loads(tandem("inspect", "--json", gelu).stdout)["metadata"]
+    assert meta["clip.use_gelu"] == {"type": "bool", "value": True}, meta.get("clip.use_gelu")
+    r = tandem("mkmodel", "--config", "12b", "--mmproj", "-o", gelu, check=False)
+    assert r.returncode == 1 and "unknown vision config '12b'" in r.stderr, r.stderr
+    r = tandem("mkmodel", "--config", "e2b", "--mmproj", "--assistant", "-o", gelu, check=False)
+    assert r.returncode == 1 and "exclude each other" in r.stderr, r.stderr
+
+
 tandem("mkmodel", "--config", "tiny-e2b", "--type", "q8_0", "-o", TARGET)
 tandem("mkmodel", "--config", "tiny-e2b", "--assistant", "--type", "q8_0", "-o", ASSISTANT)
 for test in (greedy_is_reproducible_and_identical_with_speculation, stop_strings_are_honoured,
              sampling_is_reproducible_from_the_seed, flags_without_effect_are_warned,
-             errors_are_clear, bench_reports_every_section):
+             errors_are_clear, bench_reports_every_section, mmproj_is_written_and_inspected):
     case(test)
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

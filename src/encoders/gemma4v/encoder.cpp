@@ -139,20 +139,20 @@ std::vector<std::vector<float>> Gemma4VisionEncoder::EncodeBatch(std::span<const
   std::vector<float> col_angles(static_cast<size_t>(N) * half), row_angles(col_angles.size());
   rope.Angles(layout.col.data(), N, col_angles.data());
   rope.Angles(layout.row.data(), N, row_angles.data());
-  auto rotate = [&](float* x, int64_t r0, int64_t n, int heads) {
-    const size_t stride = static_cast<size_t>(heads) * hdp;
+  // Rotates rows [r0, r0 + n) of `heads` heads: row t of head h at x + h·head_stride + t·stride.
+  auto rotate = [&](float* x, int64_t r0, int64_t n, int heads, size_t head_stride, size_t stride) {
     for (int h = 0; h < heads; ++h) {
-      rope.ApplyAngles(x + h * hdp, n, stride, 1, col_angles.data() + r0 * half);
-      rope.ApplyAngles(x + h * hdp + half, n, stride, 1, row_angles.data() + r0 * half);
+      rope.ApplyAngles(x + h * head_stride, n, stride, 1, col_angles.data() + r0 * half);
+      rope.ApplyAngles(x + h * head_stride + half, n, stride, 1, row_angles.data() + r0 * half);
     }
   };
 
   // K and V of every patch [N][Hkv][hdp] (the padding stays zero), read by every query row of
   // the same image.
   std::vector<float> K(static_cast<size_t>(N) * Hkv * hdp), V(K.size());
-  kernels::AttentionArgs attn;
+  kernels::SharedKeysAttentionArgs attn;
   attn.n_heads = H;
-  attn.q_row_stride = attn.out_row_stride = static_cast<size_t>(H) * hdp;
+  attn.head_stride = static_cast<size_t>(kChunkRows) * hdp;
   attn.kv.type = TensorType::kF32;
   attn.kv.k = K.data();
   attn.kv.v = V.data();
@@ -190,7 +190,7 @@ std::vector<std::vector<float>> Gemma4VisionEncoder::EncodeBatch(std::span<const
       kernels::RmsNormRows(s.kt.data(), hd, lw.attn_k_norm.data(), eps, hd, n * Hkv, k, hdp, &pool);
       kernels::RmsNormRows(s.vt.data(), hd, nullptr, eps, hd, n * Hkv, V.data() + r0 * Hkv * hdp,
                            hdp, &pool);
-      rotate(k, r0, n, Hkv);
+      rotate(k, r0, n, Hkv, hdp, static_cast<size_t>(Hkv) * hdp);
     }
     // Pass 2: queries, attention over the patch's image, and the rest of the layer, a chunk at
     // a time (a chunk's residual rows change only after their own queries were taken).
@@ -199,22 +199,32 @@ std::vector<std::vector<float>> Gemma4VisionEncoder::EncodeBatch(std::span<const
       float* x = e.data() + r0 * D;
       kernels::RmsNormRows(x, D, lw.ln1.data(), eps, D, n, s.h.data(), D, &pool);
       ClippedMatMul(lw.attn_q, s.h.data(), n, s.qt.data(), s.clamp, pool);
-      kernels::RmsNormRows(s.qt.data(), hd, lw.attn_q_norm.data(), eps, hd, n * H, s.qp.data(), hdp,
-                           &pool);
-      rotate(s.qp.data(), r0, n, H);
-      attn.n_rows = static_cast<int>(n);
-      attn.q = s.qp.data();
-      attn.out = s.ap.data();
-      attn.key_ranges = layout.keys.data() + r0;
-      kernels::Attention(attn, &pool);
-      const float* a = s.ap.data();
-      if (hdp != hd) {  // drop the padding
-        for (int64_t i = 0; i < n * H; ++i) {
-          std::memcpy(s.a.data() + i * hd, s.ap.data() + i * hdp, hd * sizeof(float));
-        }
-        a = s.a.data();
+      // Queries and attention outputs are head-major [H][kChunkRows][hdp]: the rows of a head
+      // that see the same keys (one image's) are attended together.
+      const size_t head_stride = attn.head_stride;
+      for (int h = 0; h < H; ++h) {
+        kernels::RmsNormRows(s.qt.data() + h * hd, static_cast<size_t>(H) * hd,
+                             lw.attn_q_norm.data(), eps, hd, n, s.qp.data() + h * head_stride, hdp,
+                             &pool);
       }
-      ClippedMatMul(lw.attn_out, a, n, s.o.data(), s.clamp, pool);
+      rotate(s.qp.data(), r0, n, H, head_stride, hdp);
+      for (int64_t a0 = 0; a0 < n;) {  // the chunk's rows image by image
+        const kernels::KeyRange keys = layout.keys[r0 + a0];
+        const int64_t a1 = std::min<int64_t>(n, keys.end - r0);
+        attn.n_rows = static_cast<int>(a1 - a0);
+        attn.q = s.qp.data() + a0 * hdp;
+        attn.out = s.ap.data() + a0 * hdp;
+        attn.keys = keys;
+        kernels::AttentionSharedKeys(attn, &pool);
+        a0 = a1;
+      }
+      for (int64_t t = 0; t < n; ++t) {  // back to rows [n][H·hd], without the padding
+        for (int h = 0; h < H; ++h) {
+          std::memcpy(s.a.data() + (t * H + h) * hd, s.ap.data() + h * head_stride + t * hdp,
+                      hd * sizeof(float));
+        }
+      }
+      ClippedMatMul(lw.attn_out, s.a.data(), n, s.o.data(), s.clamp, pool);
       kernels::RmsNormRows(s.o.data(), D, lw.attn_post_norm.data(), eps, D, n, s.o.data(), D,
                            &pool);
       kernels::Add(x, s.o.data(), n * D, x);

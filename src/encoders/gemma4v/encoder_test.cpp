@@ -188,6 +188,18 @@ TEST(Gemma4VisionEncoder, BitwiseIndependentOfThreadsAndBatchQ8_0) {
   ExpectInvariant(WriteTiny("venc_inv_q8.gguf", TensorType::kQ8_0));
 }
 
+TEST(Gemma4VisionEncoder, BitwiseIndependentOfThreadsAndBatchPaddedHeadsAndGqa) {
+  // head_dim 20 (zero-padded to 32 for the attention kernel), two query heads per KV head.
+  Gemma4VisionConfig c = Gemma4VisionPreset("tiny");
+  c.n_embd = 80;
+  c.n_head = 4;
+  c.n_head_kv = 2;
+  c.head_dim = 20;
+  const std::string path = TempPath("venc_inv_hd20.gguf");
+  WriteRandomGemma4VisionMmproj(c, {}, path);
+  ExpectInvariant(path);
+}
+
 // Max |a - b| / rms(a).
 double RelativeError(const std::vector<float>& a, const std::vector<float>& b) {
   double ss = 0, worst = 0;
