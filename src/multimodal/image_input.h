@@ -1,5 +1,5 @@
-// From image bytes to the rows an image takes in a prompt (docs/architecture.md § How an image
-// travels): decoded (media/image_decode.h: the format sniffed, a claimed media type checked,
+// From image bytes to the rows an image takes in a prompt
+// (docs/architecture.md § How an image travels): decoded (media/image_decode.h: the format sniffed, a claimed media type checked,
 // limits before pixels, EXIF orientation), prepared (media/vision_preprocess.h: the size rule and
 // the mmproj's mean and std), keyed by a hash of the prepared pixels, and encoded by the vision
 // tower as a MediaJob that the engine runs; encoded images are kept by key, so an image sent
