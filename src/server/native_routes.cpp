@@ -72,8 +72,25 @@ class NativeDialect final : public ApiDialect {
   NativeDialect() : ApiDialect({}) {}
 
   void Parse(const Json& body, GenerationRequest& request) override {
-    ParseCompletionBody(body, request);
-    ParseMultimodalData(body, request);
+    // llama-server's multimodal prompt: {"prompt": {"prompt_string", "multimodal_data"}}, read
+    // as the top-level form.
+    const Json* prompt = FindField(body, "prompt");
+    if (prompt != nullptr && prompt->is_object()) {
+      Json flat = body;
+      flat["prompt"] = RequiredString(*prompt, "prompt_string", "prompt");
+      if (const Json* data = FindField(*prompt, "multimodal_data")) {
+        if (FindField(body, "multimodal_data") != nullptr) {
+          Fail(ErrorKind::kInvalidArgument,
+               "multimodal_data is given both in prompt and beside it: give it once");
+        }
+        flat["multimodal_data"] = *data;
+      }
+      ParseCompletionBody(flat, request);
+      ParseMultimodalData(flat, request);
+    } else {
+      ParseCompletionBody(body, request);
+      ParseMultimodalData(body, request);
+    }
     // llama-server reads `logprobs: N` here as n_probs (completion_probabilities).
     if (request.top_logprobs > 0 && request.n_probs < 0) request.n_probs = request.top_logprobs;
     request.top_logprobs = -1;

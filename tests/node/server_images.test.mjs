@@ -143,6 +143,14 @@ describe('images', { skip: skip(), timeout: 170000 }, () => {
     assert.equal(r.status, 200);
     const body = await r.json();
     assert.equal(typeof body.content, 'string');
+    // llama-server's own form: the prompt as an object.
+    const same = await fetch(`${server.base}/completion`, {
+      method: 'POST',
+      body: JSON.stringify({ prompt: { prompt_string: 'Look: <__media__> now', multimodal_data: [red.toString('base64')] },
+        n_predict: 8, temperature: 0 }),
+    });
+    assert.equal(same.status, 200);
+    assert.equal((await same.json()).content, body.content);
     const bad = await fetch(`${server.base}/completion`, {
       method: 'POST',
       body: JSON.stringify({ prompt: 'no marker', multimodal_data: [red.toString('base64')], n_predict: 2 }),
