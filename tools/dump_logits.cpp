@@ -24,9 +24,9 @@
 #include "base/thread_pool.h"
 #include "kernels/isa.h"
 #include "kernels/kv_types.h"
-#include "model/gemma4/target.h"
 #include "model/gemma4/presets.h"
 #include "model/gemma4/random_model.h"
+#include "model/gemma4/target.h"
 
 namespace tandem {
 namespace {

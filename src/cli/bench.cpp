@@ -14,11 +14,11 @@
 #include "base/read_bandwidth.h"
 #include "cli/commands.h"
 #include "cli/model_options.h"
-#include "media/vision_preprocess.h"
 #include "cli/verify_roofline.h"
 #include "engine/generator.h"
 #include "gguf/gguf_reader.h"
 #include "kernels/isa.h"
+#include "media/vision_preprocess.h"
 
 namespace tandem::cli {
 namespace {
@@ -292,19 +292,22 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
     RgbImage picture;
     picture.width = picture.height = 672;
     picture.rgb.resize(size_t{672} * 672 * 3);
-    for (size_t i = 0; i < picture.rgb.size(); ++i) picture.rgb[i] = static_cast<uint8_t>(i * 7 % 251);
+    for (size_t i = 0; i < picture.rgb.size(); ++i)
+      picture.rgb[i] = static_cast<uint8_t>(i * 7 % 251);
     VisionPreprocessOptions prepare = m.images->options().prepare;
     const VisionPixels px = PrepareImage(picture, prepare);
     std::vector<double> ms;
     for (int r = 0; r < a.repetitions; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
       const std::vector<float> rows = m.vision->Encode(px.rgb.data(), px.width, px.height, *m.pool);
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                       .count());
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(ms.begin(), ms.end());
-    report["image_encode"] = {{"width", px.width},        {"height", px.height},
-                              {"tokens", px.tokens},      {"budget", budget},
+    report["image_encode"] = {{"width", px.width},
+                              {"height", px.height},
+                              {"tokens", px.tokens},
+                              {"budget", budget},
                               {"median_ms", ms[ms.size() / 2]},
                               {"images_per_second", 1000.0 / ms[ms.size() / 2]}};
   }

@@ -51,12 +51,6 @@ struct ForwardBatch {
     embeddings.back() = from.embeddings[r];
     sees_until.back() = from.sees_until[r];
   }
-  bool HasEmbeddings() const {
-    for (const float* e : embeddings) {
-      if (e != nullptr) return true;
-    }
-    return false;
-  }
   void Clear() {
     tokens.clear();
     positions.clear();

@@ -96,7 +96,6 @@ std::shared_ptr<const std::vector<float>> ImageInput::Cached(uint64_t key) {
   auto it = by_key_.find(key);
   if (it == by_key_.end()) return nullptr;
   lru_.splice(lru_.begin(), lru_, it->second);
-  ++hits_;
   return it->second->second;
 }
 
@@ -110,11 +109,6 @@ void ImageInput::Keep(uint64_t key, std::shared_ptr<const std::vector<float>> ro
     by_key_.erase(lru_.back().first);
     lru_.pop_back();
   }
-}
-
-uint64_t ImageInput::cache_hits() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return hits_;
 }
 
 uint64_t ImageInput::encodes() const {

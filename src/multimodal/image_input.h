@@ -1,9 +1,9 @@
-// From image bytes to the rows an image takes in a prompt
-// (docs/architecture.md § How an image travels): decoded (media/image_decode.h: the format sniffed, a claimed media type checked,
-// limits before pixels, EXIF orientation), prepared (media/vision_preprocess.h: the size rule and
-// the mmproj's mean and std), keyed by a hash of the prepared pixels, and encoded by the vision
-// tower as a MediaJob that the engine runs; encoded images are kept by key, so an image sent
-// again costs no encode.
+// From image bytes to the rows an image takes in a prompt: decoded (media/image_decode.h: the
+// format sniffed, a claimed media type checked, limits before pixels, EXIF orientation), prepared
+// (media/vision_preprocess.h: the size rule and the mmproj's mean and std), keyed by a hash of the
+// prepared pixels, and encoded by the vision tower as a MediaJob that the engine runs; encoded
+// images are kept by key, so an image sent again costs no encode. The path in full:
+// docs/architecture.md § How an image travels
 #pragma once
 
 #include <cstdint>
@@ -52,8 +52,7 @@ class ImageInput {
   // encodes them on the engine's pool and keeps them.
   PromptMedia ToMedia(const PreparedImage& image);
 
-  // Encoded images served from the cache, and encodes run, so far.
-  uint64_t cache_hits() const;
+  // Encodes run so far.
   uint64_t encodes() const;
 
  private:
@@ -66,7 +65,7 @@ class ImageInput {
   mutable std::mutex mu_;
   std::list<std::pair<uint64_t, std::shared_ptr<const std::vector<float>>>> lru_;
   std::unordered_map<uint64_t, decltype(lru_)::iterator> by_key_;
-  uint64_t hits_ = 0, encodes_ = 0;
+  uint64_t encodes_ = 0;
 };
 
 }  // namespace tandem

@@ -12,8 +12,8 @@
 #include "gguf/gguf_reader.h"
 #include "kernels/attention.h"
 #include "kernels/matmul.h"
-#include "model/gemma4/decoder_blocks.h"
 #include "kernels/tensor_binder.h"
+#include "model/gemma4/decoder_blocks.h"
 #include "model/vocabulary_check.h"
 #include "tensor/type_traits.h"
 

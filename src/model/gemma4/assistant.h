@@ -9,8 +9,8 @@
 
 #include "kernels/ops.h"
 #include "kv/kv_cache.h"
-#include "model/gemma4/decoder_blocks.h"
 #include "model/gemma4/config.h"
+#include "model/gemma4/decoder_blocks.h"
 #include "model/gemma4/target.h"
 #include "model/gemma4/weights.h"
 

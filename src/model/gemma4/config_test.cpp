@@ -7,8 +7,8 @@
 #include "base/error.h"
 #include "gguf/gguf_reader.h"
 #include "model/gemma4/presets.h"
-#include "model/gemma4/tensors.h"
 #include "model/gemma4/random_model.h"
+#include "model/gemma4/tensors.h"
 
 namespace tandem {
 namespace {

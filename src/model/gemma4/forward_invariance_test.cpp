@@ -9,9 +9,9 @@
 #include "base/thread_pool.h"
 #include "kernels/isa.h"
 #include "kernels/matmul_repack.h"
-#include "model/gemma4/target.h"
 #include "model/gemma4/presets.h"
 #include "model/gemma4/random_model.h"
+#include "model/gemma4/target.h"
 
 namespace tandem {
 namespace {

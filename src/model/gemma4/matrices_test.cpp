@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <string>
 
-#include "model/gemma4/target.h"
 #include "model/gemma4/presets.h"
 #include "model/gemma4/random_model.h"
+#include "model/gemma4/target.h"
 
 namespace tandem {
 namespace {

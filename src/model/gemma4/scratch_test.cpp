@@ -6,9 +6,9 @@
 
 #include "base/thread_pool.h"
 #include "model/gemma4/decoder_blocks.h"
-#include "model/gemma4/target.h"
 #include "model/gemma4/presets.h"
 #include "model/gemma4/random_model.h"
+#include "model/gemma4/target.h"
 
 namespace tandem {
 namespace {

@@ -7,8 +7,8 @@
 #include "base/log.h"
 #include "base/mapped_file.h"
 #include "gguf/gguf_reader.h"
-#include "model/gemma4/tensors.h"
 #include "kernels/tensor_binder.h"
+#include "model/gemma4/tensors.h"
 
 namespace tandem {
 namespace {
