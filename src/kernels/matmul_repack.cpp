@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/huge_page_allocator.h"
+#include "base/mapped_file.h"
 #include "kernels/matmul_kernel.h"
 
 namespace tandem::kernels {
@@ -101,6 +102,17 @@ PackedMatrix PackWeightMatrix(const WeightMatrix& w) {
     }
   }
   return m;
+}
+
+void PackMatrices(std::span<WeightMatrix* const> matrices,
+                  std::vector<std::shared_ptr<const PackedMatrix>>& packed) {
+  for (WeightMatrix* m : matrices) {
+    if (m->data == nullptr || m->packed != nullptr || !MatMulReadsPacked(m->type)) continue;
+    auto copy = std::make_shared<const PackedMatrix>(PackWeightMatrix(*m));
+    *m = copy->Attach(*m);
+    ReleaseMappedPages(m->data, static_cast<size_t>(m->rows) * m->row_bytes);
+    packed.push_back(std::move(copy));
+  }
 }
 
 }  // namespace tandem::kernels

@@ -21,6 +21,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "kernels/matmul.h"
 
@@ -68,5 +70,10 @@ size_t PackedGroupBytes(const WeightMatrix& w, int group_rows);
 // matrix MatMul rejects or a type without a packed layout). Use it with result.Attach(w); MatMul
 // reads it while the active path's group size is the copy's.
 PackedMatrix PackWeightMatrix(const WeightMatrix& w);
+
+// Packs each of `matrices` that MatMul reads packed and is not packed yet: attaches its copy,
+// releases the mapped pages it replaces, and keeps the copy in `packed`.
+void PackMatrices(std::span<WeightMatrix* const> matrices,
+                  std::vector<std::shared_ptr<const PackedMatrix>>& packed);
 
 }  // namespace tandem::kernels

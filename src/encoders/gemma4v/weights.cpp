@@ -6,7 +6,6 @@
 
 #include "base/error.h"
 #include "base/log.h"
-#include "base/mapped_file.h"
 #include "encoders/gemma4v/tensors.h"
 #include "gguf/gguf_reader.h"
 #include "kernels/tensor_binder.h"
@@ -150,15 +149,7 @@ void Gemma4VisionWeights::Pack() {
       matrices.push_back(&m->w);
     }
   }
-  for (kernels::WeightMatrix* m : matrices) {
-    if (m->data == nullptr || m->packed != nullptr || !kernels::MatMulReadsPacked(m->type)) {
-      continue;
-    }
-    auto copy = std::make_shared<const kernels::PackedMatrix>(kernels::PackWeightMatrix(*m));
-    *m = copy->Attach(*m);
-    ReleaseMappedPages(m->data, static_cast<size_t>(m->rows) * m->row_bytes);
-    packed.push_back(std::move(copy));
-  }
+  kernels::PackMatrices(matrices, packed);
 }
 
 }  // namespace tandem

@@ -5,7 +5,6 @@
 
 #include "base/error.h"
 #include "base/log.h"
-#include "base/mapped_file.h"
 #include "gguf/gguf_reader.h"
 #include "kernels/tensor_binder.h"
 #include "model/gemma4/tensors.h"
@@ -78,15 +77,7 @@ std::vector<MatrixUse> Gemma4Weights::MatricesPerRow(const Gemma4Config& config)
 void Gemma4Weights::Pack(const std::vector<kernels::WeightMatrix*>& also) {
   std::vector<kernels::WeightMatrix*> matrices = also;
   for (kernels::WeightMatrix* m : DenseMatrices(*this)) matrices.push_back(m);
-  for (kernels::WeightMatrix* m : matrices) {
-    if (m->data == nullptr || m->packed != nullptr || !kernels::MatMulReadsPacked(m->type)) {
-      continue;
-    }
-    auto copy = std::make_shared<const kernels::PackedMatrix>(kernels::PackWeightMatrix(*m));
-    *m = copy->Attach(*m);
-    ReleaseMappedPages(m->data, static_cast<size_t>(m->rows) * m->row_bytes);
-    packed.push_back(std::move(copy));
-  }
+  kernels::PackMatrices(matrices, packed);
 }
 
 Gemma4Weights Gemma4Weights::Bind(const GgufFile& file, const Gemma4Config& c,
