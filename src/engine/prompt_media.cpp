@@ -3,28 +3,16 @@
 #include <string>
 
 #include "base/error.h"
+#include "base/mix64.h"
 
 namespace tandem {
-
-namespace {
-
-// splitmix64's finaliser: spreads (key, index) over 64 bits.
-uint64_t Mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
 
 std::vector<uint64_t> PromptKeys(const EngineRequest& request) {
   std::vector<uint64_t> keys(request.prompt.begin(), request.prompt.end());
   for (const PromptMedia& m : request.media) {
     for (int32_t i = 0; i < m.count; ++i) {
       // Token ids are below 2^31; a media key always has its top bit set.
-      keys[m.begin + i] = Mix(m.key + Mix(static_cast<uint64_t>(i))) | (1ULL << 63);
+      keys[m.begin + i] = Mix64(m.key + Mix64(static_cast<uint64_t>(i))) | (1ULL << 63);
     }
   }
   return keys;

@@ -1,20 +1,13 @@
 #include "speculative/ngram_index.h"
 
+#include "base/mix64.h"
 #include "speculative/spec_options.h"
 
 namespace tandem {
 namespace {
 
-uint64_t Mix(uint64_t z) {
-  z ^= z >> 30;
-  z *= 0xBF58476D1CE4E5B9ull;
-  z ^= z >> 27;
-  z *= 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 uint64_t WithLength(uint64_t h, int n) {
-  return Mix(h + 0x9E3779B97F4A7C15ull * n);
+  return Mix64(h + 0x9E3779B97F4A7C15ull * n);
 }
 
 }  // namespace
@@ -32,7 +25,7 @@ void NgramIndex::Clear() {
 // Hashes the tokens backwards from `end`, so one pass yields the keys of every length.
 uint64_t NgramIndex::Key(size_t end, int n) const {
   uint64_t h = 0;
-  for (int i = 1; i <= n; ++i) h = Mix(h ^ static_cast<uint32_t>(tokens_[end - i]));
+  for (int i = 1; i <= n; ++i) h = Mix64(h ^ static_cast<uint32_t>(tokens_[end - i]));
   return WithLength(h, n);
 }
 
@@ -49,7 +42,7 @@ void NgramIndex::Append(int32_t token) {
   const size_t end = tokens_.size();
   uint64_t h = 0;
   for (int n = 1; n <= ngram_max_ && static_cast<size_t>(n) <= end; ++n) {
-    h = Mix(h ^ static_cast<uint32_t>(tokens_[end - n]));
+    h = Mix64(h ^ static_cast<uint32_t>(tokens_[end - n]));
     if (n >= ngram_min_) latest_[WithLength(h, n)] = static_cast<uint32_t>(end);
   }
   tokens_.push_back(token);
