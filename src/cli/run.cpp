@@ -45,9 +45,6 @@ std::string ReadAll(std::istream& in) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// llama.cpp's media marker: where an --image goes in a raw prompt.
-constexpr std::string_view kMediaMarker = "<__media__>";
-
 // The prompt's image media from --image files, and the prompt with each marker made the image
 // placeholder (the images first when the prompt names none, as llama.cpp's CLI does).
 std::vector<PromptMedia> PrepareImages(const RunArgs& a, LoadedModels& m, std::string& prompt) {
@@ -56,12 +53,7 @@ std::vector<PromptMedia> PrepareImages(const RunArgs& a, LoadedModels& m, std::s
     Fail(ErrorKind::kInvalidArgument,
          "--image: this model has no vision projector: pass it with -mm/--mmproj");
   }
-  size_t markers = 0;
-  for (size_t at = prompt.find(kMediaMarker); at != std::string::npos;
-       at = prompt.find(kMediaMarker, at)) {
-    prompt.replace(at, kMediaMarker.size(), chat_marker::kImage);
-    ++markers;
-  }
+  const int markers = ReplaceMediaMarkers(prompt);
   if (markers == 0 && prompt.find(chat_marker::kImage) == std::string::npos) {
     std::string front;
     for (size_t i = 0; i < a.images.size(); ++i) front += chat_marker::kImage;

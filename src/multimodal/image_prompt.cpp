@@ -22,6 +22,16 @@ ImageTokens FindImageTokens(const Tokenizer& tokenizer) {
   return t;
 }
 
+int ReplaceMediaMarkers(std::string& prompt) {
+  int n = 0;
+  for (size_t at = prompt.find(kMediaMarker); at != std::string::npos;
+       at = prompt.find(kMediaMarker, at)) {
+    prompt.replace(at, kMediaMarker.size(), chat_marker::kImage);
+    ++n;
+  }
+  return n;
+}
+
 void ExpandImages(const std::vector<int32_t>& tokens, std::vector<PromptMedia> images,
                   const ImageTokens& markup, EngineRequest& request) {
   size_t next = 0;

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/request.h"
@@ -17,6 +19,11 @@ struct ImageTokens {
 };
 // Throws Error(kUnsupported) when the vocabulary lacks one of them.
 ImageTokens FindImageTokens(const Tokenizer& tokenizer);
+
+// llama.cpp's media marker in raw prompts.
+inline constexpr std::string_view kMediaMarker = "<__media__>";
+// Turns each kMediaMarker of `prompt` into the image placeholder; returns how many there were.
+int ReplaceMediaMarkers(std::string& prompt);
 
 // Writes `tokens` into request.prompt with the i-th placeholder token expanded into open,
 // images[i].count placeholder rows and close, and images[i] (its begin set) into request.media.

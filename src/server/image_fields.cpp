@@ -3,14 +3,11 @@
 #include "base/error.h"
 #include "media/base64.h"
 #include "media/data_url.h"
-#include "tokenizer/chat_format.h"
+#include "multimodal/image_prompt.h"
 
 namespace tandem::server {
 
 namespace {
-
-// llama-server's media marker in raw prompts.
-constexpr std::string_view kMediaMarker = "<__media__>";
 
 [[noreturn]] void Remote(const std::string& where) {
   Fail(ErrorKind::kInvalidArgument,
@@ -78,13 +75,7 @@ void ParseMultimodalData(const Json& body, GenerationRequest& request) {
     Fail(ErrorKind::kInvalidArgument,
          "multimodal_data needs a text prompt with a <__media__> marker per item, not token ids");
   }
-  size_t markers = 0;
-  std::string& prompt = request.prompt;
-  for (size_t at = prompt.find(kMediaMarker); at != std::string::npos;
-       at = prompt.find(kMediaMarker, at)) {
-    prompt.replace(at, kMediaMarker.size(), chat_marker::kImage);
-    ++markers;
-  }
+  const size_t markers = static_cast<size_t>(ReplaceMediaMarkers(request.prompt));
   if (markers != data->size()) {
     Fail(ErrorKind::kInvalidArgument, "multimodal_data has " + std::to_string(data->size()) +
                                           " items, the prompt " + std::to_string(markers) +
