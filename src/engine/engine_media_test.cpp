@@ -3,6 +3,7 @@
 // key, and an image attended both ways is never split across forwards.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 
 #include "base/error.h"
@@ -177,6 +178,62 @@ TEST(EngineMedia, AJobMakesTheRowsOnTheEngineThreadAndACacheHitNeverRunsIt) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("would not encode"), std::string::npos) << e.what();
   }
+}
+
+// A job that notes, at each piece, how many tokens another request had by then.
+class WatchingJob : public MediaJob {
+ public:
+  WatchingJob(std::shared_ptr<const std::vector<float>> rows, int pieces,
+              const std::atomic<int>& watched)
+      : rows_(std::move(rows)), pieces_(pieces), watched_(watched) {}
+  bool Step(ThreadPool&) override {
+    seen.push_back(watched_.load());
+    return static_cast<int>(seen.size()) >= pieces_;
+  }
+  std::shared_ptr<const std::vector<float>> Result() override { return rows_; }
+  std::vector<int> seen;
+
+ private:
+  std::shared_ptr<const std::vector<float>> rows_;
+  int pieces_;
+  const std::atomic<int>& watched_;
+};
+
+TEST(EngineMedia, AnEncodeDelaysOtherSlotsByOnePieceAtATime) {
+  ThreadPool pool(1);
+  EngineOptions options;
+  options.n_slots = 2;
+  options.kv = {.n_ctx = 256, .n_seq = 2, .max_batch = 64};
+  Engine engine(*Models().target, DrafterSet{}, pool, options);
+  testing_engine::Recorder rec(2);
+  testing_engine::Gate started;
+  std::atomic<int> a_tokens{0};
+  const std::vector<int32_t> a_prompt = Prompt(12, 5);
+  engine.Submit({a_prompt, Greedy(60), rec.Callback(0, [&](int, int n) {
+                   a_tokens.store(n);
+                   if (n == 1) started.Open();
+                   return true;
+                 })});
+  started.Wait();
+  const std::vector<int32_t> b_prompt = Prompt(30, 2);
+  const PromptMedia image = Image(6, 9, 41, 3);
+  auto job = std::make_shared<WatchingJob>(image.embeddings, 6, a_tokens);
+  PromptMedia deferred = image;
+  deferred.embeddings = nullptr;
+  deferred.job = job;
+  engine.Submit({b_prompt, Greedy(8), rec.Callback(1), {deferred}});
+  rec.WaitFinals(2);
+  // Every piece ran in its own engine step, each of which also decoded the other request.
+  ASSERT_EQ(job->seen.size(), 6u);
+  for (size_t i = 1; i < job->seen.size(); ++i) {
+    EXPECT_GT(job->seen[i], job->seen[i - 1]) << "piece " << i;
+  }
+  EXPECT_LT(job->seen.back(), 60) << "the encode ran after the other request had finished";
+  EXPECT_EQ(rec.Get(0).result.tokens,
+            RunAlone(a_prompt, Greedy(60), {.n_ctx = 256, .n_seq = 1, .max_batch = 64}).tokens);
+  ThreadPool alone_pool(1);
+  Generator alone = MakeGenerator(alone_pool);
+  EXPECT_EQ(rec.Get(1).result.tokens, GenerateWith(alone, b_prompt, {image}, Greedy(8)).tokens);
 }
 
 }  // namespace

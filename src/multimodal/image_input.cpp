@@ -4,6 +4,7 @@
 
 #include "base/thread_pool.h"
 #include "encoders/gemma4v/encoder.h"
+#include "encoders/gemma4v/encoding.h"
 #include "media/image_decode.h"
 #include "media/image_format.h"
 
@@ -34,18 +35,25 @@ uint64_t HashBytes(const void* data, size_t n, uint64_t h) {
 
 }  // namespace
 
+// Encodes one image a piece (a layer of the tower) per engine step.
 class ImageInput::EncodeJob : public MediaJob {
  public:
   EncodeJob(ImageInput& input, PreparedImage image) : input_(input), image_(std::move(image)) {}
   bool Step(ThreadPool& pool) override {
-    // A repeat of an image still being encoded for another request may be done by now.
-    rows_ = input_.Cached(image_.key);
-    if (!rows_) {
+    if (rows_) return true;
+    if (!encoding_) {
+      // A repeat of an image encoded for another request since this job was made.
+      rows_ = input_.Cached(image_.key);
+      if (rows_) return true;
       const VisionPixels& px = *image_.pixels;
-      rows_ = std::make_shared<const std::vector<float>>(
-          input_.encoder_.Encode(px.rgb.data(), px.width, px.height, pool));
-      input_.Keep(image_.key, rows_);
+      const Gemma4VisionEncoder::Image im{px.rgb.data(), px.width, px.height};
+      encoding_ = std::make_unique<Gemma4VisionEncoding>(
+          input_.encoder_, std::span<const Gemma4VisionEncoder::Image>(&im, 1));
     }
+    if (!encoding_->Step(pool)) return false;
+    rows_ = std::make_shared<const std::vector<float>>(std::move(encoding_->Take()[0]));
+    encoding_.reset();
+    input_.Keep(image_.key, rows_);
     return true;
   }
   std::shared_ptr<const std::vector<float>> Result() override { return rows_; }
@@ -53,6 +61,7 @@ class ImageInput::EncodeJob : public MediaJob {
  private:
   ImageInput& input_;
   PreparedImage image_;
+  std::unique_ptr<Gemma4VisionEncoding> encoding_;
   std::shared_ptr<const std::vector<float>> rows_;
 };
 

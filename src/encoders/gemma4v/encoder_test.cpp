@@ -10,6 +10,7 @@
 
 #include "base/thread_pool.h"
 #include "encoders/encoders_test_util.h"
+#include "encoders/gemma4v/encoding.h"
 #include "encoders/gemma4v/presets.h"
 #include "encoders/gemma4v/random_mmproj.h"
 #include "encoders/mmproj_keys.h"
@@ -201,6 +202,30 @@ TEST(Gemma4VisionEncoder, BitwiseIndependentOfThreadsAndBatchPaddedHeadsAndGqa) 
 }
 
 // Max |a - b| / rms(a).
+TEST(Gemma4VisionEncoding, PiecesInterleavedWithAnotherEncodingGiveTheSameBits) {
+  auto enc = Gemma4VisionEncoder::Load(WriteTiny("venc_pieces.gguf", TensorType::kF32));
+  ThreadPool pool(2);
+  const std::vector<float> a = Pixels(96, 144, 3), b = Pixels(288, 240, 4);
+  const std::vector<float> a_alone = enc->Encode(a.data(), 96, 144, pool);
+  const std::vector<float> b_alone = enc->Encode(b.data(), 288, 240, pool);
+  const Gemma4VisionEncoder::Image ia{a.data(), 96, 144}, ib{b.data(), 288, 240};
+  Gemma4VisionEncoding ea(*enc, {&ia, 1}), eb(*enc, {&ib, 1});
+  EXPECT_EQ(ea.pieces(), enc->config().n_layer + 2);
+  EXPECT_THROW(ea.Take(), Error) << "taken before its last piece";
+  int steps = 0;
+  bool a_done = false, b_done = false;
+  while (!a_done || !b_done) {
+    if (!a_done) a_done = ea.Step(pool);
+    if (!b_done) b_done = eb.Step(pool);
+    ++steps;
+    EXPECT_EQ(ea.done(), std::min(steps, ea.pieces()));
+  }
+  EXPECT_EQ(steps, ea.pieces());
+  EXPECT_TRUE(ea.Step(pool)) << "a finished encoding stays finished";
+  EXPECT_TRUE(BitwiseEqual(ea.Take()[0], a_alone));
+  EXPECT_TRUE(BitwiseEqual(eb.Take()[0], b_alone));
+}
+
 double RelativeError(const std::vector<float>& a, const std::vector<float>& b) {
   double ss = 0, worst = 0;
   for (size_t i = 0; i < a.size(); ++i) {
