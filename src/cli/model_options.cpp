@@ -134,6 +134,10 @@ void AddModelFlags(CLI::App& app, ModelOptions& o) {
       ->capture_default_str();
   app.add_option("--image-max-tokens", o.image_max_tokens, "With --image-resize llamacpp")
       ->capture_default_str();
+  app.add_option("--image-max-count", o.image_max_count,
+                 "Most images one request (or one `tandem run`) may hold")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--vision-gelu", o.vision_gelu,
                  "Vision FFN activation: tanh (transformers), quick (GELU-quick), file "
                  "(llama.cpp's rule: quick unless the file sets clip.use_gelu)")
@@ -215,6 +219,7 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
     images.prepare.budget_tokens = o.image_budget;
     images.prepare.min_tokens = o.image_min_tokens;
     images.prepare.max_tokens = o.image_max_tokens;
+    images.max_per_request = o.image_max_count;
     if (o.image_min_tokens < 1 || o.image_min_tokens > o.image_max_tokens) {
       Fail(ErrorKind::kInvalidArgument,
            "--image-min-tokens and --image-max-tokens must satisfy 1 <= min <= max");
@@ -222,7 +227,8 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
     m.images = std::make_unique<ImageInput>(*m.vision, images);
   } else if (Given(app, "--image-attention") || Given(app, "--image-resize") ||
              Given(app, "--image-budget") || Given(app, "--image-min-tokens") ||
-             Given(app, "--image-max-tokens") || Given(app, "--vision-gelu")) {
+             Given(app, "--image-max-tokens") || Given(app, "--image-max-count") ||
+             Given(app, "--vision-gelu")) {
     LogWarn("image flags have no effect: no vision projector loaded (-mm/--mmproj)");
   }
   m.packed_bytes += m.target->weights().PackedBytes();

@@ -46,6 +46,7 @@ struct ModelOptions {
   int image_budget = 280;                // budget: soft tokens an image fills
   int image_min_tokens = 40;             // llamacpp: the range of soft tokens
   int image_max_tokens = 280;
+  int image_max_count = 16;          // images per request
   std::string vision_gelu = "tanh";  // tanh (transformers), quick, file (llama.cpp's rule)
 };
 

@@ -45,14 +45,36 @@ std::string ReadAll(std::istream& in) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// The prompt's image media from --image files, and the prompt with each marker made the image
-// placeholder (the images first when the prompt names none, as llama.cpp's CLI does).
-std::vector<PromptMedia> PrepareImages(const RunArgs& a, LoadedModels& m, std::string& prompt) {
-  if (a.images.empty()) return {};
+// An image file, prepared; errors name the file.
+PreparedImage ReadImage(const std::string& path, LoadedModels& m) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) Fail(ErrorKind::kIo, path + ": cannot open image");
+  const std::string bytes = ReadAll(in);
+  try {
+    return m.images->Prepare(
+        std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), "");
+  } catch (const Error& e) {
+    Fail(e.kind(), path + ": " + e.what());
+  }
+}
+
+void CheckImages(size_t count, const LoadedModels& m) {
   if (!m.images) {
     Fail(ErrorKind::kInvalidArgument,
          "--image: this model has no vision projector: pass it with -mm/--mmproj");
   }
+  try {
+    m.images->CheckImageCount(count);
+  } catch (const Error& e) {
+    Fail(e.kind(), std::string("--image: ") + e.what());
+  }
+}
+
+// The prompt's image media from --image files, and the prompt with each marker made the image
+// placeholder (the images first when the prompt names none, as llama.cpp's CLI does).
+std::vector<PromptMedia> PrepareImages(const RunArgs& a, LoadedModels& m, std::string& prompt) {
+  if (a.images.empty()) return {};
+  CheckImages(a.images.size(), m);
   const int markers = ReplaceMediaMarkers(prompt);
   if (markers == 0 && prompt.find(chat_marker::kImage) == std::string::npos) {
     std::string front;
@@ -60,17 +82,7 @@ std::vector<PromptMedia> PrepareImages(const RunArgs& a, LoadedModels& m, std::s
     prompt = front + prompt;
   }
   std::vector<PromptMedia> media;
-  for (const std::string& path : a.images) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) Fail(ErrorKind::kIo, path + ": cannot open image");
-    const std::string bytes = ReadAll(in);
-    try {
-      media.push_back(m.images->ToMedia(m.images->Prepare(
-          std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), "")));
-    } catch (const Error& e) {
-      Fail(e.kind(), path + ": " + e.what());
-    }
-  }
+  for (const std::string& path : a.images) media.push_back(m.images->ToMedia(ReadImage(path, m)));
   return media;
 }
 
@@ -159,10 +171,14 @@ int RunPrompt(const RunArgs& a, const CLI::App& app) {
 }
 
 int RunChat(const RunArgs& a, const CLI::App& app) {
-  if (!a.images.empty()) {
-    Fail(ErrorKind::kUnsupported, "--image goes with a raw prompt (-p/-f), not --chat yet");
-  }
   LoadedModels m = LoadModels(a.model, app);
+  // The conversation's images, in order; the next user message takes those from `attached` on.
+  std::vector<PreparedImage> images;
+  size_t attached = 0;
+  if (!a.images.empty()) {
+    CheckImages(a.images.size(), m);
+    for (const std::string& path : a.images) images.push_back(ReadImage(path, m));
+  }
   const GrammarConstraint grammar = LoadGrammarConstraint(a.grammar, *m.tokenizer, true);
   Generator gen(*m.target, m.Drafters(), *m.pool, m.kv, !a.model.no_warmup);
   ReportKvCache(gen);
@@ -171,13 +187,16 @@ int RunChat(const RunArgs& a, const CLI::App& app) {
   ChatRenderOptions render;
   // 26B/31B (no per-layer embeddings) take an empty thought block when thinking is off.
   render.empty_thought_when_thinking_off = m.target->config().n_embd_per_layer == 0;
-  std::fprintf(stderr, "chat: /reset clears the conversation, /think on|off, /exit quits\n");
+  std::fprintf(stderr, "chat: /reset clears the conversation, /think on|off, %s/exit quits\n",
+               m.images ? "/image FILE attaches an image to your next message, " : "");
   std::string line;
   while (true) {
     std::fprintf(stderr, "> ");
     if (!std::getline(std::cin, line) || line == "/exit") break;
     if (line == "/reset") {
       messages.clear();
+      images.clear();
+      attached = 0;
       std::fprintf(stderr, "(conversation cleared)\n");
       continue;
     }
@@ -186,15 +205,47 @@ int RunChat(const RunArgs& a, const CLI::App& app) {
       std::fprintf(stderr, "(thinking %s)\n", thinking ? "on" : "off");
       continue;
     }
+    if (line.rfind("/image ", 0) == 0) {
+      try {
+        CheckImages(images.size() + 1, m);
+        const PreparedImage image = ReadImage(line.substr(7), m);
+        images.push_back(image);
+        std::fprintf(stderr, "(image attached: %dx%d, %d soft tokens)\n", image.pixels->width,
+                     image.pixels->height, image.tokens);
+      } catch (const Error& e) {
+        LogError(e.what());
+      }
+      continue;
+    }
     if (line.empty()) continue;
     ChatMessage user;
     user.role = ChatRole::kUser;
-    user.content = line;
+    for (; attached < images.size(); ++attached) {
+      user.parts.push_back(
+          {.type = ContentType::kImage, .text = {}, .media = static_cast<int>(attached)});
+    }
+    if (user.parts.empty()) {
+      user.content = line;
+    } else {
+      user.parts.push_back({.type = ContentType::kText, .text = line, .media = -1});
+    }
     messages.push_back(user);
     render.thinking = thinking;
     const std::string prompt = RenderChat(messages, {}, render);
-    std::vector<int32_t> ids =
-        m.tokenizer->Encode(prompt, {.add_special = false, .parse_special = true});
+    // The images' soft tokens in place of their placeholders; images seen in earlier turns come
+    // from the encoder's cache and their rows from the prompt cache.
+    EngineRequest request;
+    {
+      std::vector<PromptMedia> media;
+      for (const PreparedImage& image : images) media.push_back(m.images->ToMedia(image));
+      const std::vector<int32_t> tokens =
+          m.tokenizer->Encode(prompt, {.add_special = false, .parse_special = true});
+      if (media.empty()) {
+        request.prompt = tokens;
+      } else {
+        ExpandImages(tokens, std::move(media), FindImageTokens(*m.tokenizer), request);
+      }
+    }
     StreamingDecoder decoder(*m.tokenizer, /*render_special=*/true);
     ChatOutputParser parser;
     StopStringFilter stops(a.stop);
@@ -212,11 +263,12 @@ int RunChat(const RunArgs& a, const CLI::App& app) {
     // The constraint starts with the answer: thinking stays unconstrained.
     GrammarConstraint turn_grammar = grammar;
     if (!thinking) turn_grammar.thought_open = turn_grammar.thought_close = -1;
-    GenerateResult r = gen.Generate(ids, MakeParams(a, m, turn_grammar), [&](int32_t token) {
-      if (m.tokenizer->IsEog(token)) return true;
-      show(parser.Feed(stops.Feed(decoder.Push(token))));
-      return !stops.stopped();
-    });
+    GenerateResult r = gen.Generate(request.prompt, std::move(request.media),
+                                    MakeParams(a, m, turn_grammar), [&](int32_t token) {
+                                      if (m.tokenizer->IsEog(token)) return true;
+                                      show(parser.Feed(stops.Feed(decoder.Push(token))));
+                                      return !stops.stopped();
+                                    });
     show(parser.Feed(stops.Feed(decoder.Flush()) + stops.Flush()));
     show(parser.Finish());
     messages.push_back(reply);
@@ -235,9 +287,11 @@ void AddRunCommand(CLI::App& app, CommandRunner& runner) {
   AddSamplingFlags(*sub, a->sampling);
   sub->add_option("-p,--prompt", a->prompt, "Prompt text (raw, no chat template)");
   sub->add_option("-f,--file", a->file, "Read the prompt from a file");
-  sub->add_option("--image", a->images,
-                  "An image (PNG, JPEG, WebP) for the prompt, needs -mm; repeatable. Each "
-                  "<__media__> in the prompt is where the next one goes (all first if none)");
+  sub->add_option(
+      "--image", a->images,
+      "An image (PNG, JPEG, WebP) for the prompt, needs -mm; repeatable. Each "
+      "<__media__> in the prompt is where the next one goes (all first if none); with --chat "
+      "they go with the first message, and /image FILE attaches more");
   sub->add_option("-n,--n-predict", a->n_predict, "Tokens to generate (-1: until end of text)")
       ->capture_default_str();
   sub->add_option("--stop", a->stop, "Stop string (repeatable)");

@@ -1,7 +1,10 @@
 #include "multimodal/image_input.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 
+#include "base/error.h"
 #include "base/thread_pool.h"
 #include "encoders/gemma4v/encoder.h"
 #include "encoders/gemma4v/encoding.h"
@@ -117,6 +120,14 @@ void ImageInput::Keep(uint64_t key, std::shared_ptr<const std::vector<float>> ro
   while (static_cast<int>(lru_.size()) > options_.cached_images) {
     by_key_.erase(lru_.back().first);
     lru_.pop_back();
+  }
+}
+
+void ImageInput::CheckImageCount(size_t count) const {
+  if (count > static_cast<size_t>(std::max(0, options_.max_per_request))) {
+    Fail(ErrorKind::kInvalidArgument, std::to_string(count) + " images, but at most " +
+                                          std::to_string(options_.max_per_request) +
+                                          " are allowed in one request (--image-max-count)");
   }
 }
 

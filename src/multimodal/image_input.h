@@ -26,7 +26,8 @@ class Gemma4VisionEncoder;
 struct ImageInputOptions {
   VisionPreprocessOptions prepare;  // mean and std are the mmproj's
   ImageLimits limits;
-  int cached_images = 16;  // encoded images kept by key
+  int cached_images = 16;    // encoded images kept by key
+  int max_per_request = 16;  // images one request may hold (checked by CheckImageCount)
 };
 
 // An image ready to encode.
@@ -51,6 +52,9 @@ class ImageInput {
   // The image as a prompt media item (begin left 0): its rows from the cache, or a job that
   // encodes them on the engine's pool and keeps them.
   PromptMedia ToMedia(const PreparedImage& image);
+
+  // Throws Error(kInvalidArgument) when `count` images are over options().max_per_request.
+  void CheckImageCount(size_t count) const;
 
   // Encodes run so far.
   uint64_t encodes() const;

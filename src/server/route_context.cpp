@@ -47,6 +47,12 @@ std::vector<PromptMedia> PrepareImages(const RouteContext& context,
          request.images[0].where +
              ": this model has no vision projector: start the server with --mmproj");
   }
+  try {
+    context.images->CheckImageCount(request.images.size());
+  } catch (const Error& e) {
+    Fail(ErrorKind::kInvalidArgument,
+         request.images[context.images->options().max_per_request].where + ": " + e.what());
+  }
   std::vector<PromptMedia> images;
   for (const RequestImage& image : request.images) {
     try {

@@ -5,6 +5,7 @@ from the seed, flags that cannot act are warned about, and errors give a clear m
 non-zero exit code. Usage: run_cli_test.py TANDEM_BINARY WORK_DIR"""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -176,11 +177,72 @@ def mmproj_is_written_and_inspected():
     assert r.returncode == 1 and "exclude each other" in r.stderr, r.stderr
 
 
+def png_bytes(width, height, seed):
+    """A small RGB PNG written with the standard library (zlib), pixels from a seeded LCG."""
+    import struct
+    import zlib
+    rows, x = b"", seed
+    for _ in range(height):
+        row = bytearray([0])
+        for _ in range(width * 3):
+            x = (x * 1103515245 + 12345) & 0x7FFFFFFF
+            row.append(x >> 23)
+        rows += bytes(row)
+
+    def chunk(kind, data):
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows))
+            + chunk(b"IEND", b""))
+
+
+def images_in_run_and_chat():
+    mmproj = os.path.join(WORK, "cli-run-mmproj.gguf")
+    tandem("mkmodel", "--config", "tiny-e2b", "--mmproj", "--type", "f16", "-o", mmproj)
+    images = []
+    for i, (w, h) in enumerate(((96, 96), (144, 96))):
+        images.append(os.path.join(WORK, f"cli-image-{i}.png"))
+        with open(images[-1], "wb") as f:
+            f.write(png_bytes(w, h, 7 + i))
+    text = run_json("-n", "4", "--temp", "0")
+    args = ("-mm", mmproj, "--image", images[0], "--image", images[1], "-n", "24", "--temp", "0")
+    plain = run_json(*args)
+    assert plain["timings"]["prompt_n"] > text["timings"]["prompt_n"] + 8, plain["timings"]
+    assert plain["timings"]["image_encode_ms"] > 0, plain["timings"]
+    spec = run_json(*args, "-md", ASSISTANT, "--draft-max", "4", "--no-adaptive")
+    assert spec["tokens"] == plain["tokens"], "speculation after images changed greedy output"
+    assert spec["speculative"]["drafted"] > 0, spec["speculative"]
+    other = run_json("-mm", mmproj, "--image", images[1], "--image", images[0], "-n", "24",
+                     "--temp", "0")
+    assert other["tokens"] != plain["tokens"], "the images' order made no difference"
+    r = tandem("run", "-m", TARGET, "-p", PROMPT, *args, "--image-max-count", "1", check=False)
+    assert r.returncode != 0 and "at most 1" in r.stderr and "--image-max-count" in r.stderr, \
+        r.stderr
+    # --chat: the --image files go with the first message, /image attaches one to the next.
+    chat = "first\n/image " + images[1] + "\nsecond\n/image /nonexistent.png\nthird\n/exit\n"
+    r = subprocess.run([TANDEM, "run", "-m", TARGET, "-mm", mmproj, "--image", images[0], "--chat",
+                        "-n", "6", "--temp", "0"], input=chat, capture_output=True, text=True,
+                       errors="replace", timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "(image attached:" in r.stderr, r.stderr
+    assert "/nonexistent.png: cannot open image" in r.stderr, r.stderr
+    # Three turns; later turns reuse the earlier ones' rows, and only turns with a new image
+    # encode one.
+    cached = [int(n) for n in re.findall(r"\((\d+) cached\)", r.stderr)]
+    assert len(cached) == 3 and cached[0] == 0 and 0 < cached[1] < cached[2], r.stderr
+    assert r.stderr.count("images encoded") == 2, r.stderr
+    r = subprocess.run([TANDEM, "run", "-m", TARGET, "--chat", "-n", "4"], input="/image x.png\n",
+                       capture_output=True, text=True, errors="replace", timeout=120)
+    assert "no vision projector" in r.stderr, r.stderr
+
+
 tandem("mkmodel", "--config", "tiny-e2b", "--type", "q8_0", "-o", TARGET)
 tandem("mkmodel", "--config", "tiny-e2b", "--assistant", "--type", "q8_0", "-o", ASSISTANT)
 for test in (greedy_is_reproducible_and_identical_with_speculation, stop_strings_are_honoured,
              sampling_is_reproducible_from_the_seed, flags_without_effect_are_warned,
-             errors_are_clear, bench_reports_every_section, mmproj_is_written_and_inspected):
+             errors_are_clear, bench_reports_every_section, mmproj_is_written_and_inspected,
+             images_in_run_and_chat):
     case(test)
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

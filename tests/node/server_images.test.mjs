@@ -66,7 +66,7 @@ describe('images', { skip: skip(), timeout: 170000 }, () => {
 
   before(async () => {
     server = await startServer(['-mm', process.env.TANDEM_MMPROJ, '--image-resize', 'llamacpp',
-      '--image-min-tokens', '1', '--image-max-tokens', '16']);
+      '--image-min-tokens', '1', '--image-max-tokens', '16', '--image-max-count', '3']);
     openai = new OpenAI({ apiKey: 'unused', baseURL: `${server.base}/v1`, maxRetries: 0 });
     anthropic = new Anthropic({ apiKey: 'unused', baseURL: server.base, maxRetries: 0 });
   });
@@ -178,6 +178,13 @@ describe('images', { skip: skip(), timeout: 170000 }, () => {
       model: MODEL_ID(), max_tokens: 4,
       messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://x/y.png' } }] }],
     }), (e) => e.status === 400 && /not fetched/.test(e.message));
+    // One image over --image-max-count: refused at the first image past the limit.
+    const image = { type: 'image_url', image_url: { url: dataUrl(png(48, 48, 3)) } };
+    await assert.rejects(openai.chat.completions.create({
+      model: MODEL_ID(), max_tokens: 4,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, image, image, image, image] }],
+    }), (e) => e.status === 400 && /messages\[0\]\.content\[4\]/.test(e.message)
+      && /at most 3/.test(e.message), 'too many images');
     const ok = await openai.chat.completions.create(chat(red));
     assert.ok(ok.choices[0].message.content !== undefined);
   });
