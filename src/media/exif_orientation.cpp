@@ -2,7 +2,9 @@
 
 #include <libexif/exif-data.h>
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 namespace tandem {
 namespace {
@@ -31,6 +33,16 @@ int ReadExifOrientation(std::span<const uint8_t> exif) {
   }
   int value = exif_get_short(entry->data, exif_data_get_byte_order(parsed.data));
   return value >= 1 && value <= 8 ? value : 1;
+}
+
+int ReadTiffExifOrientation(std::span<const uint8_t> tiff) {
+  static constexpr uint8_t kHeader[6] = {'E', 'x', 'i', 'f', 0, 0};
+  if (tiff.size() >= 6 && std::equal(tiff.begin(), tiff.begin() + 6, kHeader)) {
+    return ReadExifOrientation(tiff);
+  }
+  std::vector<uint8_t> block(kHeader, kHeader + 6);
+  block.insert(block.end(), tiff.begin(), tiff.end());
+  return ReadExifOrientation(block);
 }
 
 RgbImage ApplyExifOrientation(RgbImage image, int orientation) {

@@ -16,6 +16,10 @@ namespace tandem {
 // metadata, and like Pillow's exif_transpose an unknown value turns nothing.
 int ReadExifOrientation(std::span<const uint8_t> exif);
 
+// The same for an EXIF block as PNG's eXIf chunk and WebP's EXIF chunk hold it: the TIFF
+// structure alone, or (as some writers put it) after "Exif\0\0".
+int ReadTiffExifOrientation(std::span<const uint8_t> tiff);
+
 // The picture turned upright: for orientations 5-8 width and height swap. Other values return
 // the image unchanged.
 RgbImage ApplyExifOrientation(RgbImage image, int orientation);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <png.h>
 #include <webp/encode.h>
+#include <webp/mux.h>
 
 #include <algorithm>
 #include <csetjmp>
@@ -44,6 +45,10 @@ bool WritePng(png_structp png, png_infop info, const PngSpec* spec, png_bytepp r
   if (!spec->trns.empty()) {
     png_color_16 trans_color{};
     png_set_tRNS(png, info, spec->trns.data(), static_cast<int>(spec->trns.size()), &trans_color);
+  }
+  if (!spec->exif.empty()) {
+    png_set_eXIf_1(png, info, static_cast<png_uint_32>(spec->exif.size()),
+                   const_cast<png_bytep>(spec->exif.data()));
   }
   png_write_info(png, info);
   png_write_image(png, rows);
@@ -263,6 +268,20 @@ std::vector<uint8_t> EncodeWebpLossy(const RgbImage& image, float quality) {
   std::vector<uint8_t> out(output, output + size);
   WebPFree(output);
   return out;
+}
+
+std::vector<uint8_t> WithWebpExif(const std::vector<uint8_t>& webp,
+                                  const std::vector<uint8_t>& exif) {
+  const WebPData image{webp.data(), webp.size()}, chunk{exif.data(), exif.size()};
+  WebPMux* mux = WebPMuxCreate(&image, 1);
+  WebPData out{nullptr, 0};
+  const bool ok = mux != nullptr && WebPMuxSetChunk(mux, "EXIF", &chunk, 1) == WEBP_MUX_OK &&
+                  WebPMuxAssemble(mux, &out) == WEBP_MUX_OK;
+  WebPMuxDelete(mux);
+  if (!ok) throw std::runtime_error("test WebP muxer failed");
+  std::vector<uint8_t> bytes(out.bytes, out.bytes + out.size);
+  WebPDataClear(&out);
+  return bytes;
 }
 
 std::string WriteTempFile(const std::string& name, const std::vector<uint8_t>& bytes) {

@@ -28,6 +28,7 @@ struct PngSpec {
   std::vector<uint16_t> samples;
   std::vector<uint8_t> palette;
   std::vector<uint8_t> trns;
+  std::vector<uint8_t> exif = {};  // an eXIf chunk (a TIFF structure) before the image data
 };
 std::vector<uint8_t> EncodePng(const PngSpec& spec);
 std::vector<uint8_t> EncodePngRgb(const RgbImage& image);
@@ -47,8 +48,8 @@ struct JpegSpec {
 std::vector<uint8_t> EncodeJpeg(const JpegSpec& spec);
 std::vector<uint8_t> EncodeJpegRgb(const RgbImage& image, int quality = 95);
 
-// "Exif\0\0" and a TIFF structure whose IFD0 holds one Orientation entry of `value` (type
-// SHORT unless `type` says otherwise), little- or big-endian.
+// "Exif\0\0" and a TIFF structure (drop the first 6 bytes for PNG's eXIf) whose IFD0 holds one
+// Orientation entry of `value` (type SHORT unless `type` says otherwise), little- or big-endian.
 std::vector<uint8_t> MakeExifOrientation(int value, bool big_endian, uint16_t type = 3);
 
 // WebP: lossless (exact, including RGB under alpha) or lossy.
@@ -56,6 +57,10 @@ std::vector<uint8_t> EncodeWebpLossless(const RgbImage& image);
 std::vector<uint8_t> EncodeWebpLosslessRgba(int width, int height,
                                             const std::vector<uint8_t>& rgba);
 std::vector<uint8_t> EncodeWebpLossy(const RgbImage& image, float quality);
+
+// The WebP file with an EXIF chunk holding `exif` (made an extended file by libwebp's muxer).
+std::vector<uint8_t> WithWebpExif(const std::vector<uint8_t>& webp,
+                                  const std::vector<uint8_t>& exif);
 
 // Writes bytes to a file under the test temp dir and returns its path.
 std::string WriteTempFile(const std::string& name, const std::vector<uint8_t>& bytes);

@@ -185,6 +185,16 @@ TEST(PillowOracle, DecodingMatchesImageOpenConvertRgb) {
                      EncodeJpeg({61, 45, 3, picture.rgb, 90, false, false,
                                  MakeExifOrientation(orientation, orientation % 2 == 0)})});
   }
+  // PNG's eXIf chunk holds the TIFF structure alone; WebP's EXIF chunk is written both ways.
+  for (int orientation = 1; orientation <= 8; ++orientation) {
+    const std::vector<uint8_t> exif = MakeExifOrientation(orientation, orientation % 3 == 0);
+    const std::vector<uint8_t> tiff(exif.begin() + 6, exif.end());
+    PngSpec png{61, 45, 2, 8, false, {picture.rgb.begin(), picture.rgb.end()}, {}, {}, tiff};
+    const std::string o = std::to_string(orientation);
+    files.push_back({"PNG eXIf orientation " + o, EncodePng(png)});
+    files.push_back({"WebP EXIF orientation " + o,
+                     WithWebpExif(EncodeWebpLossless(picture), orientation % 2 ? exif : tiff)});
+  }
   for (const File& file : files) {
     RgbImage ours = DecodeImage(file.bytes);
     RgbImage pillow = PillowDecode(file.bytes);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "media/exif_orientation.h"
 #include "media/format_decoders.h"
 
 namespace tandem {
@@ -106,10 +107,13 @@ RgbImage DecodePng(std::span<const uint8_t> bytes, const ImageLimits& limits) {
   guard.info = png_create_info_struct(png);
   if (!guard.info) Fail(ErrorKind::kInternal, "libpng could not create a reader");
   png_set_read_fn(png, &state, PngReadBytes);
-  // Only IHDR, PLTE, tRNS, IDAT and IEND are processed: text, ICC, gamma and the rest are
-  // skipped unread (nothing of them changes the pixels tandem wants, and compressed text or
-  // profiles are work an attacker chooses).
+  // Only IHDR, PLTE, tRNS, eXIf, IDAT and IEND are processed: text, ICC, gamma and the rest
+  // are skipped unread (nothing of them changes the pixels tandem wants, and compressed text or
+  // profiles are work an attacker chooses). eXIf before the image data gives the orientation;
+  // one after it is not read (the pixels come first and the file's tail is not parsed).
   png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, nullptr, -1);
+  static constexpr png_byte kExif[5] = {'e', 'X', 'I', 'f', 0};
+  png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_AS_DEFAULT, kExif, 1);
   png_set_chunk_malloc_max(png, size_t{8} << 20);
 
   PngHeader header{};
@@ -125,6 +129,11 @@ RgbImage DecodePng(std::span<const uint8_t> bytes, const ImageLimits& limits) {
     rows[y] = image.rgb.data() + size_t{y} * header.width * 3;
   }
   if (!PngReadPixels(png, guard.info, &header, rows.data())) FailPng(state);
+  png_bytep exif = nullptr;
+  png_uint_32 exif_size = 0;
+  if (png_get_eXIf_1(png, guard.info, &exif_size, &exif) != 0 && exif != nullptr) {
+    return ApplyExifOrientation(std::move(image), ReadTiffExifOrientation({exif, exif_size}));
+  }
   return image;
 }
 

@@ -57,6 +57,77 @@ RgbImage Decode(const std::vector<uint8_t>& bytes) {
   return DecodeImage(bytes, ImageLimits{});
 }
 
+// The picture turned by `orientation`, where stored pixel (x, y) lands: the EXIF
+// specification's eight cases written as coordinate maps (independent of the decoder's code).
+RgbImage Upright(const RgbImage& in, int orientation) {
+  const int w = in.width, h = in.height;
+  const bool swap = orientation >= 5;
+  RgbImage out;
+  out.width = swap ? h : w;
+  out.height = swap ? w : h;
+  out.rgb.resize(in.rgb.size());
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      int ox = x, oy = y;
+      switch (orientation) {
+        case 2:
+          ox = w - 1 - x;
+          break;
+        case 3:
+          ox = w - 1 - x;
+          oy = h - 1 - y;
+          break;
+        case 4:
+          oy = h - 1 - y;
+          break;
+        case 5:
+          ox = y;
+          oy = x;
+          break;
+        case 6:
+          ox = h - 1 - y;
+          oy = x;
+          break;
+        case 7:
+          ox = h - 1 - y;
+          oy = w - 1 - x;
+          break;
+        case 8:
+          ox = y;
+          oy = w - 1 - x;
+          break;
+        default:
+          break;
+      }
+      for (int c = 0; c < 3; ++c) {
+        out.rgb[(static_cast<size_t>(oy) * out.width + ox) * 3 + c] =
+            in.rgb[(static_cast<size_t>(y) * w + x) * 3 + c];
+      }
+    }
+  }
+  return out;
+}
+
+TEST(DecodePng, AnExifChunkBeforeTheDataTurnsThePicture) {
+  RgbImage picture = MakeTestPicture(13, 7, 3);
+  for (int orientation = 1; orientation <= 8; ++orientation) {
+    const std::vector<uint8_t> exif =
+        testing_media::MakeExifOrientation(orientation, orientation % 2 == 0);
+    PngSpec spec{13, 7,     2,
+                 8,  false, {picture.rgb.begin(), picture.rgb.end()},
+                 {}, {},    {exif.begin() + 6, exif.end()}};
+    RgbImage decoded = Decode(EncodePng(spec));
+    const RgbImage want = Upright(picture, orientation);
+    EXPECT_EQ(decoded.width, want.width) << orientation;
+    EXPECT_EQ(decoded.rgb, want.rgb) << orientation;
+  }
+  // An eXIf chunk libexif cannot read turns nothing.
+  PngSpec broken{13, 7,     2,
+                 8,  false, {picture.rgb.begin(), picture.rgb.end()},
+                 {}, {},    {'M', 'M', 0, 42, 0xff, 0xff, 0xff, 0xff}};
+  EXPECT_EQ(Decode(EncodePng(broken)).rgb, picture.rgb);
+}
+
 TEST(DecodePng, Rgb8IsExact) {
   RgbImage picture = MakeTestPicture(37, 23, 1);
   RgbImage decoded = Decode(EncodePngRgb(picture));

@@ -1,11 +1,14 @@
 // WebP (lossy, lossless, with or without alpha) with libwebp's advanced decoding API, which
 // returns a status instead of jumping: the header's features first, then the pixels straight
-// into the RgbImage buffer.
+// into the RgbImage buffer. An extended file's EXIF chunk (read with libwebp's demuxer) gives
+// the orientation, as for JPEG.
 #include <webp/decode.h>
+#include <webp/demux.h>
 
 #include <string>
 
 #include "base/error.h"
+#include "media/exif_orientation.h"
 #include "media/format_decoders.h"
 
 namespace tandem {
@@ -25,6 +28,22 @@ namespace {
       Fail(ErrorKind::kCorrupt,
            "corrupt WebP image: libwebp status " + std::to_string(static_cast<int>(status)));
   }
+}
+
+// The orientation in the file's EXIF chunk; 1 without one.
+int WebpOrientation(std::span<const uint8_t> bytes) {
+  const WebPData data{bytes.data(), bytes.size()};
+  WebPDemuxer* demux = WebPDemux(&data);
+  if (demux == nullptr) return 1;
+  int orientation = 1;
+  // The chunk is read whether or not the VP8X flags announce it, as Pillow does.
+  WebPChunkIterator chunk;
+  if (WebPDemuxGetChunk(demux, "EXIF", 1, &chunk)) {
+    orientation = ReadTiffExifOrientation({chunk.chunk.bytes, chunk.chunk.size});
+    WebPDemuxReleaseChunkIterator(&chunk);
+  }
+  WebPDemuxDelete(demux);
+  return orientation;
 }
 
 struct WebpBufferFree {
@@ -60,7 +79,7 @@ RgbImage DecodeWebp(std::span<const uint8_t> bytes, const ImageLimits& limits) {
   if (config.output.width != image.width || config.output.height != image.height) {
     Fail(ErrorKind::kCorrupt, "corrupt WebP image: decoded size differs from the header's");
   }
-  return image;
+  return ApplyExifOrientation(std::move(image), WebpOrientation(bytes));
 }
 
 }  // namespace tandem

@@ -1,6 +1,7 @@
 // WebP decoding: lossless exact, lossy close, alpha dropped, and refusals.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,28 @@ std::vector<uint8_t> Riff(const std::string& fourcc, const std::vector<uint8_t>&
   out.insert(out.end(), payload.begin(), payload.end());
   if (payload.size() % 2) out.push_back(0);
   return out;
+}
+
+TEST(DecodeWebp, AnExifChunkTurnsThePicture) {
+  RgbImage picture = MakeTestPicture(13, 7, 5);
+  const std::vector<uint8_t> plain = testing_media::EncodeWebpLossless(picture);
+  // Orientation 6 (turn 90 degrees clockwise): stored pixel (x, y) lands at (h - 1 - y, x).
+  for (bool with_header : {false, true}) {
+    std::vector<uint8_t> exif = testing_media::MakeExifOrientation(6, with_header);
+    if (!with_header) exif.erase(exif.begin(), exif.begin() + 6);
+    RgbImage decoded = Decode(testing_media::WithWebpExif(plain, exif));
+    ASSERT_EQ(decoded.width, 7);
+    ASSERT_EQ(decoded.height, 13);
+    for (int y = 0; y < 7; ++y) {
+      for (int x = 0; x < 13; ++x) {
+        const uint8_t* got = decoded.Pixel(6 - y, x);
+        const uint8_t* want = picture.Pixel(x, y);
+        EXPECT_TRUE(std::equal(got, got + 3, want)) << x << "," << y;
+      }
+    }
+  }
+  std::vector<uint8_t> garbage = {'I', 'I', 42, 0, 9, 9};
+  EXPECT_EQ(Decode(testing_media::WithWebpExif(plain, garbage)).rgb, picture.rgb);
 }
 
 TEST(DecodeWebp, LosslessIsExact) {
