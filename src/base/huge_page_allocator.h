@@ -1,10 +1,10 @@
 // Memory for large working buffers that come and go (a prefill's activations): blocks of 2 MiB
 // or more are mapped on their own, 2 MiB aligned and advised for transparent huge pages
 // (MADV_HUGEPAGE: Linux often enables them for advised memory only), and unmapped when freed, so
-// they leave the resident set at once. A 4 KiB page's first touch is a page fault; in the VMs we
-// measure on one costs ~10 us, and a 512-token prefill of E2B touched ~35k of them (a tenth of
-// its time). A huge page takes one fault per 2 MiB. Smaller blocks come from operator new, and
-// so does every block under AddressSanitizer.
+// they leave the resident set at once. A 4 KiB page's first touch is a page fault, dear in a
+// VM with paravirtualised page tables, and a prefill touches tens of thousands of them; a huge
+// page takes one fault per 2 MiB. Smaller blocks come from operator new, and so does every
+// block under AddressSanitizer.
 #pragma once
 
 #include <cstddef>

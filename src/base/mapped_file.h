@@ -23,10 +23,10 @@ class MappedFile {
 
   // Copies [p, p + n), a range inside the mapping, to `dst` with pread(2), not through the
   // mapping: the pages stay in the page cache but never enter this process's resident set. For
-  // tables read a row at a time (embeddings): on Linux 6.18 a fault maps the whole page-cache
-  // folio around the faulting page (up to 2 MiB), so each row read through the mapping cost
-  // ~600 KB of resident set, and a long-running server would end up with the whole 2.3 GB of
-  // E2B's embedding tables resident. Thread-safe. Throws Error(kIo) naming the path and offset.
+  // tables read a row at a time (embeddings): Linux may map the whole page-cache folio around a
+  // faulting page (up to 2 MiB), so each row read through the mapping can add far more than the
+  // row to the resident set, and a long-running server would end up with whole embedding tables
+  // resident. Thread-safe. Throws Error(kIo) naming the path and offset.
   void ReadAt(const void* p, size_t n, void* dst) const;
 
  private:

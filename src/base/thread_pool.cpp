@@ -60,11 +60,10 @@ constexpr auto kWaitSpinFor = std::chrono::microseconds(200);
 // How long an idle worker spins waiting for the next job before it sleeps on the condition
 // variable. Waking a sleeping worker costs a futex wake and a reschedule, and between one
 // forward and the next (sampling, the drafter's steps on the calling thread) lie gaps of tens to
-// hundreds of microseconds. bench_thread_pool on the Zen 5 VM: a hand-off after a 100 / 500 us
-// gap took 17.9 / 55 us with the old 2000-pause spin (~50 us there), 4.2 / 5.6 us with this;
-// E2B Q4_0 decode ran 1.10x faster, the bundled pair's plain decoding 1.26-2.2x. A time, not a
-// count: PAUSE takes 5-140 cycles depending on the CPU. Yielding between polls instead lost it
-// all again in one interleaved run (a syscall on this VM costs about as much as a wake).
+// hundreds of microseconds, longer than a spin of a few thousand PAUSEs: each job then paid a
+// wake (bench_thread_pool measures the hand-off after such a gap; bench/README.md § Kernel
+// choices). A time, not a count: PAUSE takes 5-140 cycles depending on the CPU. Yielding
+// between polls instead is no cure: on a VM a system call costs about as much as a wake.
 constexpr auto kSpinFor = std::chrono::microseconds(1000);
 
 }  // namespace

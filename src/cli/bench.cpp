@@ -143,8 +143,8 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
   }
   if (a.n_gen > 0) {
     // Each run is also set against the probes just before and after it (the better of the
-    // two): a shared VM's bandwidth drifts by 1.5x within a minute, so a probe far from a run
-    // says little about it.
+    // two): a shared VM's bandwidth drifts within a minute, so a probe far from a run says
+    // little about it.
     std::vector<double> tps, adjacent;
     double before = a.n_prompt > 0 ? MeasureBandwidth(*m.pool) : bandwidth, after = before;
     bandwidth = std::max(bandwidth, before);

@@ -314,9 +314,9 @@ bool EngineSlot::LimitsLogits() const {
 }
 
 std::vector<int32_t> EngineSlot::LimitedLogitTokens() {
-  // A gathered head row costs more than a streamed one, and more so as the gather grows: an
-  // eighth of E2B's head costs 0.32-0.38 of the full product (Zen 5, bench_matmul head_gather),
-  // a sixteenth 0.08-0.09.
+  // A gathered head row costs more than a streamed one, and more so as the gather grows: up to
+  // an eighth of the vocabulary a gather still costs well under the full product
+  // (bench_matmul head_gather; bench/README.md § Kernel choices).
   std::vector<int32_t> ids;
   if (!grammar_->AllowedTokens(n_vocab_ / 8, ids)) return {};
   std::erase_if(ids, [&](int32_t id) { return id >= n_vocab_; });

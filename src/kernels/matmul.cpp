@@ -75,15 +75,12 @@ class Scratch {
 };
 
 // Weight bytes x activation rows under which a product is not worth spreading over the pool.
-// E2B's per-layer-embedding gate and projection (221 KB each) go to the pool: E2B Q4_0 decode,
-// Zen 5 avx512, 2 threads, interleaved against 256 KiB: 1.005x (10 rounds) alone, 1.013x (8)
-// with the successor prefetch.
+// Below E2B's per-layer-embedding gate and projection, so that those go to the pool instead of
+// leaving the workers idle while the calling thread does them alone.
 constexpr uint64_t kInlineWorkBytes = 128 * 1024;
 
 // Activation values (T x cols) under which the rows are quantized on the calling thread: the
-// pool's hand-off costs more than the work. E2B Q4_0 verification of 2 / 4 rows, Zen 5 avx512,
-// 2 threads, three interleaved runs: 1.15-1.16 / 1.22-1.24 of one row's time against
-// 1.18-1.25 / 1.25-1.27 with every batch of more than one row quantized on the pool.
+// pool's hand-off costs more than the work (verifications of a few rows).
 constexpr int64_t kInlineQuantizeValues = 64 * 1024;
 
 // Quantizes x[T][cols] for `family` into the structure of arrays the kernels read, one row per
@@ -229,10 +226,9 @@ PackedTileFn PackedKernel(const WeightMatrix& w) {
 constexpr size_t kPackedTileBytes = 96 * 1024;
 constexpr int64_t kPackedTileMaxRows = 256;
 // Decode tiles of two groups of Q4_0 or Q8_0 (the AVX-512 kernels read them as two streams at
-// once; the K-quant kernels read groups one at a time) from this group size up. One process
-// alternating both, Zen 5 avx512, Q4_0 matvec, 2 threads: two streams 1.05-1.11x as fast at 2560
-// and 3072 columns (23-28 KB groups), 1.24x at 4096, 1.4-1.5x at 6144-12288; 0.93x at 1536 (13.8
-// KB: E2B's q/k/v, gate, up and head), 0.97-1.01x at 2048 (18.4 KB).
+// once; the K-quant kernels read groups one at a time) from this group size up: two streams
+// pay for long rows and cost the short ones (1536 or 2048 columns of Q4_0: E2B's q/k/v, gate, up
+// and head), bench/README.md § Kernel choices.
 constexpr size_t kPairedDecodeGroupBytes = 20 * 1024;
 
 // How a dense product is cut into tiles: packed tiles of tile_groups groups where the active
@@ -369,8 +365,7 @@ void RunDenseProducts(std::span<const MatMulProduct> products, const float* x, i
     return;
   }
   // Where each thread's share starts, in the weights, for the worker that prefetches it ahead
-  // (successor_prefetch.h). E2B Q4_0 decode, Zen 5 avx512, 2 threads, interleaved against the
-  // commit before: 1.012x and 1.026x (medians of 8 rounds); the AVX2 path and Q4_K_M 1.00x.
+  // (successor_prefetch.h) while the calling thread does the serial work between products.
   thread_local std::vector<ThreadPool::PrefetchRange> shares;
   shares.assign(static_cast<size_t>(pool.size()), {});
   for (int t = 1; t < pool.size(); ++t) {

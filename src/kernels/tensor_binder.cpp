@@ -57,10 +57,9 @@ kernels::EmbeddingTable TensorBinder::Embedding(const TensorInfo& t) const {
                                       std::string(TensorTypeName(t.type)) +
                                       ", which tandem cannot read");
   }
-  // Rows of a large table (E2B's per-layer embeddings: 1.3 GB at Q4_0) are copied out with
-  // pread, so the ones a prompt touches do not stay resident; a small one is read in place (each
-  // pread is a system call, and on a paravirtualised VM two per token were 5-10 % of the bundled
-  // pair's decode step).
+  // Rows of a large table (E2B's per-layer embeddings) are copied out with pread, so the ones a
+  // prompt touches do not stay resident; a small one is read in place: each pread is a system
+  // call, which costs a small model's decode step more than the table could ever hold resident.
   const MappedFile* read_with = t.nbytes > kPreadTablesAbove ? file_.mapping() : nullptr;
   return {t.type, file_.TensorData(t), static_cast<int64_t>(t.ne[1]), static_cast<int64_t>(t.ne[0]),
           read_with};

@@ -1,5 +1,5 @@
 // e^x for whole rows of floats, four at a time (float4.h): the sampler's softmax over a full
-// 262,144-token vocabulary spent most of its 2 ms in scalar expf calls.
+// 262,144-token vocabulary spent most of its time in scalar expf calls.
 //
 // Method: x = n ln2 + r with n = round(x / ln2) and |r| <= ln2 / 2 (ln2 split in a high part
 // with 16 significant bits, so n * ln2_hi is exact, and a low part: Cody and Waite's reduction);

@@ -81,8 +81,8 @@ bool DraftLengthController::Known(int rows) const {
   // (Samples::Min), and a lone one far above its prediction is rated at the prediction
   // (EstimatedVerifyMs), so a stall does not rule its length out. Forgetting old times made
   // every length look cheap again after kStaleAfter rounds, a round of tries no budget paid for
-  // (an assistant that does not pay retried every 64 steps, each try a draft step and a verify
-  // 4x a plain step); only budgeted probes and exploration retry it now, and a length
+  // (an assistant that does not pay retried every kStaleAfter steps, each try a draft step and a
+  // dear verify); only budgeted probes and exploration retry it now, and a length
   // re-measured after kStaleAfter rounds replaces its old times (RecordVerifyTime). Free drafts
   // (prompt lookup) still forget: their retry costs verify rows only, and where verifying 2
   // rows costs a fixed step it is how a lookup ruled out by a few early rejections reaches the
@@ -141,7 +141,7 @@ double DraftLengthController::ComputeVerifyMs(int rows) const {
   // T rows never cost less than one plus kMinRowCost per extra row, nor, by the estimate, more
   // than T single-row forwards (the weights are read once either way) unless repeated
   // measurements say so: a 2-thread forward on a shared VM waits for the busy vCPU, and there
-  // verify(2) measured 4x a plain step (a probe priced at 2x overspent its budget).
+  // verify(2) can cost several plain steps (a probe priced lower overspent its budget).
   if (Known(1)) {
     const double plain = PlainMs();
     if (!Confirmed(rows) && !steep_) ms = std::min(ms, rows * plain);
@@ -186,8 +186,8 @@ double DraftLengthController::NeighbourVerifyMs(int rows, bool confirmed_only) c
     // (a fixed 5 % per row before a second one exists), so longer drafts are not written off
     // by a pessimistic guess they never get to disprove. For free drafts (prompt lookup) the
     // plain step is not one of them: going from 1 row to 2 can cost a fixed step (a 2-thread
-    // forward on a shared VM waits for the busy vCPU: verify(2) 4x a plain step, verify(17)
-    // 7.5x), and continuing that step per row ruled out every lookup length after the model's
+    // forward on a shared VM waits for the busy vCPU, a cost paid once and not per row), and
+    // continuing that step per row ruled out every lookup length after the model's
     // first rounds measured verify(2); a lookup length tried on that guess costs no draft step.
     const int first = free_drafts_ ? 2 : 1;
     int lo2 = lo - 1;
@@ -332,8 +332,8 @@ void DraftLengthController::RecordVerifyTime(int rows, double ms, bool borrowed)
   if (rows < 1 || rows >= static_cast<int>(verify_ms_.size())) return;
   if (rows == 1) borrowed = false;  // a plain step is a plain step
   // Borrowed times stand in only until this controller has a multi-row time of its own: then
-  // its curve is inter- and extrapolated from its own times (a borrowed verify(2) of 2x a plain
-  // step, where its own rounds verify 2 rows at 1.45x, ruled lookup's short drafts out).
+  // its curve is inter- and extrapolated from its own times (a borrowed verify(2), dearer after
+  // the model's steps than after lookup's own rounds, ruled lookup's short drafts out).
   if (borrowed && own_multi_row_) return;
   if (!borrowed && rows >= 2 && !own_multi_row_) {
     // Until now every multi-row time was borrowed.

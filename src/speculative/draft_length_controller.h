@@ -25,8 +25,8 @@ class DraftLengthController {
   static constexpr double kMinGain = 0.02;
   // Each verified row beyond the first is assumed to cost at least this share of a plain step
   // (its activations, attention and logits row), however fast the measured times say: timing
-  // noise on a loaded machine must not make verifying look free. Below the 5 % at T = 2 measured
-  // on Zen 4 AVX-512 (the controller test's "zen4" curve), above an ideal memory-bound 2 %.
+  // noise on a loaded machine must not make verifying look free. Below the row cost of the
+  // controller test's "zen4" curve, above that of its ideal memory-bound machine.
   static constexpr double kMinRowCost = 0.03;
   // Each extra verified row's share of a plain step under UseStaticCosts.
   static constexpr double kStaticRowCost = 0.05;

@@ -273,7 +273,7 @@ TEST(DraftLengthController, NoiseThatHidesAVerifyRowsCostDoesNotKeepFailingDraft
   // On a loaded machine verify(2) can read no slower than verify(1) (the plain steps' times
   // include the neighbours' stalls); free drafts (prompt lookup) then looked free to verify too,
   // so at zero acceptance drafting went on until the estimated acceptance fell under kMinGain
-  // (chain on the zero-acceptance pair: 14 of 63 steps drafted, estimate 0.92x). A verified row
+  // (chain on the zero-acceptance pair kept drafting and lost to plain decoding). A verified row
   // is assumed to cost at least DraftLengthController::kMinRowCost of a plain step.
   DraftLengthController c(4, true);
   c.MarkDraftsFree();
@@ -295,8 +295,8 @@ TEST(DraftLengthController, AVerifyCurveSteepAtEveryLengthIsBelievedAndNotRetrie
   // 4-5x a plain step (Zen 3 AVX2 under load, the bundled pair: plain 1.4 ms, verify(2) 5.7 ms,
   // an assistant step 0.55 ms, half its drafts accepted). Each length's first time was taken for
   // a stall (a free try per new length), and every measured time went stale after 64 rounds and
-  // gave way to a cheap extrapolation (another round of tries, unbudgeted): 7 model rounds per
-  // 256 tokens, chain 0.92x prompt lookup alone on the copy workload. Lone times high at every
+  // gave way to a cheap extrapolation (another round of tries, unbudgeted), and chain fell
+  // behind prompt lookup alone on the copy workload. Lone times high at every
   // length measured are the curve, and old ones keep their ratio to the plain step; only
   // budgeted probes retry.
   const Machine m{"loaded_vm", {{1, 1.0}, {2, 4.1}, {3, 4.1}, {5, 4.8}, {17, 7.5}}, 1.4, 0.55};

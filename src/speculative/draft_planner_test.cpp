@@ -255,11 +255,11 @@ double CopyWorkloadMs(SpecType type, int* model_rounds, const CopyCosts& costs =
 }
 
 TEST(DraftPlanner, ChainKeepsUpWithLookupAloneWhenTheModelDoesNotPay) {
-  // Chain lost 8-18 % to lookup alone here (0.82-0.92x): where lookup proposed nothing the model
-  // drafted, each new length's first verify time was taken for a stall and every time was
-  // forgotten after 64 rounds, so it kept retrying (7 model rounds, each 6-7 ms for ~2 tokens
-  // where plain steps give 1.4 ms each). Now it stops after its first rounds and probes only out
-  // of the budget, and chain stays within 3 % of lookup alone.
+  // Chain fell behind lookup alone here: where lookup proposed nothing the model drafted, each
+  // new length's first verify time was taken for a stall and every time was forgotten after 64
+  // rounds, so it kept retrying (model rounds that cost several plain steps for ~2 tokens). Now
+  // it stops after its first rounds and probes only out of the budget, and chain stays within
+  // 3 % of lookup alone.
   int model_rounds = 0, none = 0;
   const double ngram = CopyWorkloadMs(SpecType::kNgram, &none);
   const double chain = CopyWorkloadMs(SpecType::kChain, &model_rounds);

@@ -11,8 +11,8 @@
 // drafter step, a point-mass q when sampling), so verification keeps the output exact: a wrong
 // guess costs one verified row, a right one saves a target forward. So guesses are drafted only
 // while the share of them verification accepted (of those it reached) beats what one more row
-// costs (Pays): on a memory-bound target a row is a few percent of a forward, on the tiny trained
-// pair (whose 262k-row logits dominate) ~70 %.
+// costs (Pays): on a memory-bound target a row is a small share of a forward, on the tiny
+// trained pair (whose 262k-row logits dominate) most of one.
 #pragma once
 
 #include <cstdint>

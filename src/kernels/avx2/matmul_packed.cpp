@@ -7,10 +7,8 @@
 // (8 vectors for Q4_0, 16 for Q8_0, 64+ for the K-quants) would spill to the stack. The chunk is
 // as wide as AVX2's 16 registers allow: Q4_0 and Q8_0 keep one partial per row (8 rows), the
 // K-quants a 16-bit sub-block partial and a 32-bit block sum per row, so 6 rows (12 registers,
-// plus the quant vector, its mask and a broadcast activation). Wider chunks spilled (Zen 3, one
-// thread, bench_matmul prefill512, GFLOP/s: Q6_K 95-101 at 8 rows, 114-126 at 6; Q4_K 153-169,
-// 167-176; Q8_0 as a decoded block of 16 vectors against 4 rows 79-103, one vector against 8
-// rows 102-114).
+// plus the quant vector, its mask and a broadcast activation). Wider chunks spill, and a whole
+// decoded Q8_0 block for fewer rows was slower too (bench/README.md § Kernel choices).
 //
 // Per output element the sequence is the reference's (dot_ref.h): exact integer block sums (any
 // grouping of an exact integer sum gives the same integer), then the same f32 multiplies and
@@ -36,8 +34,8 @@ inline __m256i Load(const uint8_t* p) {
 }
 
 // Keeps the compiler from hoisting the next step's products above this point: without it GCC
-// computes a whole block's maddubs products first and spills them to the stack (11 cycles per
-// 8-row block and activation row on Zen 3 instead of 8.5). It emits no instruction.
+// computes a whole block's maddubs products first and spills them to the stack. It emits no
+// instruction.
 template <int NT>
 inline void PinPartials(__m256i (&s)[NT]) {
 #pragma GCC unroll 16

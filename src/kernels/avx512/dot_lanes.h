@@ -36,7 +36,7 @@ struct TileLanes16 {
   static constexpr bool kSignedAsMagnitude = false;
   static constexpr int kSignedOffset = 128;
 
-  // Scalar loads: faster than vpgatherqd on the CPUs measured (bench/README.md).
+  // Scalar loads: faster than vpgatherqd on the CPUs we measured.
   [[gnu::always_inline]] static VI GatherDword(const TileRows& rows, int /*g*/, int64_t offset) {
     alignas(64) int32_t v[16];
     for (int r = 0; r < 16; ++r) std::memcpy(&v[r], rows.row[r] + offset, sizeof v[r]);

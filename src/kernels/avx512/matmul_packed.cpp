@@ -8,15 +8,13 @@
 // keep one accumulator per activation row in registers; decoding of long rows (a tile of two
 // groups, matmul.cpp), verifications of 2-4 rows and larger batches (prefill, 4 rows at a time)
 // of Q4_0 and Q8_0, whose unpacking is cheap, go over two groups at once (two memory streams),
-// so that each broadcast activation dword feeds two VPDPBUSD (PairBlock; Zen 5, 2 threads:
-// bench_matmul prefill512 q4_0 1.11-1.13x, E2B pp512 1.06-1.12x, verify cost at T = 4
-// 1.27-1.39 -> 1.12-1.22 of T = 1). For Q4_K and Q6_K, whose unpacking costs a third to all of
-// the products, a larger batch decodes each group's blocks once, a few at a time, into L1, and
-// every activation row reads them there (RunDecodeOnce). Zen 5, one thread, bench_matmul
-// prefill512 1536x6144 against this path's row-major tiles: Q4_0 1.15x, Q4_K 0.87x, Q6_K 0.73x;
-// matvec (the decode step) Q4_K 0.47 -> 0.85 of the read bandwidth, Q6_K 0.61 -> 0.79; with short
-// rows (K = 1536), pairs of 8-row groups 0.46-0.64, 16-row groups 0.69-0.98 (bench/README.md,
-// AVX-512 Zen 5, sessions 12 and 13).
+// so that each broadcast activation dword feeds two VPDPBUSD (PairBlock): with one product per
+// broadcast, the broadcasts bounded the tile. For Q4_K and Q6_K, whose unpacking costs a large
+// share of the products, a larger batch decodes each group's blocks once, a few at a time, into
+// L1, and every activation row reads them there (RunDecodeOnce). A group is 16 rows, one zmm,
+// rather than two 8-row groups side by side: two streams restarting at every pair cost short
+// rows (K = 1536) much of their bandwidth. What each choice gained: bench/README.md § Kernel
+// choices.
 //
 // Per output element the sequence is the reference's (dot_ref.h): exact integer block sums
 // (weights as unsigned bytes w + o against signed activations, minus o * sum(a): the same
@@ -74,7 +72,7 @@ inline __m512 ScaleAdd(__m512 d, float da, __m512i s, __m512 acc) {
 }
 
 // sum_k w[k] . a[4k..4k+3] - (sum_a << shift) over a 32-value block, exact (two chains of 4
-// dot products; one chain of 8 measured the same with 16 rows in flight).
+// dot products; one chain of 8 was no faster with 16 rows in flight).
 inline __m512i DotBlock(const __m512i (&w)[8], const int8_t* a, int32_t sum_a, int shift) {
   __m512i even = _mm512_setzero_si512(), odd = _mm512_setzero_si512();
 #pragma GCC unroll 4
@@ -372,8 +370,7 @@ void GroupRows(const Group& g, int64_t nb, const uint8_t* end, const ActRows<NT>
   __m512 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
   // With more than 4 rows a block takes long enough that 2 KiB ahead arrives late: 8 KiB
-  // (bench_matmul batch/packed/2560x10240 T = 8, Zen 5: Q4_0 454 -> 367 us, Q8_0 649 -> 417;
-  // E2B Q4_0 verification of 6 / 8 rows 1.90 / 2.15 -> 1.52 / 1.95 of one row's time).
+  // (bench/README.md § Kernel choices).
   constexpr int64_t kAhead = NT > 4 ? 4 * kPrefetchAhead : kPrefetchAhead;
   for (int64_t b = 0; b < nb; ++b) {
     const int64_t off = b * K::kBlockBytes;
@@ -398,7 +395,7 @@ inline Group GroupAt(const PackedTile& tile, int g) {
 // decode, verification), so each stream's prefetches run on past its group's end into its own
 // next group (the group after the partner), not into the other stream. (Not for a prefill tile,
 // re-read from L2 by every pass of activation rows: there the extra registers and prefetches
-// measured 0.92-0.95x in E2B pp512.)
+// made prefill slower.)
 template <class K, int NT, bool kToNextPair>
 void GroupPairRows(const Group& g0, const Group& g1, int64_t nb, const uint8_t* end,
                    const ActRows<NT>& rows, __mmask16 mask1, float* y, int64_t ldy) {
@@ -406,8 +403,8 @@ void GroupPairRows(const Group& g0, const Group& g1, int64_t nb, const uint8_t* 
   for (int t = 0; t < NT; ++t) acc[0][t] = acc[1][t] = _mm512_setzero_ps();
   const int64_t group_bytes = g1.p - g0.p;
   const Group next0{g1.p + group_bytes}, next1{g1.p + 2 * group_bytes};
-  // 4 KiB ahead in each stream (2 KiB: E2B Q4_0 verification of 4 rows 1.35 -> 1.19-1.26 of
-  // one row's time, Zen 5; decode and pp512 the same).
+  // 4 KiB ahead in each stream: 2 KiB arrived late for verifications of 4 rows, and decode and
+  // prefill do not mind (bench/README.md § Kernel choices).
   for (int64_t b = 0; b < nb; ++b) {
     const int64_t off = b * K::kBlockBytes, ahead = off + 2 * kPrefetchAhead;
     if (kToNextPair && 2 * ahead >= group_bytes) {
@@ -461,7 +458,7 @@ void GroupsPass(const PackedTile& tile, int64_t nb, const QuantizedActivations& 
 // and the tile two groups, batches of 2 to K::kPairRows rows (verification) in one pass and
 // batches larger than K::kActRows (prefill) in passes of K::kPairRows, two groups at a time. Each
 // pass goes over all the tile's groups: they stay in cache while the activations stream.
-// (Batches of 5-16 rows measured no faster in pairs: bench_matmul batch/packed/q4_0 T = 8, 16.)
+// (Batches of 5-16 rows were no faster in pairs: bench_matmul batch/packed/q4_0 T = 8, 16.)
 template <class K>
 void RunFused(const PackedTile& tile, const QuantizedActivations& acts, float* y, int64_t ldy) {
   const int64_t nb = acts.cols / K::kBlockValues;

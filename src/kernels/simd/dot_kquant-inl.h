@@ -260,7 +260,7 @@ struct Family : W {
 
   // One pass over the decoded weights serves every row where one vector holds the tile's rows
   // (their sums stay in registers); with two groups (AVX2: 16 registers) one row at a time, as
-  // two rows' sums spill (Zen 5, AVX2 path, prefill512 Q4_K/Q5_K/IQ4_XS 0.87x).
+  // two rows' sums spill AVX2's registers.
   template <int NT>
   static void Accumulate(const Decoded& dec, const QuantizedActivations& acts, int64_t b,
                          int64_t t0, typename Q::F::V (&acc)[NT][Q::kGroups]) {

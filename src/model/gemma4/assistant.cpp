@@ -124,9 +124,8 @@ std::unique_ptr<Gemma4Assistant> Gemma4Assistant::Load(const std::string& path,
                                   : kernels::Rope::Neox(lc.head_dim, lc.n_rot, lc.rope_base,
                                                         a->weights_.rope_freqs));
   }
-  // Drafting is a chain of one-row forwards through these matrices: repacked, a draft step ran
-  // 1.5-2.4x faster on the bundled pair and 1.5-1.7x on E2B's dense-head assistant, ~1.15x with
-  // its centroid head (the same bits; bench/README.md § session 18).
+  // Drafting is a chain of one-row forwards through these matrices, which read the repacked
+  // layout faster than the file's (the same bits; bench/README.md § Kernel choices).
   if (options.repack) {
     a->weights_.Pack({&a->pre_projection_, &a->post_projection_, &a->centroids_});
   }

@@ -52,16 +52,14 @@ struct DecoderLayer {
 struct BlockScratch {
   // A buffer grows to at least this many rows at once, so that verification batches of every
   // size up to it find their pages in place: growing a row at a time cost each new size's first
-  // forward its page faults, which the speculation planner took for a verify cost (E2B echo
-  // pair on the Zen 5 VM: the first 4-row verification 45 ms, later ones 31-33 ms; its drafts
-  // then stayed at 2 tokens a round).
+  // forward its page faults, which the speculation planner took for a verify cost and so kept
+  // its drafts short.
   // 72: an adaptive round's largest verification, 64 lookup drafts (DraftPlanner::kLookupMax)
   // and the token before them, fits.
   static constexpr int kMinRows = 72;
   // A forward of more rows than this (a prefill) cuts the buffers back to kMinRows rows after
   // it; one of fewer rows keeps what it grew. Cut back after every forward longer than
-  // kMinRows, a 65-row one (a full lookup round) of E2B Q4_0 faulted in 32 huge pages each time
-  // (perf stat, 41 against 1 repetitions) and ran 1.04-1.07x slower (Zen 5).
+  // kMinRows, a 65-row one (a full lookup round) faulted its huge pages in again each time.
   static constexpr int kShrinkAbove = 256;
 
   ActivationBuffer a;         // [n][D] the normed block input

@@ -233,9 +233,9 @@ void Gemma4Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutp
     if (batch.want_logits[t]) out.logit_rows.push_back(t);
   }
   Logits(batch, out, pool);
-  // A prefill's activations are tens to hundreds of MB: keep a verification's worth (growing
-  // them again after every prompt cost the first verification of each size its page faults:
-  // the bundled pair at 900 positions, 9 rows 1.8 ms, then 0.9).
+  // A prefill's activations are large: keep a verification's worth (growing them again after
+  // every prompt cost the first verification of each size its page faults, which the
+  // speculation planner took for a verify cost).
   if (T > BlockScratch::kShrinkAbove) s.Shrink(T);
 }
 
@@ -263,8 +263,8 @@ void Gemma4Model::Logits(const ForwardBatch& batch, ForwardOutput& out, ThreadPo
   const size_t need = static_cast<size_t>(n_out) * V;
   if (out.logits.capacity() < need) {
     // Grown to a verification's worth of rows at once, its pages touched now by the zero fill:
-    // growing a few rows at a time cost each new size's first forward its page faults (E2B's
-    // 262,144-token rows are 1 MB each), which the speculation planner took for a verify cost.
+    // growing a few rows at a time cost each new size's first forward its page faults (a row is
+    // a float per vocabulary entry), which the speculation planner took for a verify cost.
     out.logits.resize(std::max(need, kLogitRowsKept * V));
   }
   out.logits.resize(need);

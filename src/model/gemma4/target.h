@@ -84,8 +84,8 @@ class Gemma4Model final : public TargetModel {
   std::vector<int> rope_angles_from_;
   MediaAttention media_attention_ = MediaAttention::kCausal;  // resolved, never kDefault
   // Activations kept from one forward call to the next (calls take turns through the mutex):
-  // allocating and zero-filling them anew each call was 7 % of the bundled pair's time in a
-  // verification-heavy run, and the first verification after a prefill paid page faults that
+  // allocating and zero-filling them anew each call was a visible share of a small model's
+  // time, and the first verification after a prefill paid page faults that
   // the speculation planner took for its verify cost. Cut back to BlockScratch::kMinRows rows
   // after a batch of more than BlockScratch::kShrinkAbove rows (Scratch::Shrink).
   mutable std::mutex scratch_mu_;
