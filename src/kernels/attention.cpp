@@ -211,10 +211,12 @@ void AttentionSharedKeys(const SharedKeysAttentionArgs& args, ThreadPool* pool) 
   const auto attend = ActiveKernels().attend_heads;
   const int group = args.n_heads / kv.n_kv_heads;
   const size_t blocks = static_cast<size_t>((args.n_rows + kAttendMaxHeads - 1) / kAttendMaxHeads);
-  // Task t: head t % n_heads, rows [b·kAttendMaxHeads, +kAttendMaxHeads) for b = t / n_heads.
+  // Task t: head t / blocks, rows [b·kAttendMaxHeads, +kAttendMaxHeads) for b = t % blocks.
+  // Head-major, so that a thread's consecutive tasks read one head's K and V rows (a working
+  // set that stays in cache) rather than every head's in turn.
   auto task = [&](size_t t) {
-    const int h = static_cast<int>(t % args.n_heads);
-    const int first = static_cast<int>(t / args.n_heads) * kAttendMaxHeads;
+    const int h = static_cast<int>(t / blocks);
+    const int first = static_cast<int>(t % blocks) * kAttendMaxHeads;
     const int n = std::min(kAttendMaxHeads, args.n_rows - first);
     const size_t offset = h * args.head_stride + static_cast<size_t>(first) * hd;
     attend(args.q + offset, n, kv, h / group, keys, args.scale, args.out + offset);

@@ -65,8 +65,9 @@ struct Gemma4VisionEncoding::State {
   // The 2-D RoPE's angles per patch: columns turn the first half of a head, rows the second.
   kernels::Rope rope;
   std::vector<float> col_angles, row_angles;
-  // K and V of every patch [N][Hkv][hdp] (the padding stays zero), read by every query row of
-  // the same image.
+  // K and V of every patch, head-major [Hkv][N][hdp] (the padding stays zero), read by every
+  // query row of the same image: one head's rows are contiguous, so the attention's pass over
+  // them streams through the cache instead of touching one row in every few pages.
   std::vector<float> K, V;
   kernels::SharedKeysAttentionArgs attn;
   // Scratch for a chunk of kChunkRows patch rows.
@@ -123,8 +124,8 @@ Gemma4VisionEncoding::State::State(const Gemma4VisionEncoder& enc, std::span<con
   attn.kv.n_kv_heads = Hkv;
   attn.kv.head_dim = hdp;
   attn.kv.n_slots = N;
-  attn.kv.slot_stride_bytes = static_cast<size_t>(Hkv) * hdp * sizeof(float);
-  attn.kv.head_stride_bytes = static_cast<size_t>(hdp) * sizeof(float);
+  attn.kv.slot_stride_bytes = static_cast<size_t>(hdp) * sizeof(float);
+  attn.kv.head_stride_bytes = static_cast<size_t>(N) * hdp * sizeof(float);
   attn.kv.stored = {0, static_cast<int32_t>(N)};
   attn.scale = 1.0f;
 
@@ -190,11 +191,14 @@ void Gemma4VisionEncoding::State::Layer(int l, ThreadPool& pool) {
     kernels::RmsNormRows(e.data() + r0 * D, D, lw.ln1.data(), eps, D, n, h.data(), D, &pool);
     const ClippedProduct kv[2] = {{&lw.attn_k, kt.data()}, {&lw.attn_v, vt.data()}};
     ClippedMatMulEach(kv, h.data(), n, clamp, pool);
-    float* k = K.data() + r0 * Hkv * hdp;
-    kernels::RmsNormRows(kt.data(), hd, lw.attn_k_norm.data(), eps, hd, n * Hkv, k, hdp, &pool);
-    kernels::RmsNormRows(vt.data(), hd, nullptr, eps, hd, n * Hkv, V.data() + r0 * Hkv * hdp, hdp,
-                         &pool);
-    Rotate(k, r0, n, Hkv, hdp, static_cast<size_t>(Hkv) * hdp);
+    const size_t kv_row = static_cast<size_t>(Hkv) * hd, head = static_cast<size_t>(N) * hdp;
+    for (int g = 0; g < Hkv; ++g) {
+      kernels::RmsNormRows(kt.data() + g * hd, kv_row, lw.attn_k_norm.data(), eps, hd, n,
+                           K.data() + g * head + r0 * hdp, hdp, &pool);
+      kernels::RmsNormRows(vt.data() + g * hd, kv_row, nullptr, eps, hd, n,
+                           V.data() + g * head + r0 * hdp, hdp, &pool);
+    }
+    Rotate(K.data() + r0 * hdp, r0, n, Hkv, head, hdp);
   }
   // Pass 2: queries, attention over the patch's image, and the rest of the layer, a chunk at a
   // time (a chunk's residual rows change only after their own queries were taken).
