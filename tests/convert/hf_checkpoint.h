@@ -48,9 +48,9 @@ struct HfSpec {
 };
 
 struct HfTensor {
-  std::string name;         // HF name
-  std::string gguf;         // the GGUF tensor it becomes; empty when skipped or dropped
-  int half = 0;             // 1 / 2: gate / up half of ffn_gate_up_exps; 0: the whole tensor
+  std::string name;  // HF name
+  std::string gguf;  // the GGUF tensor it becomes; empty when skipped or dropped
+  int half = 0;      // 1 / 2: gate / up half of ffn_gate_up_exps; 0: the whole tensor
   std::string dtype;
   std::vector<uint64_t> shape;  // PyTorch order
   std::vector<float> values;    // float tensors: exactly the stored values
@@ -66,8 +66,8 @@ struct HfCheckpoint {
   SyntheticVocab vocab;
 };
 
-HfSpec E2bLikeSpec();  // multimodal wrapper with the default HfVisionSpec, PLE, KV sharing (+
-                       // unused K/V), double-wide MLP
+HfSpec E2bLikeSpec();       // multimodal wrapper with the default HfVisionSpec, PLE, KV sharing (+
+                            // unused K/V), double-wide MLP
 HfSpec Moe26bLikeSpec();    // CausalLM at the top level, MoE, V = K, per-layer KV heads, F32
 HfSpec Dense31bLikeSpec();  // dense V = K, F16, hidden 256 (K-quant friendly), tied lm_head
 HfSpec AssistantSpec();     // MTP assistant for E2bLikeSpec's target, with centroids, BF16

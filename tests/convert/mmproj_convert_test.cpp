@@ -15,8 +15,8 @@
 
 #include "base/error.h"
 #include "base/thread_pool.h"
-#include "convert/safetensors_test_util.h"
 #include "convert/quantizer.h"
+#include "convert/safetensors_test_util.h"
 #include "encoders/gemma4v/encoder.h"
 #include "encoders/gemma4v/random_mmproj.h"
 #include "gguf/gguf_reader.h"
