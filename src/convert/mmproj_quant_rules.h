@@ -1,6 +1,6 @@
 // `tandem quantize` of a multimodal projector (general.architecture = clip): the types llama.cpp's
 // converter gives an mmproj file for an --outtype, not llama-quantize's text-model mix
-// (docs/vision.md § Dtypes). Only gemma4v files are understood.
+// (docs/vision.md § Tensors). Only gemma4v files are understood.
 #pragma once
 
 #include <set>

@@ -22,7 +22,10 @@ class ScratchCleanup : public ::testing::Environment {
     static std::vector<std::filesystem::path> dirs;
     return dirs;
   }
+  // TANDEM_KEEP_SCRATCH=1 keeps the directories (to look at the files, or to feed them to
+  // llama.cpp by hand).
   void TearDown() override {
+    if (std::getenv("TANDEM_KEEP_SCRATCH") != nullptr) return;
     std::error_code ec;
     for (const auto& d : Dirs()) std::filesystem::remove_all(d, ec);
   }

@@ -1,5 +1,5 @@
 // How llama.cpp's converter writes a gemma4v mmproj file: the file-level keys and each tensor's
-// dtype for a given --outtype (docs/vision.md § Dtypes). The converter (`tandem convert
+// dtype for a given --outtype (docs/vision.md § Tensors). The converter (`tandem convert
 // --mmproj`), the random-weight writer (`tandem mkmodel --mmproj`) and `tandem quantize` all
 // follow these two functions, so the three cannot write different layouts.
 #pragma once
