@@ -15,12 +15,16 @@ namespace tandem::cli {
 
 void AddConvertCommand(CLI::App& app, CommandRunner& runner) {
   auto* sub = app.add_subcommand(
-      "convert", "Convert a Hugging Face Gemma 4 checkpoint (target or MTP assistant) to GGUF");
+      "convert",
+      "Convert a Hugging Face Gemma 4 checkpoint (target or MTP assistant) to GGUF; with "
+      "--mmproj, also its vision projector as a llama.cpp mmproj GGUF");
   struct Args {
     std::string input;
     std::string output;
     std::string type = "f16";
     std::string name;
+    std::string mmproj;
+    bool clip_use_gelu = false;
     int threads = 0;
     bool no_progress = false;
   };
@@ -32,6 +36,15 @@ void AddConvertCommand(CLI::App& app, CommandRunner& runner) {
   sub->add_option("--type,--outtype", args->type, "Weight type: f32, f16, bf16 or q8_0")
       ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0"}, CLI::ignore_case))
       ->capture_default_str();
+  sub->add_option("--mmproj", args->mmproj,
+                  "Also write the vision tower (Gemma4ForConditionalGeneration only) to this "
+                  "mmproj GGUF (general.architecture clip, projector gemma4v), in llama.cpp's "
+                  "layout and dtype rules for --type; the audio tower is not converted yet (a "
+                  "warning says so)");
+  sub->add_flag(
+      "--clip-use-gelu", args->clip_use_gelu,
+      "With --mmproj: also write clip.use_gelu = true, so llama.cpp runs the tanh GELU "
+      "of the checkpoint instead of GELU-quick (llama.cpp's converter does not write it)");
   sub->add_option("--name", args->name, "general.name (default: the directory's name)");
   sub->add_option("-t,--threads", args->threads, "Threads (default: physical cores)");
   sub->add_flag("--no-progress", args->no_progress, "Do not draw a progress bar");
@@ -44,11 +57,18 @@ void AddConvertCommand(CLI::App& app, CommandRunner& runner) {
       options.name = args->name;
       options.n_threads = args->threads;
       options.progress = !args->no_progress;
+      options.mmproj_path = args->mmproj;
+      options.clip_use_gelu = args->clip_use_gelu;
       const ConvertSummary s = ConvertHfToGguf(options);
       std::printf("wrote %s: %s (%s, %zu shard%s) -> arch %s, %zu tensors, %s of %s weights\n",
                   args->output.c_str(), args->input.c_str(), s.hf_architecture.c_str(), s.n_shards,
                   s.n_shards == 1 ? "" : "s", s.gguf_arch.c_str(), s.n_tensors,
                   FormatBytes(s.tensor_bytes).c_str(), args->type.c_str());
+      if (!args->mmproj.empty()) {
+        std::printf("wrote %s: vision projector gemma4v, %zu tensors, %s%s\n", args->mmproj.c_str(),
+                    s.n_mmproj_tensors, FormatBytes(s.mmproj_bytes).c_str(),
+                    s.n_audio_skipped > 0 ? " (audio tower not converted)" : "");
+      }
       return 0;
     };
   });

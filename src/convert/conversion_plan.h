@@ -20,12 +20,15 @@ struct PlannedTensor {
     kExpertHalves,   // inputs = {gate [E, F, D], up [E, F, D]} fused as ffn_gate_up_exps
     kTokenOrdering,  // inputs[0], an integer buffer written as I32
     kRopeFreqs,      // generated (docs/gemma4.md § RoPE)
+    kPatchKernel,    // inputs[0], a patch linear [D, p·p·3] over (row, col, channel) written as
+                   // the conv kernel {p, p, 3, D} (docs/vision.md § Conversion from Hugging Face)
   };
   std::string name;          // GGUF name
   std::vector<uint64_t> ne;  // GGUF order, ne[0] innermost
   TensorType type;           // output type
   Source source = Source::kRows;
   std::vector<const SafetensorsTensor*> inputs;
+  bool allow_infinity = false;  // ±inf values are data (clamp bounds); NaN is still refused
 };
 
 struct ConversionPlan {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 #include "base/error.h"
@@ -14,9 +15,12 @@
 #include "convert/conversion_plan.h"
 #include "convert/hf_config.h"
 #include "convert/hf_tokenizer.h"
+#include "convert/hf_vision_config.h"
+#include "convert/mmproj_plan.h"
 #include "convert/progress_bar.h"
 #include "convert/row_encoder.h"
 #include "convert/safetensors_reader.h"
+#include "encoders/gemma4v/mmproj_layout.h"
 #include "gguf/gguf_writer.h"
 #include "model/gemma4/tensors.h"
 #include "tensor/float16.h"
@@ -27,8 +31,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Elements [first, first + n) of a float tensor as f32 into out[n]; false if one is not finite.
-bool ReadElements(const SafetensorsTensor& t, uint64_t first, uint64_t n, float* out) {
+// Elements [first, first + n) of a float tensor as f32 into out[n]; false if one is NaN, or
+// infinite unless `allow_infinity`.
+bool ReadElements(const SafetensorsTensor& t, uint64_t first, uint64_t n, float* out,
+                  bool allow_infinity = false) {
   const uint8_t* p = t.bytes.data() + first * SafetensorsDtypeBytes(t.dtype);
   if (t.dtype == SafetensorsDtype::kF32) {
     std::memcpy(out, p, n * sizeof(float));
@@ -40,9 +46,10 @@ bool ReadElements(const SafetensorsTensor& t, uint64_t first, uint64_t n, float*
       out[i] = bf16 ? Bf16ToFp32(h) : Fp16ToFp32(h);
     }
   }
-  bool finite = true;
-  for (uint64_t i = 0; i < n; ++i) finite &= std::isfinite(out[i]);
-  return finite;
+  bool ok = true;
+  for (uint64_t i = 0; i < n; ++i)
+    ok &= allow_infinity ? !std::isnan(out[i]) : std::isfinite(out[i]);
+  return ok;
 }
 
 // Row r of the GGUF tensor, read from its checkpoint source(s).
@@ -60,7 +67,19 @@ RowReader MakeRowReader(const PlannedTensor& p) {
     };
   }
   const SafetensorsTensor* t = p.inputs[0];
-  return [t, n](uint64_t row, float* out) { return ReadElements(*t, row * n, n, out); };
+  if (p.source == PlannedTensor::Source::kPatchKernel) {
+    // {p, p, 3, D}: row (o·3 + c)·p + i holds kernel[o][c][i][0..p), which is column
+    // (i·p + j)·3 + c of the linear's row o (patches flattened row, column, channel).
+    return [t, n](uint64_t row, float* out) {
+      const uint64_t i = row % n, c = (row / n) % 3, o = row / (3 * n);
+      bool ok = true;
+      for (uint64_t j = 0; j < n; ++j)
+        ok &= ReadElements(*t, o * 3 * n * n + (i * n + j) * 3 + c, 1, out + j);
+      return ok;
+    };
+  }
+  const bool inf = p.allow_infinity;
+  return [t, n, inf](uint64_t row, float* out) { return ReadElements(*t, row * n, n, out, inf); };
 }
 
 // masked_embedding.token_ordering (I64 or I32) as I32 token ids, each checked against the vocab.
@@ -153,12 +172,15 @@ void WriteMetadata(const ConversionPlan& plan, const HfTokenizer& tokenizer,
   AddHfTokenizerToGguf(tokenizer, w);
 }
 
-void AddTensors(const ConversionPlan& plan, GgufWriter& w, ProgressBar& bar, ThreadPool& pool) {
-  const Gemma4Config& c = plan.hf.config;
-  for (const PlannedTensor& p : plan.tensors) {
+// Adds `tensors` to `w`, streamed from the checkpoint when the file is written. `hf` gives the
+// generated tensors (rope_freqs) their values.
+void AddTensors(const std::vector<PlannedTensor>& tensors, const HfModelConfig& hf, GgufWriter& w,
+                ProgressBar& bar, ThreadPool& pool) {
+  const Gemma4Config& c = hf.config;
+  for (const PlannedTensor& p : tensors) {
     switch (p.source) {
       case PlannedTensor::Source::kRopeFreqs: {
-        const std::vector<float> f = Gemma4RopeFreqs(c, plan.hf.rope_partial_factor_full);
+        const std::vector<float> f = Gemma4RopeFreqs(c, hf.rope_partial_factor_full);
         std::vector<uint8_t> bytes(f.size() * sizeof(float));
         std::memcpy(bytes.data(), f.data(), bytes.size());
         w.AddTensor(p.name, TensorType::kF32, p.ne, std::move(bytes));
@@ -176,7 +198,8 @@ void AddTensors(const ConversionPlan& plan, GgufWriter& w, ProgressBar& bar, Thr
         break;
       }
       case PlannedTensor::Source::kRows:
-      case PlannedTensor::Source::kExpertHalves: {
+      case PlannedTensor::Source::kExpertHalves:
+      case PlannedTensor::Source::kPatchKernel: {
         const RowEncodeJob job{p.name, p.type, p.ne[0], RowCount(p.ne)};
         RowReader reader = MakeRowReader(p);
         std::vector<const SafetensorsTensor*> inputs = p.inputs;
@@ -214,6 +237,15 @@ ConvertSummary ConvertHfToGguf(const ConvertOptions& options) {
   const std::string& dir = options.input_dir;
   ConvertFileType(options.out_type);  // validates the type before any work
   if (options.output_path.empty()) Fail(ErrorKind::kInvalidArgument, "convert: no output path");
+  const bool mmproj = !options.mmproj_path.empty();
+  if (mmproj && fs::path(options.mmproj_path).lexically_normal() ==
+                    fs::path(options.output_path).lexically_normal()) {
+    Fail(ErrorKind::kInvalidArgument,
+         "convert: --mmproj " + options.mmproj_path + " is the text model's output path too");
+  }
+  if (options.clip_use_gelu && !mmproj) {
+    Fail(ErrorKind::kInvalidArgument, "convert: --clip-use-gelu needs --mmproj");
+  }
   const fs::path config_path = fs::path(dir) / "config.json";
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
@@ -226,6 +258,12 @@ ConvertSummary ConvertHfToGguf(const ConvertOptions& options) {
       LoadHfTokenizer(dir, hf.bos_token_id, hf.eos_token_id, hf.pad_token_id);
   const ConversionPlan plan = PlanConversion(hf, static_cast<int>(tokenizer.vocab.size()),
                                              *checkpoint, options.out_type, dir);
+  // The projector is planned before anything is written, so a bad vision tower leaves no file.
+  std::optional<MmprojPlan> mm_plan;
+  if (mmproj) {
+    mm_plan = PlanMmprojConversion(LoadHfVisionConfig(dir), *checkpoint, options.out_type, dir);
+    if (options.clip_use_gelu) mm_plan->config.use_gelu = true;
+  }
 
   std::string name = options.name;
   if (name.empty()) {
@@ -235,16 +273,31 @@ ConvertSummary ConvertHfToGguf(const ConvertOptions& options) {
   GgufWriter w;
   WriteMetadata(plan, tokenizer, options, name, w);
   AddSuppressTokensToGguf(LoadSuppressTokens(dir, static_cast<int>(tokenizer.vocab.size())), w);
-  uint64_t total = 0;
+  uint64_t total = 0, mm_total = 0;
   for (const PlannedTensor& p : plan.tensors) total += PlannedBytes(p);
+  if (mm_plan) {
+    for (const PlannedTensor& p : mm_plan->tensors) mm_total += PlannedBytes(p);
+  }
   ThreadPool& pool = GlobalThreadPool(options.n_threads);
-  ProgressBar bar("convert", total, options.progress && StderrIsTerminal());
-  AddTensors(plan, w, bar, pool);
-  if (plan.n_multimodal > 0) {
+  ProgressBar bar("convert", total + mm_total, options.progress && StderrIsTerminal());
+  AddTensors(plan.tensors, plan.hf, w, bar, pool);
+  if (plan.n_multimodal > 0 && !mm_plan) {
     LogInfo(dir + ": skipped " + std::to_string(plan.n_multimodal) +
-            " vision/audio tensors (a text-only GGUF)");
+            " vision/audio tensors (a text-only GGUF; --mmproj FILE writes the vision projector)");
   }
   w.Write(options.output_path);
+
+  if (mm_plan) {
+    if (mm_plan->n_audio > 0) {
+      LogWarn(dir + ": the audio tower (" + std::to_string(mm_plan->n_audio) +
+              " tensors) is not converted yet: " + options.mmproj_path +
+              " holds the vision encoder only");
+    }
+    GgufWriter mw;
+    WriteGemma4VisionMmprojKeys(mm_plan->config, options.out_type, name, mw);
+    AddTensors(mm_plan->tensors, plan.hf, mw, bar, pool);
+    mw.Write(options.mmproj_path);
+  }
   bar.Finish();
 
   ConvertSummary s;
@@ -255,6 +308,11 @@ ConvertSummary ConvertHfToGguf(const ConvertOptions& options) {
   s.n_dropped = plan.dropped.size();
   s.n_shards = checkpoint->shard_count();
   s.tensor_bytes = total;
+  if (mm_plan) {
+    s.n_mmproj_tensors = mm_plan->tensors.size();
+    s.n_audio_skipped = mm_plan->n_audio;
+    s.mmproj_bytes = mm_total;
+  }
   return s;
 }
 

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "convert/mmproj_name_map.h"
+
 namespace tandem {
 namespace {
 
@@ -77,13 +79,6 @@ constexpr Rule kLayerRules[] = {
     {"moe.per_expert_scale", "ffn_down_exps.scale"},
 };
 
-// Vision and audio parts of a multimodal checkpoint (llama.cpp writes them to an mmproj file).
-constexpr std::string_view kMultimodalPrefixes[] = {
-    "model.vision_tower.", "model.audio_tower.", "model.embed_vision.",
-    "model.embed_audio.",  "vision_tower.",      "audio_tower.",
-    "embed_vision.",       "embed_audio.",       "multi_modal_projector.",
-};
-
 bool StripPrefix(std::string_view& s, std::string_view prefix) {
   if (s.substr(0, prefix.size()) != prefix) return false;
   s.remove_prefix(prefix.size());
@@ -134,11 +129,9 @@ HfTensorName MapHfTensorName(std::string_view hf_name, HfModelKind kind) {
     out.role = HfTensorRole::kTiedHead;
     return out;
   }
-  for (std::string_view prefix : kMultimodalPrefixes) {
-    if (name.substr(0, prefix.size()) == prefix) {
-      out.role = HfTensorRole::kMultimodal;
-      return out;
-    }
+  if (IsMultimodalTensorName(name)) {
+    out.role = HfTensorRole::kMultimodal;
+    return out;
   }
   if (kind == HfModelKind::kAssistant) {
     for (const Rule& r : kAssistantTopRules) {

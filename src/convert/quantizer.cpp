@@ -9,8 +9,11 @@
 #include "base/log.h"
 #include "base/mapped_file.h"
 #include "base/thread_pool.h"
+#include "convert/mmproj_quant_rules.h"
 #include "convert/progress_bar.h"
 #include "convert/row_encoder.h"
+#include "encoders/mmproj_file.h"
+#include "encoders/mmproj_keys.h"
 #include "gguf/gguf_reader.h"
 #include "gguf/gguf_writer.h"
 #include "tensor/dequantize.h"
@@ -69,7 +72,13 @@ RowReader MakeReader(const GgufFile& file, const TensorInfo& t) {
 QuantizeSummary QuantizeGguf(const std::string& input, const std::string& output,
                              const QuantizeOptions& options) {
   const QuantPresetInfo& preset = GetQuantPresetInfo(options.preset);
-  const auto file = GgufFile::Open(input);
+  std::unique_ptr<GgufFile> owned = GgufFile::Open(input);
+  // A multimodal projector follows the converter's mmproj dtype rules, not the text-model mix.
+  std::unique_ptr<MmprojFile> mmproj;
+  if (owned->metadata().FindString("general.architecture") == mmproj::kArchitecture) {
+    mmproj = MmprojFile::FromGguf(std::move(owned));
+  }
+  const GgufFile* file = mmproj ? &mmproj->gguf() : owned.get();
   std::set<std::string, std::less<>> keep(options.keep_types.begin(), options.keep_types.end());
   for (const std::string& name : keep) {
     if (file->FindTensor(name) == nullptr) {
@@ -80,7 +89,8 @@ QuantizeSummary QuantizeGguf(const std::string& input, const std::string& output
   std::vector<QuantTensorDesc> descs;
   for (const TensorInfo& t : file->tensors()) descs.push_back({t.name, t.type, Shape(t)});
   const std::vector<QuantChoice> choices =
-      ChooseQuantTypes(descs, options.preset, DescribeModel(*file), keep);
+      mmproj ? ChooseMmprojQuantTypes(*mmproj, options.preset, keep)
+             : ChooseQuantTypes(descs, options.preset, DescribeModel(*file), keep);
 
   QuantizeSummary s;
   uint64_t total_out = 0;

@@ -31,7 +31,9 @@ struct QuantizeSummary {
 
 // Quantizes `input` into `output`. Metadata is copied, with `general.file_type` set to the
 // preset's llama_ftype, `general.quantization_version` = 2, and `split.*` removed. Tensors keep
-// their order and names; ChooseQuantTypes picks each type; every changed tensor is decoded to f32
+// their order and names; ChooseQuantTypes picks each type (ChooseMmprojQuantTypes for a
+// multimodal projector, general.architecture = clip, which only takes F16, BF16 and Q8_0);
+// every changed tensor is decoded to f32
 // row by row and re-encoded. Throws Error(kInvalidArgument) for a --keep-type name the file lacks
 // or an already-quantized input without allow_requantize, Error(kCorrupt) for a non-finite value
 // (naming tensor and row), plus the reader's and writer's errors. The output is written via a

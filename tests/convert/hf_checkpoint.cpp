@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "convert/safetensors_test_util.h"
 
@@ -23,7 +24,7 @@ uint64_t Hash(const std::string& s) {
   return h;
 }
 
-enum class Kind { kMatrix, kNorm, kQkNorm, kScale };
+enum class Kind { kMatrix, kNorm, kQkNorm, kScale, kTable, kClampMin, kClampMax, kInfinity };
 
 class Builder {
  public:
@@ -32,7 +33,7 @@ class Builder {
   // A float tensor of `shape` with values of `kind`, rounded to the spec's dtype.
   void Add(const std::string& name, const std::string& gguf, std::vector<uint64_t> shape, Kind kind,
            int half = 0) {
-    HfTensor t{name, gguf, half, spec_.dtype, std::move(shape), {}, {}};
+    HfTensor t{name, gguf, half, spec_.dtype, std::move(shape), {}, {}, "", false};
     uint64_t n = 1;
     for (uint64_t d : t.shape) n *= d;
     uint64_t state = Mix(spec_.seed ^ Hash(name));
@@ -60,14 +61,33 @@ class Builder {
         case Kind::kScale:
           v = uniform(0.5f, 1.0f);
           break;
+        case Kind::kTable:
+          v = uniform(-0.5f, 0.5f);
+          break;
+        case Kind::kClampMin:  // magnitudes in [1, 3]: some bite on unit-RMS activations
+          v = -uniform(1.0f, 3.0f);
+          break;
+        case Kind::kClampMax:
+          v = uniform(1.0f, 3.0f);
+          break;
+        case Kind::kInfinity:  // transformers' initial value of a bound
+          v = std::numeric_limits<float>::infinity();
+          break;
       }
       v = RoundTo(v, spec_.dtype);
     }
     tensors_.push_back(std::move(t));
   }
+  // A vision or audio tensor: skipped by the text GGUF, `mmproj` in the projector (or empty).
+  void AddMultimodal(const std::string& name, const std::string& mmproj,
+                     std::vector<uint64_t> shape, Kind kind) {
+    Add(name, "", std::move(shape), kind);
+    tensors_.back().mmproj = mmproj;
+    tensors_.back().multimodal = true;
+  }
   void AddInts(const std::string& name, const std::string& gguf, std::vector<int64_t> ints) {
     const uint64_t n = ints.size();
-    tensors_.push_back({name, gguf, 0, "I64", {n}, {}, std::move(ints)});
+    tensors_.push_back({name, gguf, 0, "I64", {n}, {}, std::move(ints), "", false});
   }
   std::vector<HfTensor> Take() { return std::move(tensors_); }
 
@@ -146,6 +166,83 @@ void AddLayers(const HfSpec& s, Builder& b) {
       }
     }
   }
+}
+
+// transformers' Gemma4VisionModel parameters, and the embedder's projection into the text width.
+void AddVisionTower(const HfSpec& s, Builder& b) {
+  const HfVisionSpec& v = s.vision;
+  const uint64_t d = v.hidden, p = v.patch, f = v.ff, q = uint64_t(v.heads) * v.head_dim;
+  const std::string tower = "model.vision_tower.";
+  b.AddMultimodal(tower + "patch_embedder.input_proj.weight", "v.patch_embd.weight", {d, 3 * p * p},
+                  Kind::kMatrix);
+  b.AddMultimodal(tower + "patch_embedder.position_embedding_table", "v.position_embd.weight",
+                  {2, uint64_t(v.positions), d}, Kind::kTable);
+  struct Linear {
+    const char* hf;
+    const char* gguf;
+    uint64_t out, in;
+  };
+  const Linear linears[] = {
+      {"self_attn.q_proj", "attn_q", q, d}, {"self_attn.k_proj", "attn_k", q, d},
+      {"self_attn.v_proj", "attn_v", q, d}, {"self_attn.o_proj", "attn_out", d, q},
+      {"mlp.gate_proj", "ffn_gate", f, d},  {"mlp.up_proj", "ffn_up", f, d},
+      {"mlp.down_proj", "ffn_down", d, f}};
+  for (int l = 0; l < v.layers; ++l) {
+    const std::string hf = tower + "encoder.layers." + std::to_string(l) + ".";
+    const std::string blk = "v.blk." + std::to_string(l) + ".";
+    auto norm = [&](const char* name, const char* gguf, uint64_t n, Kind kind = Kind::kNorm) {
+      b.AddMultimodal(hf + name, blk + gguf, {n}, kind);
+    };
+    norm("input_layernorm.weight", "ln1.weight", d);
+    norm("self_attn.q_norm.weight", "attn_q_norm.weight", v.head_dim, Kind::kQkNorm);
+    norm("self_attn.k_norm.weight", "attn_k_norm.weight", v.head_dim, Kind::kQkNorm);
+    norm("post_attention_layernorm.weight", "attn_post_norm.weight", d);
+    norm("pre_feedforward_layernorm.weight", "ln2.weight", d);
+    norm("post_feedforward_layernorm.weight", "ffn_post_norm.weight", d);
+    for (const Linear& lin : linears) {
+      const std::string base = hf + lin.hf, gbase = blk + lin.gguf;
+      b.AddMultimodal(base + ".linear.weight", gbase + ".weight", {lin.out, lin.in}, Kind::kMatrix);
+      if (!v.clipped) continue;
+      // One bound keeps transformers' initial +inf (a bound that never bites).
+      const bool inf = l == v.layers - 1 && std::string(lin.gguf) == "ffn_down";
+      b.AddMultimodal(base + ".input_min", gbase + ".input_min", {}, Kind::kClampMin);
+      b.AddMultimodal(base + ".input_max", gbase + ".input_max", {},
+                      inf ? Kind::kInfinity : Kind::kClampMax);
+      b.AddMultimodal(base + ".output_min", gbase + ".output_min", {}, Kind::kClampMin);
+      b.AddMultimodal(base + ".output_max", gbase + ".output_max", {}, Kind::kClampMax);
+    }
+  }
+  if (v.standardize) {
+    b.AddMultimodal(tower + "std_bias", "v.std_bias", {d}, Kind::kTable);
+    b.AddMultimodal(tower + "std_scale", "v.std_scale", {d}, Kind::kScale);
+  }
+  b.AddMultimodal("model.embed_vision.embedding_projection.weight", "mm.input_projection.weight",
+                  {uint64_t(s.hidden), d}, Kind::kMatrix);
+  if (v.audio) {
+    b.AddMultimodal("model.audio_tower.layers.0.feed_forward1.ffw_layer_1.linear.weight", "",
+                    {16, 8}, Kind::kMatrix);
+    b.AddMultimodal("model.audio_tower.layers.0.self_attn.per_dim_scale", "", {4}, Kind::kNorm);
+    b.AddMultimodal("model.embed_audio.embedding_projection.weight", "", {uint64_t(s.hidden), 8},
+                    Kind::kMatrix);
+  }
+}
+
+Json VisionConfig(const HfVisionSpec& v) {
+  return {{"model_type", "gemma4_vision"},
+          {"hidden_size", v.hidden},
+          {"intermediate_size", v.ff},
+          {"num_hidden_layers", v.layers},
+          {"num_attention_heads", v.heads},
+          {"num_key_value_heads", v.heads},
+          {"head_dim", v.head_dim},
+          {"hidden_activation", "gelu_pytorch_tanh"},
+          {"rms_norm_eps", 1e-6},
+          {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 100.0}}},
+          {"pooling_kernel_size", v.pooling},
+          {"patch_size", v.patch},
+          {"position_embedding_size", v.positions},
+          {"use_clipped_linears", v.clipped},
+          {"standardize", v.standardize}};
 }
 
 Json TextConfig(const HfSpec& s) {
@@ -286,15 +383,7 @@ HfCheckpoint MakeHfCheckpoint(const HfSpec& s) {
   }
   AddLayers(s, b);
   if (s.lm_head) b.Add("lm_head.weight", "", {v, d}, Kind::kMatrix);
-  if (s.multimodal) {
-    b.Add("model.vision_tower.encoder.layers.0.self_attn.q_proj.linear.weight", "", {16, 16},
-          Kind::kMatrix);
-    b.Add("model.vision_tower.encoder.layers.0.input_max", "", {}, Kind::kScale);
-    b.Add("model.embed_vision.embedding_projection.weight", "", {d, 16}, Kind::kMatrix);
-    b.Add("model.audio_tower.layers.0.feed_forward1.ffw_layer_1.linear.weight", "", {16, 8},
-          Kind::kMatrix);
-    b.Add("model.embed_audio.embedding_projection.weight", "", {d, 8}, Kind::kMatrix);
-  }
+  if (s.multimodal) AddVisionTower(s, b);
   Json config = TextConfig(s);
   if (s.assistant) {
     const uint64_t bb = s.backbone;
@@ -322,8 +411,8 @@ HfCheckpoint MakeHfCheckpoint(const HfSpec& s) {
     config = {{"architectures", {s.architecture}},
               {"model_type", "gemma4"},
               {"text_config", config},
-              {"vision_config", {{"hidden_size", 16}}},
-              {"audio_config", {{"hidden_size", 8}}}};
+              {"vision_config", s.multimodal ? VisionConfig(s.vision) : Json()},
+              {"audio_config", s.multimodal && s.vision.audio ? Json{{"hidden_size", 8}} : Json()}};
   } else {
     config["architectures"] = {s.architecture};
   }

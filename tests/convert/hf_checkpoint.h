@@ -13,6 +13,16 @@
 
 namespace tandem::testing {
 
+// The vision tower of a multimodal checkpoint (HF naming, transformers' Gemma4VisionModel), by
+// default the smallest one that exercises every gemma4v path: clamp bounds and standardization.
+struct HfVisionSpec {
+  int hidden = 32, layers = 2, heads = 2, head_dim = 16, ff = 64;
+  int patch = 16, pooling = 3, positions = 64;
+  bool clipped = true;      // use_clipped_linears: 0-d bounds on every linear (one left at +inf)
+  bool standardize = true;  // std_bias / std_scale
+  bool audio = true;        // audio tower tensors and audio_config (not converted)
+};
+
 struct HfSpec {
   std::string name;          // for directory names
   std::string architecture;  // the config.json `architectures` entry
@@ -28,7 +38,8 @@ struct HfSpec {
   int experts = 0, top_k = 0, moe_ff = 0;
   bool split_experts = false;      // moe.gate_proj / moe.up_proj / moe.down_proj spellings
   bool shared_kv_tensors = false;  // K/V projections on KV-shared layers too (to be dropped)
-  bool multimodal = false;         // vision/audio tensors (to be skipped)
+  bool multimodal = false;         // vision tower (+ audio tensors): skipped by the text GGUF
+  HfVisionSpec vision;             // with multimodal
   bool lm_head = false;            // a tied lm_head.weight (to be dropped)
   float softcap = 30.0f;
   bool assistant = false;
@@ -44,6 +55,8 @@ struct HfTensor {
   std::vector<uint64_t> shape;  // PyTorch order
   std::vector<float> values;    // float tensors: exactly the stored values
   std::vector<int64_t> ints;    // integer tensors
+  std::string mmproj;           // the mmproj tensor it becomes (vision tensors); else empty
+  bool multimodal = false;      // a vision or audio tensor
 };
 
 struct HfCheckpoint {
@@ -53,7 +66,8 @@ struct HfCheckpoint {
   SyntheticVocab vocab;
 };
 
-HfSpec E2bLikeSpec();       // multimodal wrapper, PLE, KV sharing (+ unused K/V), double-wide MLP
+HfSpec E2bLikeSpec();       // multimodal wrapper with the default HfVisionSpec, PLE, KV sharing (+
+                            // unused K/V), double-wide MLP
 HfSpec Moe26bLikeSpec();    // CausalLM at the top level, MoE, V = K, per-layer KV heads, F32
 HfSpec Dense31bLikeSpec();  // dense V = K, F16, hidden 256 (K-quant friendly), tied lm_head
 HfSpec AssistantSpec();     // MTP assistant for E2bLikeSpec's target, with centroids, BF16

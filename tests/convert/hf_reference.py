@@ -3,6 +3,7 @@
 
   hf_reference.py logits HF_DIR --tokens 2,10,11 --out OUT.f64
   hf_reference.py draft TARGET_HF_DIR ASSISTANT_HF_DIR --tokens 2,10,11 --out OUT.f64
+  hf_reference.py vision HF_DIR --pixels IMG.f32 --width W --height H --out OUT.f64
 
 It reads config.json and the safetensors files itself and maps the HF tensor names to the names
 the reference expects, written here from the specs independently of tandem's C++ name map. No
@@ -10,7 +11,11 @@ rope_freqs tensor is made: the reference applies the proportional RoPE from the 
 partial_rotary_factor, so tandem's generated rope_freqs is checked too.
 
 Output (little-endian float64): `logits` writes logits [T, V]; `draft` writes the target's greedy
-token t0, then the assistant's first draft step logits [V] (-inf outside the kept clusters).
+token t0, then the assistant's first draft step logits [V] (-inf outside the kept clusters);
+`vision` writes the soft tokens [tokens, Dt] of one image (pixels: little-endian float32
+[H, W, 3], already normalised) from the vision tower of a Gemma4ForConditionalGeneration
+checkpoint, with transformers' tanh GELU. The patch embedding stays the HF linear over patches
+flattened (row, column, channel), so the converter's reshape into a conv kernel is checked too.
 Exit code 0 on success, 1 on bad input, 77 when NumPy is missing.
 """
 
@@ -32,6 +37,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "reference"))
 
 import assistant  # noqa: E402
 import gemma4  # noqa: E402
+import vision  # noqa: E402
 
 DTYPES = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16, "I64": np.int64,
           "I32": np.int32}
@@ -215,6 +221,107 @@ class HfFile:
         return self.info(name)[np.asarray(index, np.int64).reshape(-1)]
 
 
+VISION_LAYER = {
+    "input_layernorm.weight": "ln1.weight",
+    "self_attn.q_norm.weight": "attn_q_norm.weight",
+    "self_attn.k_norm.weight": "attn_k_norm.weight",
+    "post_attention_layernorm.weight": "attn_post_norm.weight",
+    "pre_feedforward_layernorm.weight": "ln2.weight",
+    "post_feedforward_layernorm.weight": "ffn_post_norm.weight",
+}
+VISION_LINEAR = {"self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
+                 "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_out",
+                 "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
+
+
+class _Info:
+    def __init__(self, a):
+        self.type_name, self.n_values, self.ne = "F32", a.size, list(reversed(a.shape))
+
+
+class HfVisionFile:
+    """What vision.VisionTower reads from an mmproj GGUF, served from a HF checkpoint's vision
+    tower (config.json vision_config with transformers' defaults)."""
+
+    def __init__(self, path):
+        self.path = path
+        with open(os.path.join(path, "config.json")) as f:
+            cfg = json.load(f)
+        vc = cfg.get("vision_config") or {}
+        if not vc:
+            raise ValueError(f"{path}: no vision_config")
+        d = vc.get("hidden_size", 768)
+        heads = vc.get("num_attention_heads", 12)
+        hd = vc.get("head_dim", 64)
+        self.metadata = {
+            "general.architecture": "clip",
+            "clip.vision.projector_type": "gemma4v",
+            "clip.vision.embedding_length": d,
+            "clip.vision.feed_forward_length": vc.get("intermediate_size", 3072),
+            "clip.vision.block_count": vc.get("num_hidden_layers", 16),
+            "clip.vision.attention.head_count": heads,
+            "clip.vision.attention.head_count_kv": vc.get("num_key_value_heads", 12),
+            "clip.vision.attention.head_dim": hd,
+            "clip.vision.attention.layer_norm_epsilon": vc.get("rms_norm_eps", 1e-6),
+            "clip.vision.patch_size": vc.get("patch_size", 16),
+            "clip.vision.projector.scale_factor": vc.get("pooling_kernel_size", 3),
+        }
+        p = self.metadata["clip.vision.patch_size"]
+        self.tensors = {}
+        for name, a in read_checkpoint(path).items():
+            a = a.astype(np.float64)
+            name = name.removeprefix("model.")
+            if name == "embed_vision.embedding_projection.weight":
+                self.tensors["mm.input_projection.weight"] = a
+            elif name == "vision_tower.patch_embedder.input_proj.weight":
+                self.hf_patch = a  # [D, p·p·3] over (row, column, channel)
+                self.tensors["v.patch_embd.weight"] = np.zeros((d, 3, p, p))  # shape check only
+            elif name == "vision_tower.patch_embedder.position_embedding_table":
+                self.tensors["v.position_embd.weight"] = a
+            elif name in ("vision_tower.std_bias", "vision_tower.std_scale"):
+                self.tensors["v." + name.split(".")[-1]] = a
+            elif m := re.match(r"vision_tower\.encoder\.layers\.(\d+)\.(.+)$", name):
+                blk, rest = f"v.blk.{m.group(1)}.", m.group(2)
+                if rest in VISION_LAYER:
+                    self.tensors[blk + VISION_LAYER[rest]] = a
+                    continue
+                lm = re.match(r"(.+)\.(linear\.weight|input_min|input_max|output_min|output_max)$",
+                              rest)
+                if not lm or lm.group(1) not in VISION_LINEAR:
+                    raise ValueError(f"{path}: unknown vision tensor {name}")
+                suffix = "weight" if lm.group(2) == "linear.weight" else lm.group(2)
+                self.tensors[f"{blk}{VISION_LINEAR[lm.group(1)]}.{suffix}"] = a.reshape(-1) \
+                    if a.ndim == 0 else a
+
+    def get(self, key, default=None):
+        return self.metadata.get(key, default)
+
+    def require(self, key):
+        if key not in self.metadata:
+            raise ValueError(f"{self.path}: no key {key}")
+        return self.metadata[key]
+
+    def info(self, name):
+        if name not in self.tensors:
+            raise ValueError(f"{self.path}: tensor {name} is missing")
+        return _Info(self.tensors[name])
+
+    def tensor(self, name):
+        self.info(name)
+        return self.tensors[name]
+
+
+class HfVisionTower(vision.VisionTower):
+    """The reference tower with transformers' patch embedding: a linear over each patch
+    flattened (row, column, channel)."""
+
+    def patchify(self, x):
+        p = self.cfg.patch_size
+        hp, wp = x.shape[0] // p, x.shape[1] // p
+        blocks = x.reshape(hp, p, wp, p, 3).transpose(0, 2, 1, 3, 4)  # [r, q, i, j, c]
+        return blocks.reshape(hp * wp, p * p * 3) @ self.file.hf_patch.T
+
+
 def target_model(path):
     f = HfFile(path)
     return gemma4.Model(f, "exact", f.partial_rotary_factor)
@@ -222,14 +329,20 @@ def target_model(path):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("command", choices=["logits", "draft"])
+    p.add_argument("command", choices=["logits", "draft", "vision"])
     p.add_argument("dirs", nargs="+")
-    p.add_argument("--tokens", required=True)
+    p.add_argument("--tokens", default="")
+    p.add_argument("--pixels")
+    p.add_argument("--width", type=int)
+    p.add_argument("--height", type=int)
     p.add_argument("--out", required=True)
     args = p.parse_args()
-    tokens = [int(t) for t in args.tokens.split(",")]
+    tokens = [int(t) for t in args.tokens.split(",") if t]
     try:
-        if args.command == "logits":
+        if args.command == "vision":
+            px = np.fromfile(args.pixels, "<f4").reshape(args.height, args.width, 3)
+            result = HfVisionTower(HfVisionFile(args.dirs[0]), gelu="tanh").encode(px).reshape(-1)
+        elif args.command == "logits":
             result = target_model(args.dirs[0]).run(tokens).logits.reshape(-1)
         else:
             target = target_model(args.dirs[0])

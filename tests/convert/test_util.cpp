@@ -22,7 +22,10 @@ class ScratchCleanup : public ::testing::Environment {
     static std::vector<std::filesystem::path> dirs;
     return dirs;
   }
+  // TANDEM_KEEP_SCRATCH=1 keeps the directories (to look at the files, or to feed them to
+  // llama.cpp by hand).
   void TearDown() override {
+    if (std::getenv("TANDEM_KEEP_SCRATCH") != nullptr) return;
     std::error_code ec;
     for (const auto& d : Dirs()) std::filesystem::remove_all(d, ec);
   }
@@ -92,7 +95,7 @@ std::optional<std::vector<double>> HfReference(const std::string& args,
     list += std::to_string(t);
   }
   const std::string cmd = python + " " + TANDEM_SOURCE_DIR + "/tests/convert/hf_reference.py " +
-                          args + " --tokens " + list + " --out " + out;
+                          args + (list.empty() ? "" : " --tokens " + list) + " --out " + out;
   const int rc = std::system(cmd.c_str());
   if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) return std::nullopt;
   EXPECT_EQ(rc, 0) << cmd;
@@ -101,6 +104,20 @@ std::optional<std::vector<double>> HfReference(const std::string& args,
   std::vector<double> values(bytes.size() / sizeof(double));
   std::memcpy(values.data(), bytes.data(), values.size() * sizeof(double));
   return values;
+}
+
+std::optional<std::vector<double>> HfVisionReference(const std::string& hf_dir,
+                                                     const std::vector<float>& rgb, int width,
+                                                     int height) {
+  const std::string pixels = ScratchDir("pixels") + "/image.f32";
+  {
+    std::ofstream out(pixels, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(rgb.data()),
+              static_cast<std::streamsize>(rgb.size() * sizeof(float)));
+  }
+  return HfReference("vision " + hf_dir + " --pixels " + pixels + " --width " +
+                         std::to_string(width) + " --height " + std::to_string(height),
+                     {});
 }
 
 std::vector<uint8_t> ReadAll(const std::string& path) {

@@ -32,6 +32,12 @@ std::vector<float> TandemLogits(const std::string& gguf, const std::vector<int32
 std::optional<std::vector<double>> HfReference(const std::string& args,
                                                const std::vector<int32_t>& tokens);
 
+// The soft tokens [tokens][Dt] of one image (rgb[height][width][3], normalised) from the vision
+// tower of the HF checkpoint `hf_dir`, by `hf_reference.py vision`; nullopt without NumPy.
+std::optional<std::vector<double>> HfVisionReference(const std::string& hf_dir,
+                                                     const std::vector<float>& rgb, int width,
+                                                     int height);
+
 // Whole-file byte comparison.
 std::vector<uint8_t> ReadAll(const std::string& path);
 

@@ -8,9 +8,8 @@
 #include "base/error.h"
 #include "base/seeded_random.h"
 #include "base/thread_pool.h"
-#include "encoders/mmproj_keys.h"
+#include "encoders/gemma4v/mmproj_layout.h"
 #include "gguf/gguf_writer.h"
-#include "gguf/llama_file_type.h"
 #include "tensor/quantize.h"
 
 namespace tandem {
@@ -69,19 +68,6 @@ void FillRow(const VisionTensorSpec& spec, uint64_t seed, uint64_t row, int64_t 
 
 }  // namespace
 
-TensorType MmprojTensorType(VisionTensorRole role, uint64_t row_length, TensorType weight_type) {
-  switch (role) {
-    case VisionTensorRole::kMatrix: {
-      const uint32_t block = GetTensorTypeTraits(weight_type).block_size;
-      return row_length % block == 0 ? weight_type : TensorType::kF16;
-    }
-    case VisionTensorRole::kPatchEmbedding:
-      return weight_type == TensorType::kF16 ? TensorType::kF16 : TensorType::kF32;
-    default:
-      return TensorType::kF32;
-  }
-}
-
 void WriteRandomGemma4VisionMmproj(const Gemma4VisionConfig& config,
                                    const RandomMmprojOptions& options, const std::string& path) {
   const TensorType wtype = options.weight_type;
@@ -91,12 +77,7 @@ void WriteRandomGemma4VisionMmproj(const Gemma4VisionConfig& config,
   }
   config.Validate("mmproj writer");
   GgufWriter w;
-  w.SetString("general.architecture", mmproj::kArchitecture);
-  w.SetString("general.type", mmproj::kFileType);
-  w.SetString("general.name", options.name);
-  w.SetU32("general.file_type", LlamaFileType(wtype));
-  w.SetU32("general.quantization_version", 2);
-  config.WriteToGguf(w);
+  WriteGemma4VisionMmprojKeys(config, wtype, options.name, w);
 
   for (const VisionTensorSpec& spec : Gemma4VisionTensorList(config)) {
     const TensorType type = MmprojTensorType(spec.role, spec.ne[0], wtype);

@@ -20,23 +20,15 @@ struct RandomMmprojOptions {
   std::string name = "tandem random gemma4v mmproj";
 };
 
-// Dtypes as llama.cpp's converter writes them: the linears (q, k, v, out, gate, up, down and
-// mm.input_projection) in weight_type; v.patch_embd.weight F16 when weight_type is F16, else
-// F32; the position table, norms, clamp bounds, out_scale and v.std_* F32.
+// Keys and dtypes as llama.cpp's converter writes them (encoders/gemma4v/mmproj_layout.h).
 //
 // Values: linears uniform with variance 1/fan_in, the patch embedding likewise (fan-in 3·p·p),
 // position tables uniform in [-0.5, 0.5], norm gains in [0.6, 1.4] (q/k norms scaled to RMS
 // hd^-1/4 so the scale-1 attention scores have unit variance), clamp bounds of magnitude in
 // [1, 3] (so some bite on unit-RMS activations), out_scale in [0.5, 1], std_bias in [-1, 1],
 // std_scale in [0.5, 1.5]; activations stay O(1) through the tower. Each tensor's values depend
-// only on (seed, tensor name). Keys: general.architecture "clip", general.type "mmproj", name,
-// file type, then Gemma4VisionConfig::WriteToGguf. Throws Error on a type tandem cannot write or
-// on I/O.
+// only on (seed, tensor name). Throws Error on a type tandem cannot write or on I/O.
 void WriteRandomGemma4VisionMmproj(const Gemma4VisionConfig& config,
                                    const RandomMmprojOptions& options, const std::string& path);
-
-// The dtype llama.cpp's converter gives a tensor of `role` with rows of `row_length` values
-// under --outtype `weight_type` (the rules above).
-TensorType MmprojTensorType(VisionTensorRole role, uint64_t row_length, TensorType weight_type);
 
 }  // namespace tandem

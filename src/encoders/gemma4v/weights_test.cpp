@@ -9,6 +9,7 @@
 #include <map>
 
 #include "encoders/encoders_test_util.h"
+#include "encoders/gemma4v/mmproj_layout.h"
 #include "encoders/gemma4v/presets.h"
 #include "encoders/gemma4v/random_mmproj.h"
 #include "encoders/gemma4v/tensors.h"
