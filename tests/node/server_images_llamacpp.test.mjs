@@ -5,9 +5,10 @@
 // the same chat request with an image_url part must give the same tokens and top log-probs.
 //
 // The mmproj files: TANDEM_MMPROJ_NO_CLAMPS (the tiny tower without clamp bounds) is compared;
-// TANDEM_MMPROJ (with them, like the E2B/E4B towers) is a todo: llama.cpp 3f545be computes
-// something else for clamped linears, and the NumPy reference sides with tandem
-// (tools/reference/README.md § Images; llama.cpp's output is matched by no clamp subset).
+// TANDEM_MMPROJ (with them, like the E2B/E4B towers) is a todo: llama.cpp 3f545be clamps the
+// input that q/k/v (and gate/up) share in place, so k and v also get q's input clamp and up
+// gets gate's; tandem and the NumPy reference clamp each linear's own input, as transformers
+// does (docs/vision.md § Clamped linears).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -234,7 +235,7 @@ describe('llama.cpp as the oracle after an image', { skip: skip(), timeout: 1700
   });
 
   test('clamped vision linears (the E2B/E4B towers)', {
-    todo: 'llama.cpp 3f545be differs from tandem and the NumPy reference when the mmproj has clamp bounds',
+    todo: 'llama.cpp 3f545be clamps the shared input of k/v (up) with q\'s (gate\'s) input bounds too',
   }, async (t) => {
     if (why) return t.skip(why);
     const { agreed, worst } = await compareCompletion(servers.clamped, '/completion, clamped');
