@@ -5,6 +5,19 @@
 //                      [--kv-type f32] [--threads N] [--isa scalar|avx2|avx512] --out FILE
 //   tandem-dump-logits -m MODEL.gguf --write-random tiny-e2b [--weight-type q8_0] [--seed S]
 //   tandem-dump-logits --list-isas        (prints the kernel paths this machine runs, one a line)
+//   tandem-dump-logits -m MODEL.gguf --tokens 2,505,507,506,10 --mmproj MM.gguf --image A.png
+//                      [--image-attention auto|causal|bidirectional|bidirectional-sliding]
+//                      [--image-resize budget|llamacpp] [--image-budget N]
+//                      [--image-min-tokens N] [--image-max-tokens N] [--vision-gelu
+//                      tanh|quick|file]
+//                      [--pixels-out PREFIX] --out FILE
+//
+// Images (tools/prompt_images.h): each occurrence of the vocabulary's image placeholder token in
+// --tokens takes the next --image file, prepared, encoded and expanded as `tandem serve` does
+// (the markup is ExpandImages'). T is then the expanded length, and stdout gets one JSON line
+// {"tokens": [every row's token], "images": [[begin, count], ...]}. Chunked modes never split an
+// image (a chunk that would end inside one runs to its end), as the engine's prefill does.
+// --pixels-out writes image i's prepared pixels to PREFIX<i>.npy (f32 [H][W][3]).
 //
 // Output FILE: little-endian f32 logits [T][V] (soft-capped) followed by hidden [T][D] (after the
 // final norm), T = number of tokens. With --write-random the tool first writes a random-weight
@@ -27,6 +40,7 @@
 #include "model/gemma4/presets.h"
 #include "model/gemma4/random_model.h"
 #include "model/gemma4/target.h"
+#include "prompt_images.h"
 
 namespace tandem {
 namespace {
@@ -45,6 +59,8 @@ struct Args {
   std::string weight_type = "f32";
   uint64_t seed = 1234;
   bool list_isas = false;
+  std::string image_attention = "auto";
+  PromptImageOptions images;
 };
 
 // "2,10,11" -> {2, 10, 11}. Range checks against the vocabulary happen in Forward.
@@ -90,6 +106,17 @@ int ChunkSize(const std::string& mode, int n_tokens) {
        "--mode: '" + mode + "' is not prefill, decode or chunks:N with N >= 1");
 }
 
+MediaAttention ParseMediaAttention(const Args& args) {
+  const std::string& a = args.image_attention;
+  if (a == "auto") return MediaAttention::kDefault;
+  if (a == "causal") return MediaAttention::kCausal;
+  if (a == "bidirectional") return MediaAttention::kBidirectional;
+  if (a == "bidirectional-sliding") return MediaAttention::kBidirectionalSliding;
+  Fail(ErrorKind::kInvalidArgument, "--image-attention: '" + a +
+                                        "' is not auto, causal, bidirectional or "
+                                        "bidirectional-sliding");
+}
+
 TensorType ParseType(const std::string& name, const char* option) {
   auto type = ParseTensorTypeName(name);
   if (!type)
@@ -108,8 +135,7 @@ void WriteRandom(const Args& args) {
 // Evaluates the tokens in chunks and writes logits [T][V] then hidden [T][D] to args.out.
 void Dump(const Args& args) {
   const std::vector<int32_t> tokens = ParseTokens(args.tokens);
-  const int T = static_cast<int>(tokens.size());
-  const int chunk = ChunkSize(args.mode, T);
+  ChunkSize(args.mode, 1);  // checks --mode before any work
   const TensorType kv_type = ParseType(args.kv_type, "--kv-type");
   if (!kernels::IsKvCacheType(kv_type)) {
     Fail(ErrorKind::kInvalidArgument,
@@ -122,22 +148,67 @@ void Dump(const Args& args) {
   }
   if (args.threads < 1) Fail(ErrorKind::kInvalidArgument, "--threads must be >= 1");
 
-  auto model = Gemma4Model::Load(args.model);
+  auto model = Gemma4Model::Load(args.model, {.media_attention = ParseMediaAttention(args)});
   const int V = model->config().n_vocab;
   const int D = model->config().n_embd;
   ThreadPool pool(args.threads);
-  auto cache = model->NewKvCache(
-      {.type = kv_type, .n_ctx = std::max(T, 1), .n_seq = 1, .max_batch = std::min(chunk, T)});
+
+  // Images: the expanded prompt, and for each row the image it belongs to (-1: a token row).
+  std::vector<int32_t> rows = tokens;
+  std::vector<PromptMedia> media;
+  if (!args.images.mmproj.empty()) {
+    PromptWithImages p = ExpandPromptImages(tokens, args.images, *model, pool);
+    rows = std::move(p.request.prompt);
+    media = std::move(p.request.media);
+    std::string list, spans;
+    for (const int32_t t : rows) list += (list.empty() ? "" : ",") + std::to_string(t);
+    for (const PromptMedia& m : media) {
+      spans += std::string(spans.empty() ? "" : ",") + "[" + std::to_string(m.begin) + "," +
+               std::to_string(m.count) + "]";
+    }
+    std::printf("{\"tokens\": [%s], \"images\": [%s]}\n", list.c_str(), spans.c_str());
+  } else if (!args.images.files.empty()) {
+    Fail(ErrorKind::kInvalidArgument, "--image needs --mmproj");
+  }
+  const int n_rows = static_cast<int>(rows.size());
+  const int chunk = ChunkSize(args.mode, n_rows);
+  std::vector<int> image_of(n_rows, -1);
+  for (size_t i = 0; i < media.size(); ++i) {
+    for (int r = media[i].begin; r < media[i].begin + media[i].count; ++r) {
+      image_of[r] = static_cast<int>(i);
+    }
+  }
+  const bool both_ways = model->MediaBidirectional();
+  // A chunk stretched to an image's end holds at most chunk - 1 rows before the image.
+  int widest = chunk;
+  for (const PromptMedia& m : media) widest = std::max(widest, chunk - 1 + m.count);
+  auto cache = model->NewKvCache({.type = kv_type,
+                                  .n_ctx = std::max(n_rows, 1),
+                                  .n_seq = 1,
+                                  .max_batch = std::min(widest, std::max(n_rows, 1))});
 
   std::vector<float> logits;  // [T][V]
   std::vector<float> hidden;  // [T][D]
-  logits.reserve(static_cast<size_t>(T) * V);
-  hidden.reserve(static_cast<size_t>(T) * D);
+  logits.reserve(static_cast<size_t>(n_rows) * V);
+  hidden.reserve(static_cast<size_t>(n_rows) * D);
   ForwardOutput out;
-  for (int start = 0; start < T; start += chunk) {
+  for (int start = 0, end = 0; start < n_rows; start = end) {
     ForwardBatch batch;
-    const int end = std::min(T, start + chunk);
-    for (int i = start; i < end; ++i) batch.Add(tokens[i], i, 0, true);
+    end = std::min(n_rows, start + chunk);
+    // An image's rows go into one forward call.
+    if (end < n_rows && image_of[end - 1] >= 0 && image_of[end] == image_of[end - 1]) {
+      const PromptMedia& m = media[image_of[end - 1]];
+      end = m.begin + m.count;
+    }
+    for (int i = start; i < end; ++i) {
+      if (image_of[i] < 0) {
+        batch.Add(rows[i], i, 0, true);
+        continue;
+      }
+      const PromptMedia& m = media[image_of[i]];
+      const float* row = m.embeddings->data() + static_cast<size_t>(i - m.begin) * D;
+      batch.AddEmbedding(row, i, 0, both_ways ? m.begin + m.count - 1 : i, true);
+    }
     model->Forward(batch, *cache, out, pool);
     if (static_cast<int>(out.logit_rows.size()) != end - start || out.n_vocab != V ||
         out.n_embd != D) {
@@ -181,6 +252,25 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seed", args.seed, "Seed for --write-random")->capture_default_str();
   app.add_flag("--list-isas", args.list_isas, "Print the supported kernel paths and exit");
+  app.add_option("--mmproj", args.images.mmproj, "Vision projector (gemma4v) for --image");
+  app.add_option("--image", args.images.files,
+                 "Images (PNG, JPEG, WebP), one per image placeholder token in --tokens")
+      ->delimiter(',');
+  app.add_option("--image-attention", args.image_attention,
+                 "auto, causal, bidirectional or bidirectional-sliding (as tandem serve)")
+      ->capture_default_str();
+  app.add_option("--image-resize", args.images.resize, "budget or llamacpp (as tandem serve)")
+      ->capture_default_str();
+  app.add_option("--image-budget", args.images.budget, "Soft tokens per image, budget rule")
+      ->capture_default_str();
+  app.add_option("--image-min-tokens", args.images.min_tokens, "llamacpp rule")
+      ->capture_default_str();
+  app.add_option("--image-max-tokens", args.images.max_tokens, "llamacpp rule")
+      ->capture_default_str();
+  app.add_option("--vision-gelu", args.images.gelu, "tanh, quick or file (as tandem serve)")
+      ->capture_default_str();
+  app.add_option("--pixels-out", args.images.pixels_out,
+                 "Write image i's prepared pixels to <this>i.npy (f32 [H][W][3])");
   try {
     app.parse(argc, argv);
     if (args.list_isas) {

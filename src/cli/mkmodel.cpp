@@ -24,6 +24,7 @@ void AddMkmodelCommand(CLI::App& app, CommandRunner& runner) {
     bool assistant = false;
     bool mmproj = false;
     bool clip_use_gelu = false;
+    bool no_clamps = false;
     std::string centroids = "auto";
     float echo_epsilon = -1.0f;
   };
@@ -45,6 +46,10 @@ void AddMkmodelCommand(CLI::App& app, CommandRunner& runner) {
       "--clip-use-gelu", args->clip_use_gelu,
       "With --mmproj: also write clip.use_gelu = true, so llama.cpp runs the tanh GELU "
       "of the checkpoint instead of GELU-quick (llama.cpp's converter does not write it)");
+  sub->add_flag("--no-clamps", args->no_clamps,
+                "With --mmproj: no clamp bounds on the vision linears (as the 26B/31B towers), "
+                "for comparisons with llama.cpp, whose clamped linears differ (tests/node/"
+                "server_images_llamacpp.test.mjs)");
   sub->add_option("--centroids", args->centroids,
                   "Assistant centroid head: on, off, auto (on for e2b/e4b shapes)")
       ->check(CLI::IsMember({"on", "off", "auto"}))
@@ -68,6 +73,9 @@ void AddMkmodelCommand(CLI::App& app, CommandRunner& runner) {
       if (args->clip_use_gelu && !args->mmproj) {
         Fail(ErrorKind::kInvalidArgument, "mkmodel: --clip-use-gelu needs --mmproj");
       }
+      if (args->no_clamps && !args->mmproj) {
+        Fail(ErrorKind::kInvalidArgument, "mkmodel: --no-clamps needs --mmproj");
+      }
       if (args->mmproj) {
         Gemma4VisionConfig vision = Gemma4VisionPreset(args->config);
         // The projection's width is the text model's: take it from the text preset of the same
@@ -76,6 +84,7 @@ void AddMkmodelCommand(CLI::App& app, CommandRunner& runner) {
           if (n == args->config) vision.n_embd_text = Gemma4Preset(n).n_embd;
         }
         if (args->clip_use_gelu) vision.use_gelu = true;
+        if (args->no_clamps) vision.clipped_linears = false;
         RandomMmprojOptions mm;
         mm.seed = args->seed;
         mm.weight_type = *type;

@@ -21,10 +21,12 @@ export function skipReason() {
 export const MODEL_ID = () => env.model.split('/').pop();
 
 // Starts the server with `args` added to -m/-md/--port 0 and resolves once it is ready and
-// /health answers 200. Rejects after `timeoutMs`. `draft`: the -md file (default the assistant).
-export async function startServer(args = [], { timeoutMs = 60000, draft = env.assistant } = {}) {
+// /health answers 200. Rejects after `timeoutMs`. `draft`: the -md file (default the assistant);
+// `model`: the -m file (default TANDEM_MODEL).
+export async function startServer(args = [],
+  { timeoutMs = 60000, draft = env.assistant, model = env.model } = {}) {
   const ctx = args.includes('-c') ? [] : ['-c', '1024'];  // a test may set its own context
-  const argv = ['serve', '-m', env.model, '-md', draft, '--port', '0', ...ctx, '-t', '2', ...args];
+  const argv = ['serve', '-m', model, '-md', draft, '--port', '0', ...ctx, '-t', '2', ...args];
   const proc = spawn(env.bin, argv, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));

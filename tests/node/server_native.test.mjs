@@ -5,43 +5,9 @@
 // grammar) are validated with ajv, and greedy speculation equals plain decoding.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Ajv from 'ajv';
-import { env, skipReason, startServer, waitFor } from './server_harness.mjs';
-
-const peerBin = fileURLToPath(new URL('../../../shared/peer/bin', import.meta.url));
-
-// Whether `run` starts llama-server; returns its error text, or null.
-function peerError(run) {
-  const r = spawnSync(run, ['llama-server', '--version'], { encoding: 'utf8', timeout: 30000 });
-  return r.status === 0 ? null : `${r.stderr}${r.stdout}`.trim() || `exit ${r.status}`;
-}
-
-// The peer's `run`, or why it cannot run. A copy of the folder whose library links arrived as
-// small files naming their targets (a copy that did not keep symbolic links) gets them back as
-// links in a temporary folder.
-function usablePeer() {
-  const run = join(peerBin, 'run');
-  if (!existsSync(run)) return { why: `${run} is missing` };
-  const error = peerError(run);
-  if (error === null) return { run };
-  const dir = mkdtempSync(join(tmpdir(), 'tandem-peer-'));
-  const names = readdirSync(peerBin);
-  for (const name of names) {
-    const from = join(peerBin, name);
-    const target = statSync(from).size < 256 ? readFileSync(from, 'utf8').trim() : '';
-    if (target !== '' && names.includes(target)) symlinkSync(target, join(dir, name));
-    else copyFileSync(from, join(dir, name));
-  }
-  const fixed = join(dir, 'run');
-  const again = peerError(fixed);
-  return again === null ? { run: fixed } : { why: `it does not start: ${error}` };
-}
+import { peerBin, startPeerServer, usablePeer } from './peer.mjs';
+import { env, skipReason, startServer } from './server_harness.mjs';
 
 async function post(base, path, body) {
   const r = await fetch(`${base}${path}`, {
@@ -70,16 +36,6 @@ function assertSameShape(ours, peer, where) {
   }
 }
 
-async function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 const prompt = 'import os\n\n\ndef read_lines(path):\n';
 
 describe('native /completion', { skip: skipReason() ?? false }, () => {
@@ -100,19 +56,9 @@ describe('native /completion', { skip: skipReason() ?? false }, () => {
       t.skip(`llama-server (${peerBin}) cannot be used, ${why}: the peer comparison does not run`);
       return;
     }
-    const port = await freePort();
-    const peer = spawn(run, ['llama-server', '-m', env.model, '--port', String(port), '-t', '1', '-c', '2048'],
-      { stdio: 'ignore' });
-    const base = `http://127.0.0.1:${port}`;
+    const peer = await startPeerServer(run, ['-m', env.model, '-t', '1', '-c', '2048']);
+    const { base } = peer;
     try {
-      const up = await waitFor(async () => {
-        try {
-          return (await fetch(`${base}/health`)).status === 200;
-        } catch {
-          return false;
-        }
-      }, 60000, 200);
-      assert.ok(up, 'llama-server did not come up in 60 s');
       const asks = [
         { prompt, n_predict: 12, temperature: 0 },
         { prompt, n_predict: 40, temperature: 0, stop: ['\n'] },
@@ -140,7 +86,7 @@ describe('native /completion', { skip: skipReason() ?? false }, () => {
       for (const e of o.events.slice(0, -1)) assert.equal(e.stop, false);
       assert.equal(o.events.at(-1).stop, true);
     } finally {
-      peer.kill('SIGKILL');
+      peer.stop();
     }
   });
 

@@ -27,7 +27,14 @@ EOG_TEXTS = ("<eos>", "<turn|>", "<|tool_response>")
 #   bidirectional-sliding  HF use_bidirectional_attention="vision" as in the 26B/31B models:
 #                          on sliding layers only, the rows of one image see each other in
 #                          full (OR'ed onto the sliding causal mask); full layers stay causal
-MEDIA_MASKS = ("causal", "bidirectional", "bidirectional-sliding")
+#   bidirectional-sliding-windowed
+#                          the same with the window kept on the sliding layers: a row of an
+#                          image sees its image's later rows, but no key more than W-1
+#                          positions back (HF gemma4_unified's AND(window, OR(causal, block));
+#                          tandem's bidirectional-sliding). Differs from bidirectional-sliding
+#                          only for an image longer than the window.
+MEDIA_MASKS = ("causal", "bidirectional", "bidirectional-sliding",
+               "bidirectional-sliding-windowed")
 PLACEHOLDER = -1  # token id of a row given as an embedding
 
 
@@ -357,8 +364,10 @@ class Model:
             out[True] = out[True] | same
             return out
         q, k = positions[:, None], positions[None, :]
-        out[False] = (k <= q) | same
-        out[True] = out[False] & ((q - k) < cfg.window)
+        both_ways = (k <= q) | same
+        out[True] = both_ways & ((q - k) < cfg.window)
+        if media_mask == "bidirectional":
+            out[False] = both_ways
         return out
 
     def run(self, tokens, positions=None, media=(), media_mask="causal"):

@@ -8,7 +8,7 @@
   reference.py vision MMPROJ.gguf --pixels IMG.npy --out OUT.npz [--vision-gelu tanh|quick]
 
 logits and greedy also take images: --mmproj MMPROJ.gguf --image-pixels A.npy[,B.npy]
---media-mask causal|bidirectional|bidirectional-sliding, with the placeholder id -1 once per
+--media-mask causal|bidirectional|bidirectional-sliding[-windowed], with the placeholder id -1 once per
 image in --tokens (write --tokens=-1,... when the list starts with it).
 Common options: --gelu exact|ggml, and for the assistant --positions constant|increment.
 Exit code 0 on success, 1 on bad input (message on stderr), 2 on bad usage.

@@ -423,6 +423,8 @@ def expected_visible(mode, blocks, window, is_swa):
                 out[q, k] = causal
             elif mode == "bidirectional":
                 out[q, k] = (k <= q or same) and in_window
+            elif mode == "bidirectional-sliding-windowed":
+                out[q, k] = (k <= q or (same and is_swa)) and in_window
             else:
                 out[q, k] = causal or (same and is_swa)
     return out

@@ -1,0 +1,101 @@
+#include "prompt_images.h"
+
+#include <bit>
+#include <fstream>
+#include <iterator>
+#include <memory>
+
+#include "base/error.h"
+#include "base/thread_pool.h"
+#include "encoders/gemma4v/encoder.h"
+#include "model/gemma4/target.h"
+#include "multimodal/image_input.h"
+#include "multimodal/image_prompt.h"
+#include "tokenizer/tokenizer.h"
+#include "tokenizer/vocab_gguf.h"
+
+namespace tandem {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "the .npy files are little-endian");
+
+std::vector<uint8_t> ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) Fail(ErrorKind::kIo, "--image: cannot open '" + path + "'");
+  std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) Fail(ErrorKind::kIo, "--image: cannot read '" + path + "'");
+  return bytes;
+}
+
+// NPY version 1.0: magic, header length, a dict padded with spaces to a multiple of 64 bytes.
+void WriteNpy(const std::string& path, const VisionPixels& px) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
+                       std::to_string(px.height) + ", " + std::to_string(px.width) + ", 3), }";
+  const size_t unpadded = 10 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header.push_back('\n');
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  const uint16_t len = static_cast<uint16_t>(header.size());
+  out.write("\x93NUMPY\x01\x00", 8);
+  out.write(reinterpret_cast<const char*>(&len), 2);
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  out.write(reinterpret_cast<const char*>(px.rgb.data()),
+            static_cast<std::streamsize>(px.rgb.size() * sizeof(float)));
+  out.close();
+  if (!out) Fail(ErrorKind::kIo, "--pixels-out: cannot write '" + path + "'");
+}
+
+VisionGelu ParseGelu(const std::string& name) {
+  if (name == "tanh") return VisionGelu::kTanh;
+  if (name == "quick") return VisionGelu::kQuick;
+  if (name == "file") return VisionGelu::kFromFile;
+  Fail(ErrorKind::kInvalidArgument, "--vision-gelu: '" + name + "' is not tanh, quick or file");
+}
+
+}  // namespace
+
+PromptWithImages ExpandPromptImages(const std::vector<int32_t>& tokens,
+                                    const PromptImageOptions& options, const Gemma4Model& model,
+                                    ThreadPool& pool) {
+  if (options.resize != "budget" && options.resize != "llamacpp") {
+    Fail(ErrorKind::kInvalidArgument,
+         "--image-resize: '" + options.resize + "' is not budget or llamacpp");
+  }
+  VisionOptions vision;
+  vision.gelu = ParseGelu(options.gelu);
+  auto encoder = Gemma4VisionEncoder::Load(options.mmproj, vision);
+  if (encoder->n_embd_out() != model.n_embd()) {
+    Fail(ErrorKind::kInvalidArgument, options.mmproj + ": the projector writes rows of " +
+                                          std::to_string(encoder->n_embd_out()) +
+                                          " values, the model takes " +
+                                          std::to_string(model.n_embd()));
+  }
+  ImageInputOptions input;
+  input.prepare.rule = options.resize == "llamacpp" ? ResizeRule::kLlamaCpp : ResizeRule::kBudget;
+  input.prepare.budget_tokens = options.budget;
+  input.prepare.min_tokens = options.min_tokens;
+  input.prepare.max_tokens = options.max_tokens;
+  ImageInput images(*encoder, input);
+
+  std::vector<PromptMedia> media;
+  for (size_t i = 0; i < options.files.size(); ++i) {
+    const PreparedImage prepared = images.Prepare(ReadBytes(options.files[i]), "");
+    if (!options.pixels_out.empty()) {
+      WriteNpy(options.pixels_out + std::to_string(i) + ".npy", *prepared.pixels);
+    }
+    PromptMedia m = images.ToMedia(prepared);
+    while (m.job && !m.job->Step(pool)) {
+    }
+    if (m.job) m.embeddings = m.job->Result();
+    m.job = nullptr;
+    media.push_back(std::move(m));
+  }
+  const Tokenizer tokenizer(LoadVocabFromGguf(model.file()));
+  const ImageTokens markup = FindImageTokens(tokenizer);
+  PromptWithImages out;
+  out.placeholder = markup.placeholder;
+  ExpandImages(tokens, std::move(media), markup, out.request);
+  return out;
+}
+
+}  // namespace tandem
