@@ -232,3 +232,60 @@ void AttentionSharedKeys(const SharedKeysAttentionArgs& args, ThreadPool* pool) 
 }
 
 }  // namespace tandem::kernels
+
+namespace tandem::kernels {
+
+void AttentionDense(const DenseAttentionArgs& a, ThreadPool* pool) {
+  if (a.n_rows < 0) Invalid("n_rows " + std::to_string(a.n_rows) + " is negative");
+  CheckHeads(a.n_heads, a.n_kv_heads);
+  if (a.n_rows == 0) return;
+  if (a.q == nullptr || a.kt == nullptr || a.v == nullptr || a.out == nullptr) {
+    Invalid("q, kt, v and out must be non-null");
+  }
+  if (a.n_keys < 1 || a.head_dim < 1 || a.v_dim < 16 || a.v_dim % 16 != 0) {
+    Invalid("dense attention needs keys, a positive head_dim and v_dim a multiple of 16 (got " +
+            std::to_string(a.n_keys) + " keys, head_dim " + std::to_string(a.head_dim) +
+            ", v_dim " + std::to_string(a.v_dim) + ")");
+  }
+  if (a.kt_row_stride < static_cast<size_t>(a.n_keys) ||
+      a.v_row_stride < static_cast<size_t>(a.v_dim) ||
+      a.q_row_stride < static_cast<size_t>(a.head_dim) ||
+      a.out_row_stride < static_cast<size_t>(a.v_dim)) {
+    Invalid("dense attention strides are shorter than their rows");
+  }
+  const auto attend = ActiveKernels().attend_dense_rows;
+  const int group = a.n_heads / a.n_kv_heads;
+  constexpr int kRowsPerTask = 12;
+  const size_t blocks = static_cast<size_t>((a.n_rows + kRowsPerTask - 1) / kRowsPerTask);
+  // Task t: head t / blocks, rows [b·kRowsPerTask, +kRowsPerTask) for b = t % blocks; head-major
+  // so that a thread's consecutive tasks read one head's K and V.
+  auto task = [&](size_t t) {
+    const int h = static_cast<int>(t / blocks), g = h / group;
+    const int first = static_cast<int>(t % blocks) * kRowsPerTask;
+    DenseRows rows;
+    rows.n_rows = std::min(kRowsPerTask, a.n_rows - first);
+    rows.q = a.q + h * a.q_head_stride + first * a.q_row_stride;
+    rows.q_stride = a.q_row_stride;
+    rows.kt = a.kt + g * a.kt_head_stride;
+    rows.kt_stride = a.kt_row_stride;
+    rows.n_keys = a.n_keys;
+    rows.head_dim = a.head_dim;
+    rows.v = a.v + g * a.v_head_stride;
+    rows.v_stride = a.v_row_stride;
+    rows.v_dim = a.v_dim;
+    rows.scale = a.scale;
+    rows.out = a.out + h * a.out_head_stride + first * a.out_row_stride;
+    rows.out_stride = a.out_row_stride;
+    attend(rows);
+  };
+  const size_t n_tasks = blocks * a.n_heads;
+  if (pool == nullptr || pool->size() == 1) {
+    for (size_t t = 0; t < n_tasks; ++t) task(t);
+  } else {
+    pool->ParallelForBalanced(n_tasks, [&task](size_t begin, size_t end, int) {
+      for (size_t t = begin; t < end; ++t) task(t);
+    });
+  }
+}
+
+}  // namespace tandem::kernels

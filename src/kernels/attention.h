@@ -74,6 +74,35 @@ struct SharedKeysAttentionArgs {
 // `pool`. Throws Error like Attention for inconsistent arguments.
 void AttentionSharedKeys(const SharedKeysAttentionArgs& args, ThreadPool* pool = nullptr);
 
+// Unmasked attention of query rows that all see the same keys, K stored transposed (a vision
+// encoder: every patch attends to every patch of its image). Two register-tiled products with
+// each row's scores kept whole, instead of a streaming softmax over cache rows. Query head h
+// reads kv head h / (n_heads / n_kv_heads).
+struct DenseAttentionArgs {
+  int n_rows = 0, n_heads = 0, n_kv_heads = 0, n_keys = 0;
+  int head_dim = 0;  // the q·k length
+  int v_dim = 0;     // values per key and per output row; a multiple of 16
+  // Row r of head h at q + h·q_head_stride + r·q_row_stride (head_dim values), likewise out
+  // (v_dim values, must not overlap q); Kᵀ of kv head g: value d of key j at
+  // kt + g·kt_head_stride + d·kt_row_stride + j; V: key j of kv head g at
+  // v + g·v_head_stride + j·v_row_stride.
+  const float* q = nullptr;
+  size_t q_head_stride = 0, q_row_stride = 0;
+  const float* kt = nullptr;
+  size_t kt_head_stride = 0, kt_row_stride = 0;
+  const float* v = nullptr;
+  size_t v_head_stride = 0, v_row_stride = 0;
+  float* out = nullptr;
+  size_t out_head_stride = 0, out_row_stride = 0;
+  float scale = 1.0f;
+};
+
+// Computes args.out. Each row's result is bitwise the same whatever other rows share the call
+// and whatever the thread count (the per-ISA order is in simd/dense_attention-inl.h); it differs
+// from Attention's in the last bits (another summation order). Work is split over (head, block
+// of rows) on `pool`, head-major. Throws Error(kInvalidArgument) for inconsistent arguments.
+void AttentionDense(const DenseAttentionArgs& args, ThreadPool* pool = nullptr);
+
 // Bytes of one cached row of head_dim values of `type`.
 size_t KvRowBytes(TensorType type, int head_dim);
 

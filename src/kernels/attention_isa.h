@@ -8,6 +8,23 @@
 namespace tandem::kernels {
 // Most query heads one AttendHeads call takes.
 inline constexpr int kAttendMaxHeads = 8;
+
+// One head's block of query rows for AttendDenseRows: every row sees all n_keys keys.
+struct DenseRows {
+  int n_rows = 0;
+  const float* q = nullptr;  // row r at q + r·q_stride, head_dim values
+  size_t q_stride = 0;
+  const float* kt = nullptr;  // K transposed: value d of key j at kt + d·kt_stride + j
+  size_t kt_stride = 0;
+  int n_keys = 0;
+  int head_dim = 0;
+  const float* v = nullptr;  // key j's v_dim values at v + j·v_stride
+  size_t v_stride = 0;
+  int v_dim = 0;  // a multiple of 16
+  float scale = 1.0f;
+  float* out = nullptr;  // row r at out + r·out_stride, v_dim values
+  size_t out_stride = 0;
+};
 }  // namespace tandem::kernels
 
 // For each query head g in [0, n_heads) (1 <= n_heads <= kAttendMaxHeads), all reading kv head
@@ -16,9 +33,12 @@ inline constexpr int kAttendMaxHeads = 8;
 // from keys.begin, ascending. Heads share the K/V loads, but each head's arithmetic is the same
 // whatever n_heads is, so callers may group heads freely.
 // Preconditions (checked by Attention): the keys are stored in kv, keys non-empty, head_dim valid.
+// AttendDenseRows: out row r = softmax over the keys of (q_r · k_j · scale) times V, each row on
+// its own (rows may be grouped freely; simd/dense_attention-inl.h gives the order).
 #define TANDEM_KERNELS_DECLARE_ATTENTION()                                                    \
   void AttendHeads(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange keys, \
-                   float scale, float* out);
+                   float scale, float* out);                                                  \
+  void AttendDenseRows(const DenseRows& rows);
 
 namespace tandem::kernels::ref {
 TANDEM_KERNELS_DECLARE_ATTENTION()

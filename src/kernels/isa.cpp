@@ -40,7 +40,7 @@ const MatMulKernelTable& Avx512QuantMatMulKernels() {
 #define TANDEM_KERNEL_TABLE(isa, ns, quant)                                                       \
   KernelTable {                                                                                   \
     isa, ns::RmsNorm, ns::Gelu, ns::GeGlu, ns::Softcap, ns::Softmax, ns::ToHalf, ns::AttendHeads, \
-        ns::MatMulKernels, quant                                                                  \
+        ns::AttendDenseRows, ns::MatMulKernels, quant                                             \
   }
 constexpr KernelTable kTables[] = {
     TANDEM_KERNEL_TABLE(Isa::kScalar, ref, ref::MatMulKernels),

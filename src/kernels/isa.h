@@ -10,6 +10,7 @@
 namespace tandem::kernels {
 
 struct KvView;
+struct DenseRows;
 struct KeyRange;
 struct MatMulKernelTable;
 
@@ -49,6 +50,7 @@ struct KernelTable {
   // Attention's inner loop (attention_isa.h).
   void (*attend_heads)(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange keys,
                        float scale, float* out);
+  void (*attend_dense_rows)(const DenseRows& rows);
   // MatMul's micro-kernels for float and for quantized weights (on AVX-512 without VNNI the
   // quantized ones are AVX2's).
   const MatMulKernelTable& (*matmul_float)();

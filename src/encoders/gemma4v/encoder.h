@@ -5,7 +5,7 @@
 // Numerics: every soft token is bitwise identical whatever the thread count, the kernel chunking
 // and whatever other images share the call: the linear parts run row by row over the patches of
 // all images together, attention runs per (patch, head) over the patches of that patch's own
-// image (kernels::Attention, one thread per row and head, keys in a fixed order), and pooling
+// image (kernels::AttentionDense, each row's scores and sums in a fixed order), and pooling
 // sums each cell's patches in a fixed order.
 #pragma once
 

@@ -69,7 +69,9 @@ struct Gemma4VisionEncoding::State {
   // query row of the same image: one head's rows are contiguous, so the attention's pass over
   // them streams through the cache instead of touching one row in every few pages.
   std::vector<float> K, V;
-  kernels::SharedKeysAttentionArgs attn;
+  // K transposed per head, [Hkv][hd][N]: the dense attention's layout.
+  std::vector<float> Kt;
+  kernels::DenseAttentionArgs attn;
   // Scratch for a chunk of kChunkRows patch rows.
   std::vector<float> h, qt, kt, vt, qp, ap, a, o, gate, up, clamp;
   std::vector<std::vector<float>> out;
@@ -116,17 +118,17 @@ Gemma4VisionEncoding::State::State(const Gemma4VisionEncoder& enc, std::span<con
 
   K.resize(static_cast<size_t>(N) * Hkv * hdp);
   V.resize(K.size());
+  Kt.resize(static_cast<size_t>(Hkv) * hd * N);
   attn.n_heads = H;
-  attn.head_stride = static_cast<size_t>(kChunkRows) * hdp;
-  attn.kv.type = TensorType::kF32;
-  attn.kv.k = K.data();
-  attn.kv.v = V.data();
-  attn.kv.n_kv_heads = Hkv;
-  attn.kv.head_dim = hdp;
-  attn.kv.n_slots = N;
-  attn.kv.slot_stride_bytes = static_cast<size_t>(hdp) * sizeof(float);
-  attn.kv.head_stride_bytes = static_cast<size_t>(N) * hdp * sizeof(float);
-  attn.kv.stored = {0, static_cast<int32_t>(N)};
+  attn.n_kv_heads = Hkv;
+  attn.head_dim = hd;
+  attn.v_dim = hdp;
+  attn.q_head_stride = attn.out_head_stride = static_cast<size_t>(kChunkRows) * hdp;
+  attn.q_row_stride = attn.out_row_stride = hdp;
+  attn.kt_head_stride = static_cast<size_t>(hd) * N;
+  attn.kt_row_stride = N;
+  attn.v_head_stride = static_cast<size_t>(N) * hdp;
+  attn.v_row_stride = hdp;
   attn.scale = 1.0f;
 
   const size_t C = kChunkRows;
@@ -200,6 +202,13 @@ void Gemma4VisionEncoding::State::Layer(int l, ThreadPool& pool) {
     }
     Rotate(K.data() + r0 * hdp, r0, n, Hkv, head, hdp);
   }
+  for (int g = 0; g < Hkv; ++g) {  // K transposed: each head's keys along the rows
+    const float* k = K.data() + static_cast<size_t>(g) * N * hdp;
+    float* kt = Kt.data() + static_cast<size_t>(g) * hd * N;
+    for (int64_t j = 0; j < N; ++j) {
+      for (int d = 0; d < hd; ++d) kt[static_cast<size_t>(d) * N + j] = k[j * hdp + d];
+    }
+  }
   // Pass 2: queries, attention over the patch's image, and the rest of the layer, a chunk at a
   // time (a chunk's residual rows change only after their own queries were taken).
   for (int64_t r0 = 0; r0 < N; r0 += kChunkRows) {
@@ -209,7 +218,7 @@ void Gemma4VisionEncoding::State::Layer(int l, ThreadPool& pool) {
     ClippedMatMul(lw.attn_q, h.data(), n, qt.data(), clamp, pool);
     // Queries and attention outputs are head-major [H][kChunkRows][hdp]: the rows of a head that
     // see the same keys (one image's) are attended together.
-    const size_t head_stride = attn.head_stride;
+    const size_t head_stride = attn.q_head_stride;
     for (int hh = 0; hh < H; ++hh) {
       kernels::RmsNormRows(qt.data() + hh * hd, static_cast<size_t>(H) * hd, lw.attn_q_norm.data(),
                            eps, hd, n, qp.data() + hh * head_stride, hdp, &pool);
@@ -219,10 +228,12 @@ void Gemma4VisionEncoding::State::Layer(int l, ThreadPool& pool) {
       const kernels::KeyRange keys = layout.keys[r0 + a0];
       const int64_t a1 = std::min<int64_t>(n, keys.end - r0);
       attn.n_rows = static_cast<int>(a1 - a0);
+      attn.n_keys = keys.end - keys.begin;
       attn.q = qp.data() + a0 * hdp;
       attn.out = ap.data() + a0 * hdp;
-      attn.keys = keys;
-      kernels::AttentionSharedKeys(attn, &pool);
+      attn.kt = Kt.data() + keys.begin;
+      attn.v = V.data() + static_cast<size_t>(keys.begin) * hdp;
+      kernels::AttentionDense(attn, &pool);
       a0 = a1;
     }
     for (int64_t t = 0; t < n; ++t) {  // back to rows [n][H·hd], without the padding
@@ -292,6 +303,7 @@ void Gemma4VisionEncoding::State::PoolAndProject(ThreadPool& pool) {
   std::vector<float>().swap(e);
   std::vector<float>().swap(K);
   std::vector<float>().swap(V);
+  std::vector<float>().swap(Kt);
   kernels::RmsNormRows(g.data(), D, nullptr, c.eps, D, T, g.data(), D, &pool);
   const int Dt = c.n_embd_text;
   std::vector<float> projected(static_cast<size_t>(T) * Dt);

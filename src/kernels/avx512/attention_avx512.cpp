@@ -3,9 +3,11 @@
 #include "kernels/attention_isa.h"
 #include "kernels/avx512/vec_avx512.h"
 #include "kernels/simd/attention-inl.h"
+#include "kernels/simd/dense_attention-inl.h"
 
 namespace tandem::kernels::avx512 {
 
 TANDEM_SIMD_DEFINE_ATTENTION(F32x16)
+TANDEM_SIMD_DEFINE_DENSE_ATTENTION(F32x16)
 
 }  // namespace tandem::kernels::avx512

@@ -2,6 +2,7 @@
 // the SIMD paths.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels/attention.h"
 #include "kernels/attention_isa.h"
@@ -59,6 +60,34 @@ void AttendHead(const float* q, const KvView& kv, int kv_head, KeyRange keys, fl
 }
 
 }  // namespace
+
+void AttendDenseRows(const DenseRows& a) {
+  std::vector<float> p(static_cast<size_t>(a.n_keys));
+  for (int r = 0; r < a.n_rows; ++r) {
+    const float* q = a.q + static_cast<size_t>(r) * a.q_stride;
+    float max = -INFINITY;
+    for (int j = 0; j < a.n_keys; ++j) {
+      float dot = 0.0f;
+      for (int d = 0; d < a.head_dim; ++d)
+        dot += q[d] * a.kt[static_cast<size_t>(d) * a.kt_stride + j];
+      p[j] = dot * a.scale;
+      max = std::fmax(max, p[j]);
+    }
+    float sum = 0.0f;
+    for (int j = 0; j < a.n_keys; ++j) {
+      p[j] = std::exp(p[j] - max);
+      sum += p[j];
+    }
+    float* out = a.out + static_cast<size_t>(r) * a.out_stride;
+    std::fill(out, out + a.v_dim, 0.0f);
+    for (int j = 0; j < a.n_keys; ++j) {
+      const float* v = a.v + static_cast<size_t>(j) * a.v_stride;
+      for (int i = 0; i < a.v_dim; ++i) out[i] += p[j] * v[i];
+    }
+    const float inv_sum = 1.0f / sum;
+    for (int i = 0; i < a.v_dim; ++i) out[i] *= inv_sum;
+  }
+}
 
 void AttendHeads(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange keys,
                  float scale, float* out) {
