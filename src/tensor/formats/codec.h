@@ -1,19 +1,20 @@
-// What a codec of tensor/formats/ is, and what is built from it once for every type: the float
-// decode of the quantized families, the reference dot product, the row loops the type table
-// (tensor/type_traits.cpp) points at (docs/formats.md).
+// What a codec of tensor/formats/ is, and what is built from codecs once for every type: the
+// nibble-pair helpers of the 32-value blocks, the reference dot product, the row loops the type
+// table (tensor/type_traits.cpp) points at (docs/formats.md).
 //
 // A codec is a struct F for one ggml type, in the file of its family:
 //   using Block;                          the block as stored in a GGUF file
 //   static constexpr TensorType kType;
 //   static constexpr int kValues;         values per block
+//   static void Decode(const Block&, float* y);   y[kValues], ggml's float operations in order
 //   static constexpr DotFamily kDot;      which activation format its dot product takes
-//   Quantized weight types (kDot != kNone) give the block's integers and scales; the float decode
-//   and the reference dot are the family's formula over them (DecodeBlock, ReferenceDot below):
+//   Quantized weight types (kDot != kNone) unpack their layout once (a per-element Weight, or
+//   Weights for nibble-pair blocks), used by their Decode and by Unpack, the block's integers;
+//   the reference dot (ReferenceDot below) is the family's formula over those:
 //     kQ8_0, kQ8_1: static void Unpack(const Block&, int w[32]);
 //                   static float Scale(const Block&);  and for kQ8_1 static float Min(...)
 //     kQ8_K:        static void Unpack(const Block&, int w[256], int sc[16], int m[16]);
 //                   static float Scale(const Block&), Min(const Block&);  kHasMins
-//   Other types (floats, activation formats) give static void Decode(const Block&, float* y).
 //   A type tandem can write gives static void Encode(const float* x, Block* y), bit-exact with
 //   ggml's `quantize_row_*_ref`.
 #pragma once
@@ -70,37 +71,34 @@ inline void SignedAbsMax(const float* x, int n, float* max, float* amax) {
   }
 }
 
-// ---- Decode: each quantized family's float formula over the codec's integers ----
+// ---- 32-value blocks of nibble pairs: qs[j] low nibble = element j, high = element j + 16 ----
 
+// Writes y[32] = value(code, element) for the block's 4-bit codes.
+template <typename T, typename Value>
+inline void NibblePairs(const uint8_t* qs, T* y, Value value) {
+  for (int j = 0; j < 16; ++j) {
+    y[j] = value(qs[j] & 0xF, j);
+    y[j + 16] = value(qs[j] >> 4, j + 16);
+  }
+}
+
+// For a codec F of such blocks whose Weights(b) maps (code, element) to the integer weight:
+// its Unpack, and its Decode x = w * d (+ m for the kQ8_1 family).
 template <class F>
-inline void DecodeBlock(const typename F::Block& b, float* y) {
-  if constexpr (F::kDot == DotFamily::kNone) {
-    F::Decode(b, y);
-  } else if constexpr (F::kDot == DotFamily::kQ8_K) {
-    int w[256], sc[16], m[16];
-    F::Unpack(b, w, sc, m);
-    const float d = F::Scale(b);
-    float dmin = 0.0f;
-    if constexpr (F::kHasMins) dmin = F::Min(b);
-    for (int k = 0; k < 16; ++k) {
-      const float dl = d * static_cast<float>(sc[k]);
-      if constexpr (F::kHasMins) {
-        const float ml = dmin * static_cast<float>(m[k]);
-        for (int i = 16 * k; i < 16 * k + 16; ++i) y[i] = dl * static_cast<float>(w[i]) - ml;
-      } else {
-        for (int i = 16 * k; i < 16 * k + 16; ++i) y[i] = dl * static_cast<float>(w[i]);
-      }
-    }
+inline void UnpackNibbles(const typename F::Block& b, int w[32]) {
+  NibblePairs(b.qs, w, F::Weights(b));
+}
+template <class F>
+inline void DecodeNibbles(const typename F::Block& b, float* y) {
+  const float d = F::Scale(b);
+  const auto weight = F::Weights(b);
+  if constexpr (F::kDot == DotFamily::kQ8_1) {
+    const float m = F::Min(b);
+    NibblePairs(b.qs, y,
+                [d, m, weight](int q, int e) { return static_cast<float>(weight(q, e)) * d + m; });
   } else {
-    int w[32];
-    F::Unpack(b, w);
-    const float d = F::Scale(b);
-    if constexpr (F::kDot == DotFamily::kQ8_1) {
-      const float m = F::Min(b);
-      for (int j = 0; j < 32; ++j) y[j] = static_cast<float>(w[j]) * d + m;
-    } else {
-      for (int j = 0; j < 32; ++j) y[j] = static_cast<float>(w[j]) * d;
-    }
+    NibblePairs(b.qs, y,
+                [d, weight](int q, int e) { return static_cast<float>(weight(q, e)) * d; });
   }
 }
 
@@ -150,16 +148,28 @@ inline float ReferenceDot(const typename F::Block* w, const ActivationRow& a, in
 
 // ---- Row loops: what the type table points at ----
 
+// A float row is its own bytes: one memcpy.
+template <class F>
+inline constexpr bool kBytesAreValues = std::is_same_v<typename F::Block, float>;
+
 template <class F>
 void DecodeBlocks(const void* src, float* dst, int64_t blocks) {
-  const auto* b = static_cast<const typename F::Block*>(src);
-  for (int64_t i = 0; i < blocks; ++i, dst += F::kValues) DecodeBlock<F>(b[i], dst);
+  if constexpr (kBytesAreValues<F>) {
+    if (blocks > 0) std::memcpy(dst, src, static_cast<size_t>(blocks) * sizeof(float));
+  } else {
+    const auto* b = static_cast<const typename F::Block*>(src);
+    for (int64_t i = 0; i < blocks; ++i, dst += F::kValues) F::Decode(b[i], dst);
+  }
 }
 
 template <class F>
 void EncodeBlocks(const float* src, void* dst, int64_t blocks) {
-  auto* b = static_cast<typename F::Block*>(dst);
-  for (int64_t i = 0; i < blocks; ++i, src += F::kValues) F::Encode(src, &b[i]);
+  if constexpr (kBytesAreValues<F>) {
+    if (blocks > 0) std::memcpy(dst, src, static_cast<size_t>(blocks) * sizeof(float));
+  } else {
+    auto* b = static_cast<typename F::Block*>(dst);
+    for (int64_t i = 0; i < blocks; ++i, src += F::kValues) F::Encode(src, &b[i]);
+  }
 }
 
 template <class F>

@@ -48,13 +48,12 @@ struct IQ4_NL {
   static constexpr TensorType kType = TensorType::kIQ4_NL;
   static constexpr int kValues = kQK4_NL;
   static constexpr DotFamily kDot = DotFamily::kQ8_0;
-  static void Unpack(const Block& b, int w[32]) {
-    for (int j = 0; j < 16; ++j) {
-      w[j] = kIQ4NLValues[b.qs[j] & 0xF];
-      w[j + 16] = kIQ4NLValues[b.qs[j] >> 4];
-    }
+  static auto Weights(const Block&) {
+    return [](int q, int) { return static_cast<int>(kIQ4NLValues[q]); };
   }
+  static void Unpack(const Block& b, int w[32]) { UnpackNibbles<IQ4_NL>(b, w); }
   static float Scale(const Block& b) { return Fp16ToFp32(b.d); }
+  static void Decode(const Block& b, float* y) { DecodeNibbles<IQ4_NL>(b, y); }
 };
 
 struct IQ4_XS {
@@ -63,17 +62,24 @@ struct IQ4_XS {
   static constexpr int kValues = kQK_K;
   static constexpr DotFamily kDot = DotFamily::kQ8_K;
   static constexpr bool kHasMins = false;
+  // Sub-block ib (0..7) is a block of nibble pairs at qs + 16 ib, its codes through the codebook.
+  static int Weight(int q, int) { return kIQ4NLValues[q]; }
   static void Unpack(const Block& b, int w[256], int sc[16], int m[16]) {
     for (int ib = 0; ib < 8; ++ib) {
-      for (int j = 0; j < 16; ++j) {
-        w[32 * ib + j] = kIQ4NLValues[b.qs[16 * ib + j] & 0xF];
-        w[32 * ib + 16 + j] = kIQ4NLValues[b.qs[16 * ib + j] >> 4];
-      }
+      NibblePairs(b.qs + 16 * ib, w + 32 * ib, Weight);
       sc[2 * ib] = sc[2 * ib + 1] = UnpackScaleIQ4XS(b, ib);
       m[2 * ib] = m[2 * ib + 1] = 0;
     }
   }
   static float Scale(const Block& b) { return Fp16ToFp32(b.d); }
+  static void Decode(const Block& b, float* y) {
+    const float d = Scale(b);
+    for (int ib = 0; ib < 8; ++ib) {
+      const float dl = d * static_cast<float>(UnpackScaleIQ4XS(b, ib));
+      NibblePairs(b.qs + 16 * ib, y + 32 * ib,
+                  [dl](int q, int e) { return dl * static_cast<float>(Weight(q, e)); });
+    }
+  }
 };
 
 }  // namespace formats

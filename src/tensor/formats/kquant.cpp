@@ -260,4 +260,9 @@ void Q8_K::Encode(const float* x, Block* y) {
   y->d = 1 / iscale;
 }
 
+template void EncodeBlocks<Q4_K>(const float*, void*, int64_t);
+template void EncodeBlocks<Q5_K>(const float*, void*, int64_t);
+template void EncodeBlocks<Q6_K>(const float*, void*, int64_t);
+template void EncodeBlocks<Q8_K>(const float*, void*, int64_t);
+
 }  // namespace tandem::formats

@@ -107,6 +107,20 @@ inline void UnpackScaleMinPairs(const uint8_t* s, int sc[16], int m[16]) {
   }
 }
 
+// Q4_K/Q5_K decode: per sub-block j of 32, x = d * sc_j * q - dmin * m_j.
+template <class F>
+inline void DecodeScaleMin32(const typename F::Block& b, float* y) {
+  const float d = F::Scale(b);
+  const float dmin = F::Min(b);
+  for (int j = 0; j < 8; ++j) {
+    uint8_t sc, m;
+    UnpackScaleMinK4(j, b.scales, &sc, &m);
+    const float d1 = d * static_cast<float>(sc);
+    const float m1 = dmin * static_cast<float>(m);
+    for (int l = 0; l < 32; ++l) y[32 * j + l] = d1 * static_cast<float>(F::Weight(b, j, l)) - m1;
+  }
+}
+
 }  // namespace kquant_detail
 
 struct Q2_K {
@@ -115,18 +129,32 @@ struct Q2_K {
   static constexpr int kValues = kQK_K;
   static constexpr DotFamily kDot = DotFamily::kQ8_K;
   static constexpr bool kHasMins = true;
+  // The 2-bit code of element e; sub-block k's scale and min.
+  static int Weight(const Block& b, int e) {
+    const int r = e % 128;
+    return (b.qs[32 * (e / 128) + r % 32] >> (2 * (r / 32))) & 3;
+  }
+  static int SubScale(const Block& b, int k) { return b.scales[k] & 0xF; }
+  static int SubMin(const Block& b, int k) { return b.scales[k] >> 4; }
   static void Unpack(const Block& b, int w[256], int sc[16], int m[16]) {
-    for (int e = 0; e < 256; ++e) {
-      const int n = e / 128, j = (e % 128) / 32, l = e % 32;
-      w[e] = (b.qs[32 * n + l] >> (2 * j)) & 3;
-    }
+    for (int e = 0; e < 256; ++e) w[e] = Weight(b, e);
     for (int k = 0; k < 16; ++k) {
-      sc[k] = b.scales[k] & 0xF;
-      m[k] = b.scales[k] >> 4;
+      sc[k] = SubScale(b, k);
+      m[k] = SubMin(b, k);
     }
   }
   static float Scale(const Block& b) { return Fp16ToFp32(b.d); }
   static float Min(const Block& b) { return Fp16ToFp32(b.dmin); }
+  static void Decode(const Block& b, float* y) {
+    const float d = Scale(b);
+    const float dmin = Min(b);
+    for (int e = 0; e < kQK_K; ++e) {
+      const int q = Weight(b, e);
+      const float dl = d * static_cast<float>(SubScale(b, e / 16));
+      const float ml = dmin * static_cast<float>(SubMin(b, e / 16));
+      y[e] = dl * static_cast<float>(q) - ml;
+    }
+  }
 };
 
 struct Q3_K {
@@ -135,13 +163,15 @@ struct Q3_K {
   static constexpr int kValues = kQK_K;
   static constexpr DotFamily kDot = DotFamily::kQ8_K;
   static constexpr bool kHasMins = false;
+  // The signed 3-bit value (-4..3) of element e.
+  static int Weight(const Block& b, int e) {
+    const int r = e % 128;
+    const int q2 = (b.qs[32 * (e / 128) + r % 32] >> (2 * (r / 32))) & 3;
+    const int hbit = (b.hmask[e % 32] >> (e / 32)) & 1;
+    return q2 - (hbit ? 0 : 4);
+  }
   static void Unpack(const Block& b, int w[256], int sc[16], int m[16]) {
-    for (int e = 0; e < 256; ++e) {
-      const int n = e / 128, j = (e % 128) / 32, l = e % 32;
-      const int low = (b.qs[32 * n + l] >> (2 * j)) & 3;
-      const int high = (b.hmask[l] >> (4 * n + j)) & 1;
-      w[e] = low + 4 * high - 4;
-    }
+    for (int e = 0; e < 256; ++e) w[e] = Weight(b, e);
     int8_t scales[16];
     UnpackScalesQ3K(b.scales, scales);
     for (int k = 0; k < 16; ++k) {
@@ -150,6 +180,15 @@ struct Q3_K {
     }
   }
   static float Scale(const Block& b) { return Fp16ToFp32(b.d); }
+  static void Decode(const Block& b, float* y) {
+    const float d = Scale(b);
+    int8_t scales[16];
+    UnpackScalesQ3K(b.scales, scales);
+    for (int e = 0; e < kQK_K; ++e) {
+      const float dl = d * static_cast<float>(scales[e / 16]);
+      y[e] = dl * static_cast<float>(Weight(b, e));
+    }
+  }
 };
 
 struct Q4_K {
@@ -158,17 +197,19 @@ struct Q4_K {
   static constexpr int kValues = kQK_K;
   static constexpr DotFamily kDot = DotFamily::kQ8_K;
   static constexpr bool kHasMins = true;
+  // The 4-bit code of element l of sub-block j (32 values each).
+  static int Weight(const Block& b, int j, int l) {
+    return (b.qs[32 * (j / 2) + l] >> (4 * (j % 2))) & 0xF;
+  }
   static void Unpack(const Block& b, int w[256], int sc[16], int m[16]) {
-    for (int c = 0; c < 4; ++c) {
-      for (int l = 0; l < 32; ++l) {
-        w[64 * c + l] = b.qs[32 * c + l] & 0xF;
-        w[64 * c + 32 + l] = b.qs[32 * c + l] >> 4;
-      }
+    for (int j = 0; j < 8; ++j) {
+      for (int l = 0; l < 32; ++l) w[32 * j + l] = Weight(b, j, l);
     }
     kquant_detail::UnpackScaleMinPairs(b.scales, sc, m);
   }
   static float Scale(const Block& b) { return Fp16ToFp32(b.d); }
   static float Min(const Block& b) { return Fp16ToFp32(b.dmin); }
+  static void Decode(const Block& b, float* y) { kquant_detail::DecodeScaleMin32<Q4_K>(b, y); }
   static void Encode(const float* x, Block* y);
 };
 
@@ -178,17 +219,19 @@ struct Q5_K {
   static constexpr int kValues = kQK_K;
   static constexpr DotFamily kDot = DotFamily::kQ8_K;
   static constexpr bool kHasMins = true;
+  // The 5-bit code of element l of sub-block j (32 values each): its fifth bit is bit j of qh[l].
+  static int Weight(const Block& b, int j, int l) {
+    return ((b.qs[32 * (j / 2) + l] >> (4 * (j % 2))) & 0xF) + (((b.qh[l] >> j) & 1) << 4);
+  }
   static void Unpack(const Block& b, int w[256], int sc[16], int m[16]) {
-    for (int c = 0; c < 4; ++c) {
-      for (int l = 0; l < 32; ++l) {
-        w[64 * c + l] = (b.qs[32 * c + l] & 0xF) | (((b.qh[l] >> (2 * c)) & 1) << 4);
-        w[64 * c + 32 + l] = (b.qs[32 * c + l] >> 4) | (((b.qh[l] >> (2 * c + 1)) & 1) << 4);
-      }
+    for (int j = 0; j < 8; ++j) {
+      for (int l = 0; l < 32; ++l) w[32 * j + l] = Weight(b, j, l);
     }
     kquant_detail::UnpackScaleMinPairs(b.scales, sc, m);
   }
   static float Scale(const Block& b) { return Fp16ToFp32(b.d); }
   static float Min(const Block& b) { return Fp16ToFp32(b.dmin); }
+  static void Decode(const Block& b, float* y) { kquant_detail::DecodeScaleMin32<Q5_K>(b, y); }
   static void Encode(const float* x, Block* y);
 };
 
@@ -198,20 +241,30 @@ struct Q6_K {
   static constexpr int kValues = kQK_K;
   static constexpr DotFamily kDot = DotFamily::kQ8_K;
   static constexpr bool kHasMins = false;
+  // The signed 6-bit value (-32..31) of element e.
+  static int Weight(const Block& b, int e) {
+    const int half = e / 128;  // n in the layout
+    const int k = (e % 128) / 32;
+    const int l = e % 32;
+    const uint8_t lo_byte = b.ql[64 * half + l + 32 * (k & 1)];
+    const int lo = k < 2 ? (lo_byte & 0xF) : (lo_byte >> 4);
+    const int hi = (b.qh[32 * half + l] >> (2 * k)) & 3;
+    return (lo | (hi << 4)) - 32;
+  }
   static void Unpack(const Block& b, int w[256], int sc[16], int m[16]) {
-    for (int e = 0; e < 256; ++e) {
-      const int n = e / 128, k = (e % 128) / 32, l = e % 32;
-      const uint8_t lo_byte = b.ql[64 * n + l + 32 * (k & 1)];
-      const int lo = k < 2 ? (lo_byte & 0xF) : (lo_byte >> 4);
-      const int hi = (b.qh[32 * n + l] >> (2 * k)) & 3;
-      w[e] = (lo | (hi << 4)) - 32;
-    }
+    for (int e = 0; e < 256; ++e) w[e] = Weight(b, e);
     for (int k = 0; k < 16; ++k) {
       sc[k] = b.scales[k];
       m[k] = 0;
     }
   }
   static float Scale(const Block& b) { return Fp16ToFp32(b.d); }
+  static void Decode(const Block& b, float* y) {
+    const float d = Scale(b);
+    for (int e = 0; e < kQK_K; ++e) {
+      y[e] = d * static_cast<float>(b.scales[e / 16]) * static_cast<float>(Weight(b, e));
+    }
+  }
   static void Encode(const float* x, Block* y);
 };
 
@@ -226,6 +279,12 @@ struct Q8_K {
   }
   static void Encode(const float* x, Block* y);
 };
+
+// The encoders' row loops are instantiated in kquant.cpp, beside the encoders they inline.
+extern template void EncodeBlocks<Q4_K>(const float*, void*, int64_t);
+extern template void EncodeBlocks<Q5_K>(const float*, void*, int64_t);
+extern template void EncodeBlocks<Q6_K>(const float*, void*, int64_t);
+extern template void EncodeBlocks<Q8_K>(const float*, void*, int64_t);
 
 }  // namespace formats
 }  // namespace tandem

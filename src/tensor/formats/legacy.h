@@ -70,16 +70,6 @@ static_assert(offsetof(BlockQ8_1, qs) == 4);
 namespace formats {
 namespace legacy_detail {
 
-// Writes the 32 values of a block whose element j is in the low nibble of qs[j] and element
-// j + 16 in the high nibble, mapping each 4-bit code through `value(code, element)`.
-template <typename T, typename Value>
-inline void NibblePairs(const uint8_t* qs, T* y, Value value) {
-  for (int j = 0; j < 16; ++j) {
-    y[j] = value(qs[j] & 0xF, j);
-    y[j + 16] = value(qs[j] >> 4, j + 16);
-  }
-}
-
 inline uint32_t HighBits(const uint8_t qh[4]) {
   uint32_t bits;
   std::memcpy(&bits, qh, sizeof bits);
@@ -142,10 +132,12 @@ struct Q4_0 {
   static constexpr TensorType kType = TensorType::kQ4_0;
   static constexpr int kValues = kQK4_0;
   static constexpr DotFamily kDot = DotFamily::kQ8_0;
-  static void Unpack(const Block& b, int w[32]) {
-    legacy_detail::NibblePairs(b.qs, w, [](int q, int) { return q - 8; });
+  static auto Weights(const Block&) {
+    return [](int q, int) { return q - 8; };
   }
+  static void Unpack(const Block& b, int w[32]) { UnpackNibbles<Q4_0>(b, w); }
   static float Scale(const Block& b) { return Fp16ToFp32(b.d); }
+  static void Decode(const Block& b, float* y) { DecodeNibbles<Q4_0>(b, y); }
   static void Encode(const float* x, Block* y) {
     using namespace legacy_detail;
     float max, amax;
@@ -164,11 +156,13 @@ struct Q4_1 {
   static constexpr TensorType kType = TensorType::kQ4_1;
   static constexpr int kValues = kQK4_1;
   static constexpr DotFamily kDot = DotFamily::kQ8_1;
-  static void Unpack(const Block& b, int w[32]) {
-    legacy_detail::NibblePairs(b.qs, w, [](int q, int) { return q; });
+  static auto Weights(const Block&) {
+    return [](int q, int) { return q; };
   }
+  static void Unpack(const Block& b, int w[32]) { UnpackNibbles<Q4_1>(b, w); }
   static float Scale(const Block& b) { return Fp16ToFp32(b.d); }
   static float Min(const Block& b) { return Fp16ToFp32(b.m); }
+  static void Decode(const Block& b, float* y) { DecodeNibbles<Q4_1>(b, y); }
   static void Encode(const float* x, Block* y) {
     using namespace legacy_detail;
     float min, max;
@@ -188,12 +182,14 @@ struct Q5_0 {
   static constexpr TensorType kType = TensorType::kQ5_0;
   static constexpr int kValues = kQK5_0;
   static constexpr DotFamily kDot = DotFamily::kQ8_0;
-  static void Unpack(const Block& b, int w[32]) {
-    const uint32_t qh = legacy_detail::HighBits(b.qh);
-    legacy_detail::NibblePairs(
-        b.qs, w, [qh](int q, int e) { return (q | static_cast<int>(((qh >> e) & 1) << 4)) - 16; });
+  static auto Weights(const Block& b) {
+    return [qh = legacy_detail::HighBits(b.qh)](int q, int e) {
+      return (q | static_cast<int>(((qh >> e) & 1) << 4)) - 16;
+    };
   }
+  static void Unpack(const Block& b, int w[32]) { UnpackNibbles<Q5_0>(b, w); }
   static float Scale(const Block& b) { return Fp16ToFp32(b.d); }
+  static void Decode(const Block& b, float* y) { DecodeNibbles<Q5_0>(b, y); }
   static void Encode(const float* x, Block* y) {
     using namespace legacy_detail;
     float max, amax;
@@ -213,13 +209,15 @@ struct Q5_1 {
   static constexpr TensorType kType = TensorType::kQ5_1;
   static constexpr int kValues = kQK5_1;
   static constexpr DotFamily kDot = DotFamily::kQ8_1;
-  static void Unpack(const Block& b, int w[32]) {
-    const uint32_t qh = legacy_detail::HighBits(b.qh);
-    legacy_detail::NibblePairs(
-        b.qs, w, [qh](int q, int e) { return q | static_cast<int>(((qh >> e) & 1) << 4); });
+  static auto Weights(const Block& b) {
+    return [qh = legacy_detail::HighBits(b.qh)](int q, int e) {
+      return q | static_cast<int>(((qh >> e) & 1) << 4);
+    };
   }
+  static void Unpack(const Block& b, int w[32]) { UnpackNibbles<Q5_1>(b, w); }
   static float Scale(const Block& b) { return Fp16ToFp32(b.d); }
   static float Min(const Block& b) { return Fp16ToFp32(b.m); }
+  static void Decode(const Block& b, float* y) { DecodeNibbles<Q5_1>(b, y); }
   static void Encode(const float* x, Block* y) {
     using namespace legacy_detail;
     float min, max;
@@ -245,6 +243,10 @@ struct Q8_0 {
     for (int j = 0; j < 32; ++j) w[j] = b.qs[j];
   }
   static float Scale(const Block& b) { return Fp16ToFp32(b.d); }
+  static void Decode(const Block& b, float* y) {
+    const float d = Scale(b);
+    for (int j = 0; j < kQK8_0; ++j) y[j] = static_cast<float>(b.qs[j]) * d;
+  }
   static void Encode(const float* x, Block* y) { legacy_detail::EncodeBlock8(x, y); }
 };
 

@@ -37,13 +37,12 @@ struct MXFP4 {
   static constexpr TensorType kType = TensorType::kMXFP4;
   static constexpr int kValues = kQKMxfp4;
   static constexpr DotFamily kDot = DotFamily::kQ8_0;
-  static void Unpack(const Block& b, int w[32]) {
-    for (int j = 0; j < 16; ++j) {
-      w[j] = kMxfp4Values[b.qs[j] & 0xF];
-      w[j + 16] = kMxfp4Values[b.qs[j] >> 4];
-    }
+  static auto Weights(const Block&) {
+    return [](int q, int) { return static_cast<int>(kMxfp4Values[q]); };
   }
+  static void Unpack(const Block& b, int w[32]) { UnpackNibbles<MXFP4>(b, w); }
   static float Scale(const Block& b) { return E8M0ToFp32Half(b.e); }
+  static void Decode(const Block& b, float* y) { DecodeNibbles<MXFP4>(b, y); }
 };
 
 }  // namespace formats
