@@ -30,6 +30,8 @@ namespace tandem::kernels::avx2 {
 namespace {
 
 using L = TileLanes;
+using simd::packed::MinSub;
+using simd::packed::ScaleAdd;
 
 constexpr int64_t kPrefetchAhead = 1024;  // bytes ahead of the block being decoded
 
@@ -77,10 +79,7 @@ struct PackedQ8_0Rows {
     const __m256 d = _mm256_cvtph_ps(
         _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + packed::Q8_0::kScales)));
 #pragma GCC unroll 16
-    for (int t = 0; t < NT; ++t) {
-      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(rows.d[t][b]));
-      acc[t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(s[t]), acc[t]);
-    }
+    for (int t = 0; t < NT; ++t) acc[t] = ScaleAdd<L>(d, rows.d[t][b], s[t], acc[t]);
   }
 };
 
@@ -123,8 +122,7 @@ struct PackedQ4_0Rows {
     for (int t = 0; t < NT; ++t) {
       const __m256i offset = _mm256_slli_epi32(_mm256_set1_epi32(rows.sum32[t][b]), 3);
       const __m256i sum = _mm256_sub_epi32(_mm256_madd_epi16(s[t], ones), offset);
-      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(rows.d[t][b]));
-      acc[t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(sum), acc[t]);
+      acc[t] = ScaleAdd<L>(d, rows.d[t][b], sum, acc[t]);
     }
   }
 };
@@ -212,9 +210,8 @@ struct PackedQ4_K {
       for (int i = 1; i < 4; ++i) {
         imin = _mm256_add_epi32(imin, _mm256_madd_epi16(mins[i], BroadcastPair16<L>(sums + 2 * i)));
       }
-      const __m256 da = _mm256_set1_ps(rows.d[t][b]);
-      acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(d, da), _mm256_cvtepi32_ps(isum[t]), acc[t]);
-      acc[t] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, da), _mm256_cvtepi32_ps(imin), acc[t]);
+      acc[t] = ScaleAdd<L>(d, rows.d[t][b], isum[t], acc[t]);
+      acc[t] = MinSub<L>(dmin, rows.d[t][b], imin, acc[t]);
     }
   }
 };
@@ -282,9 +279,7 @@ struct PackedQ6_K {
       for (int i = 1; i < 8; ++i) {
         corr = _mm256_add_epi32(corr, _mm256_madd_epi16(scp[i], BroadcastPair16<L>(sums + 2 * i)));
       }
-      const __m256i q = _mm256_sub_epi32(isum[t], _mm256_slli_epi32(corr, 5));
-      const __m256 da = _mm256_set1_ps(rows.d[t][b]);
-      acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(d, da), _mm256_cvtepi32_ps(q), acc[t]);
+      acc[t] = ScaleAdd<L>(d, rows.d[t][b], L::Sub(isum[t], L::ShiftLeft(corr, 5)), acc[t]);
     }
   }
 };

@@ -44,6 +44,8 @@ namespace tandem::kernels::avx512 {
 namespace {
 
 using L = TileLanes;
+using simd::packed::MinSub;
+using simd::packed::ScaleAdd;
 
 constexpr int64_t kPrefetchAhead = 1024;  // ahead of the block being decoded, 8-row units (2 KiB)
 
@@ -69,11 +71,6 @@ struct Group {
     }
   }
 };
-
-// acc = fma(d_w * d_a, float(s), acc), as the reference for a 32-value block.
-inline __m512 ScaleAdd(__m512 d, float da, __m512i s, __m512 acc) {
-  return _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(da)), _mm512_cvtepi32_ps(s), acc);
-}
 
 // sum_k w[k] . a[4k..4k+3] - (sum_a << shift) over a 32-value block, exact (two chains of 4
 // dot products; one chain of 8 measured the same with 16 rows in flight).
@@ -116,7 +113,7 @@ struct Packed32 {
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) {
       const __m512i s = DotBlock(dec.w, rows.qs[t] + 32 * b, rows.sum32[t][b], kShift);
-      acc[t] = ScaleAdd(dec.d, rows.d[t][b], s, acc[t]);
+      acc[t] = ScaleAdd<L>(dec.d, rows.d[t][b], s, acc[t]);
     }
   }
   // Block b of two groups at once: each broadcast activation dword feeds both groups' VPDPBUSD
@@ -141,8 +138,8 @@ struct Packed32 {
         s0 = _mm512_dpbusd_epi32(s0, dec[0].w[k], x);
         s1 = _mm512_dpbusd_epi32(s1, dec[1].w[k], x);
       }
-      acc[0][t] = ScaleAdd(dec[0].d, rows.d[t][b], s0, acc[0][t]);
-      acc[1][t] = ScaleAdd(dec[1].d, rows.d[t][b], s1, acc[1][t]);
+      acc[0][t] = ScaleAdd<L>(dec[0].d, rows.d[t][b], s0, acc[0][t]);
+      acc[1][t] = ScaleAdd<L>(dec[1].d, rows.d[t][b], s1, acc[1][t]);
     }
   }
 };
@@ -278,9 +275,8 @@ struct PackedQ4_K : PackedK<PackedQ4_K> {
       for (int i = 0; i < 4; ++i) {
         imin = _mm512_dpwssd_epi32(imin, sc.mins[i], BroadcastPair16<L>(sums + 2 * i));
       }
-      const __m512 da = _mm512_set1_ps(rows.d[t][b]);
-      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(sc.d, da), _mm512_cvtepi32_ps(isum[t]), acc[t]);
-      acc[t] = _mm512_fnmadd_ps(_mm512_mul_ps(sc.dmin, da), _mm512_cvtepi32_ps(imin), acc[t]);
+      acc[t] = ScaleAdd<L>(sc.d, rows.d[t][b], isum[t], acc[t]);
+      acc[t] = MinSub<L>(sc.dmin, rows.d[t][b], imin, acc[t]);
     }
   }
 };
@@ -343,9 +339,7 @@ struct PackedQ6_K : PackedK<PackedQ6_K> {
       for (int i = 0; i < 8; ++i) {
         corr = _mm512_dpwssd_epi32(corr, sc.scp[i], BroadcastPair16<L>(sums + 2 * i));
       }
-      const __m512i q = _mm512_sub_epi32(isum[t], _mm512_slli_epi32(corr, 5));
-      const __m512 da = _mm512_set1_ps(rows.d[t][b]);
-      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(sc.d, da), _mm512_cvtepi32_ps(q), acc[t]);
+      acc[t] = ScaleAdd<L>(sc.d, rows.d[t][b], L::Sub(isum[t], L::ShiftLeft(corr, 5)), acc[t]);
     }
   }
 };

@@ -35,4 +35,20 @@ template <TileLanesTrait Q>
   return Q::Or(lo, Q::And(hi, m30));
 }
 
+// The reference's f32 steps per block (kernels/ref/dot_ref.h) for a vector of rows against an
+// activation row with scale da: acc + (d * da) * float(isum) with one rounding for the fused
+// step, and the K-quants' minimum term acc - (dmin * da) * float(imin).
+template <TileLanesTrait Q>
+[[gnu::always_inline]] inline typename Q::F::V ScaleAdd(typename Q::F::V d, float da,
+                                                        typename Q::VI isum, typename Q::F::V acc) {
+  using F = typename Q::F;
+  return F::MulAdd(F::Mul(d, F::Set1(da)), Q::ToFloat(isum), acc);
+}
+template <TileLanesTrait Q>
+[[gnu::always_inline]] inline typename Q::F::V MinSub(typename Q::F::V dmin, float da,
+                                                      typename Q::VI imin, typename Q::F::V acc) {
+  using F = typename Q::F;
+  return F::NegMulAdd(F::Mul(dmin, F::Set1(da)), Q::ToFloat(imin), acc);
+}
+
 }  // namespace tandem::kernels::simd::packed
