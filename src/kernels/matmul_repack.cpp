@@ -1,4 +1,5 @@
-// Interleaving of Q4_0/Q8_0/Q4_K/Q6_K rows in groups of 8 or 16 (layout in matmul_repack.h).
+// Interleaving of Q4_0/Q8_0/Q4_K/Q6_K rows in groups of 8 or 16 (layout in matmul_repack.h,
+// offsets in packed_layout.h).
 #include "kernels/matmul_repack.h"
 
 #include <algorithm>
@@ -9,33 +10,36 @@
 #include "base/huge_page_allocator.h"
 #include "base/mapped_file.h"
 #include "kernels/matmul_kernel.h"
+#include "kernels/packed_layout.h"
 
 namespace tandem::kernels {
 namespace {
 
 constexpr int kMaxGroupRows = 16;
 
-// A byte range of one block, interleaved over the group's rows in units of `unit` bytes.
-struct Segment {
-  size_t offset, bytes, unit;
-};
-
-// How one block of a type with a packed layout is interleaved (matmul_repack.h).
+// How one block of a type with a packed layout is interleaved (packed_layout.h).
 struct PackedFormat {
-  Segment segments[2];
+  packed::Segment segments[2];
   int n_segments = 0;
 };
+
+template <class Layout>
+constexpr PackedFormat FormatFrom() {
+  PackedFormat f;
+  for (const packed::Segment& seg : Layout::kSegments) f.segments[f.n_segments++] = seg;
+  return f;
+}
 
 PackedFormat FormatOf(TensorType type) {
   switch (type) {
     case TensorType::kQ4_0:
-      return {{{0, 2, 2}, {2, 16, 4}}, 2};
+      return FormatFrom<packed::Q4_0>();
     case TensorType::kQ8_0:
-      return {{{0, 2, 2}, {2, 32, 4}}, 2};
+      return FormatFrom<packed::Q8_0>();
     case TensorType::kQ4_K:
-      return {{{0, 144, 4}, {}}, 1};
+      return FormatFrom<packed::Q4_K>();
     case TensorType::kQ6_K:
-      return {{{0, 208, 4}, {208, 2, 2}}, 2};
+      return FormatFrom<packed::Q6_K>();
     default:
       return {};
   }
@@ -91,7 +95,7 @@ PackedMatrix PackWeightMatrix(const WeightMatrix& w) {
     uint8_t* out = m.data_.get() + g * group_bytes;
     for (int64_t b = 0; b < nb; ++b) {
       for (int i = 0; i < format.n_segments; ++i) {
-        const Segment& seg = format.segments[i];
+        const packed::Segment& seg = format.segments[i];
         for (size_t k = 0; k < seg.bytes; k += seg.unit) {
           for (int r = 0; r < group_rows; ++r) {
             std::memcpy(out, rows[r] + b * block + seg.offset + k, seg.unit);

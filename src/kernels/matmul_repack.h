@@ -12,7 +12,8 @@
 //    the R rows' dword k;
 //  - Q6_K (210 bytes: ql, qh, scales = 52 dwords, then the fp16 d): the R rows' dword k for each
 //    k < 52, then the R scales d (2R bytes).
-// Every byte of the 8-row layout at offset o of a block is at offset 2o of the 16-row one. A
+// Every byte of the 8-row layout at offset o of a block is at offset 2o of the 16-row one (the
+// offsets and units, from the block structs, are packed_layout.h's for the repack and kernels). A
 // group is R * RowBytes(type, cols) bytes, so the copy costs the matrix's size again (rounded up
 // to R rows); the row-major `data` stays valid for row gathers (MatMulRows) and for paths
 // without packed kernels.

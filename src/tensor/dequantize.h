@@ -1,4 +1,5 @@
-// Scalar reference dequantization of ggml tensor rows to f32 (docs/formats.md § Block layouts).
+// Scalar reference dequantization of ggml tensor rows to f32 (docs/formats.md § Block layouts),
+// from the types' codecs (tensor/formats/).
 //
 // These are the plain twins of the SIMD kernels and their test oracle: each value is computed
 // with the same float operations, in the same order, as ggml's `dequantize_row_*`.

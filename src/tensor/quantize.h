@@ -1,4 +1,5 @@
-// Reference quantizers from f32, bit-exact with ggml's `quantize_row_*_ref` (docs/formats.md).
+// Reference quantizers from f32, bit-exact with ggml's `quantize_row_*_ref` (docs/formats.md),
+// from the types' codecs (tensor/formats/).
 //
 // Used for activation rows (Q8_0, Q8_1, Q8_K: the vec_dot types of §2.7) and for writing weight
 // files without an importance matrix. Rounding follows ggml exactly: legacy types use roundf
@@ -7,7 +8,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "tensor/blocks.h"
 #include "tensor/type_traits.h"
@@ -15,7 +15,7 @@
 namespace tandem {
 
 // True for the types QuantizeRow can produce: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
-// Q8_1, Q4_K, Q5_K, Q6_K, Q8_K.
+// Q8_1, Q4_K, Q5_K, Q6_K, Q8_K: those whose codec has an encoder.
 bool CanQuantize(TensorType type);
 
 // Encodes `src[n]` as type `type` into `dst` (RowBytes(type, n) bytes).
@@ -40,14 +40,5 @@ void QuantizeRowQ4_K(const float* src, BlockQ4_K* dst, int64_t n);
 void QuantizeRowQ5_K(const float* src, BlockQ5_K* dst, int64_t n);
 void QuantizeRowQ6_K(const float* src, BlockQ6_K* dst, int64_t n);
 void QuantizeRowQ8_K(const float* src, BlockQ8_K* dst, int64_t n);
-
-// ggml's `nearest_int`: round half to even via the 1.5·2^23 trick (valid for |f| <= 2^22 - 1;
-// outside that range the result is wrong but defined).
-inline int NearestInt(float f) {
-  const float v = f + 12582912.0f;
-  int32_t i;
-  std::memcpy(&i, &v, sizeof i);
-  return (i & 0x007FFFFF) - 0x00400000;
-}
 
 }  // namespace tandem

@@ -1,4 +1,5 @@
-// The one table of ggml tensor types: id, name, block size, bytes per block (docs/formats.md).
+// The one table of ggml tensor types: id, name, block size, bytes per block, and the row loops
+// of the type's codec (tensor/formats/) where tandem has one (docs/formats.md).
 #pragma once
 
 #include <cstddef>
@@ -49,12 +50,19 @@ enum class TensorType : uint32_t {
 
 inline constexpr uint32_t kTensorTypeIdLimit = 43;  // ids >= this are unknown
 
+// A type's row loops from its codec; null where tandem cannot do that with the type.
+struct RowCodec {
+  void (*decode)(const void* src, float* dst, int64_t blocks) = nullptr;  // blocks -> f32
+  void (*encode)(const float* src, void* dst, int64_t blocks) = nullptr;  // f32 -> blocks
+};
+
 struct TensorTypeTraits {
   TensorType type;
   std::string_view name;  // ggml's type_name, e.g. "q4_K"
   uint32_t block_size;    // values per block
   uint32_t block_bytes;   // sizeof(block)
-  bool dequantizable;     // tandem can turn it into f32
+  bool dequantizable;     // tandem can turn it into f32 (codec.decode is set)
+  RowCodec codec;
 };
 
 // Traits for a raw id from a file; nullopt for unknown or removed ids.

@@ -85,6 +85,9 @@ struct TileLanes8 {
   static VI ShiftLeft(VI v, int n) { return _mm256_slli_epi32(v, n); }
   static VI ShiftRight(VI v, int n) { return _mm256_srli_epi32(v, n); }
   static VI ShiftRightArith(VI v, int n) { return _mm256_srai_epi32(v, n); }
+  // 16-bit lanes (byte fields that must not cross a 16-bit boundary's mask).
+  static VI ShiftLeft16(VI v, int n) { return _mm256_slli_epi16(v, n); }
+  static VI ShiftRight16(VI v, int n) { return _mm256_srli_epi16(v, n); }
   static VI Bits(VI v, int shift, int mask) {
     return _mm256_and_si256(_mm256_srli_epi32(v, shift), _mm256_set1_epi32(mask));
   }

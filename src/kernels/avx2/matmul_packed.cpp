@@ -20,12 +20,16 @@
 
 #include "kernels/avx2/dot_avx2.h"
 #include "kernels/avx2/dot_lanes.h"
+#include "kernels/packed_layout.h"
+#include "kernels/simd/packed-inl.h"
 #include "kernels/simd/quant_tile-inl.h"
 
 namespace tandem::kernels::avx2 {
 namespace {
 
 using L = TileLanes;
+using simd::packed::MinSub;
+using simd::packed::ScaleAdd;
 
 constexpr int64_t kPrefetchAhead = 1024;  // bytes ahead of the block being decoded
 
@@ -50,7 +54,7 @@ inline void PinPartials(__m256i (&s)[NT]) {
 struct PackedQ8_0Rows {
   static constexpr int kActRows = 8;
   static constexpr int64_t kBlockValues = 32;
-  static constexpr int64_t kBlockBytes = 8 * 34;
+  static constexpr int64_t kBlockBytes = packed::Q8_0::kBlockBytes;
   template <int NT>
   static void Block(const uint8_t* p, const ActRows<NT>& rows, int64_t b, __m256 acc[NT]) {
     const __m256i ones = _mm256_set1_epi16(1);
@@ -59,7 +63,7 @@ struct PackedQ8_0Rows {
     __m256i s[NT];
 #pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) {
-      const __m256i w = Load(p + 16 + 32 * k);
+      const __m256i w = Load(p + packed::Q8_0::Quants(k));
       const __m256i w_abs = _mm256_abs_epi8(w);
 #pragma GCC unroll 16
       for (int t = 0; t < NT; ++t) {
@@ -70,12 +74,10 @@ struct PackedQ8_0Rows {
       }
       PinPartials<NT>(s);
     }
-    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    const __m256 d = _mm256_cvtph_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + packed::Q8_0::kScales)));
 #pragma GCC unroll 16
-    for (int t = 0; t < NT; ++t) {
-      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(rows.d[t][b]));
-      acc[t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(s[t]), acc[t]);
-    }
+    for (int t = 0; t < NT; ++t) acc[t] = ScaleAdd<L>(d, rows.d[t][b], s[t], acc[t]);
   }
 };
 
@@ -90,7 +92,7 @@ struct PackedQ8_0Rows {
 struct PackedQ4_0Rows {
   static constexpr int kActRows = 8;
   static constexpr int64_t kBlockValues = 32;
-  static constexpr int64_t kBlockBytes = 8 * 18;
+  static constexpr int64_t kBlockBytes = packed::Q4_0::kBlockBytes;
   template <int NT>
   static void Block(const uint8_t* p, const ActRows<NT>& rows, int64_t b, __m256 acc[NT]) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
@@ -99,7 +101,7 @@ struct PackedQ4_0Rows {
     __m256i s[NT];
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
-      const __m256i raw = Load(p + 16 + 32 * k);
+      const __m256i raw = Load(p + packed::Q4_0::Quants(k));
       const __m256i lo = _mm256_and_si256(raw, m4);
       const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
 #pragma GCC unroll 16
@@ -111,29 +113,20 @@ struct PackedQ4_0Rows {
       }
       PinPartials<NT>(s);
     }
-    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    const __m256 d = _mm256_cvtph_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + packed::Q4_0::kScales)));
     const __m256i ones = _mm256_set1_epi16(1);
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) {
       const __m256i offset = _mm256_slli_epi32(_mm256_set1_epi32(rows.sum32[t][b]), 3);
       const __m256i sum = _mm256_sub_epi32(_mm256_madd_epi16(s[t], ones), offset);
-      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(rows.d[t][b]));
-      acc[t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(sum), acc[t]);
+      acc[t] = ScaleAdd<L>(d, rows.d[t][b], sum, acc[t]);
     }
   }
 };
 
-// Lane r: (lo lane r & 0xFFFF) | (hi lane r << 16), the 16-bit pair madd_epi16 multiplies.
-inline __m256i Pair16(__m256i lo, __m256i hi) {
-  return _mm256_or_si256(_mm256_and_si256(lo, _mm256_set1_epi32(0xFFFF)),
-                         _mm256_slli_epi32(hi, 16));
-}
-
-// Broadcast of the int16 pair (s[0], s[1]) (both within int16).
-inline __m256i BroadcastPair16(const int32_t* s) {
-  return _mm256_set1_epi32(static_cast<int32_t>((static_cast<uint32_t>(s[0]) & 0xFFFF) |
-                                                (static_cast<uint32_t>(s[1]) << 16)));
-}
+using simd::packed::BroadcastPair16;
+using simd::packed::Pair16;
 
 // Sum over n weight vectors w[k] (unsigned) of maddubs(w[k], a[4k..4k+3]) in 16-bit lanes.
 inline __m256i MaddubsSum(const __m256i* w, const int8_t* a, int n) {
@@ -165,14 +158,15 @@ inline __m256i PairPattern(int lo, int hi) {
 struct PackedQ4_K {
   static constexpr int kActRows = 6;
   static constexpr int64_t kBlockValues = 256;
-  static constexpr int64_t kBlockBytes = 8 * 144;
+  static constexpr int64_t kBlockBytes = packed::Q4_K::kBlockBytes;
   // acc = fma(d * d_a, float(sum_j sc_j * sum_{i in j} w_i a_i), acc);
   // acc = fma(-(dmin * d_a), float(sum_j m_j * bsum_j), acc). Eight 16-bit products of q <= 15
   // and |a| <= 127 sum to at most 30480 per lane, and times sc <= 63 stays far inside int32.
   // Each sub-block's quants are unpacked once (8 registers) and used for every activation row.
   template <int NT>
   static void Block(const uint8_t* p, const ActRows<NT>& rows, int64_t b, __m256 acc[NT]) {
-    const __m256i h1 = Load(p + 32), h2 = Load(p + 64), h3 = Load(p + 96);
+    const __m256i h1 = Load(p + packed::Q4_K::Scales(0)), h2 = Load(p + packed::Q4_K::Scales(1)),
+                  h3 = Load(p + packed::Q4_K::Scales(2));
     __m256i sc[8], m[8];
     simd::UnpackScaleMinK4<L>(h1, h2, h3, sc, m);
     const __m256i m4 = _mm256_set1_epi8(0x0F);
@@ -186,7 +180,7 @@ struct PackedQ4_K {
       __m256i part[NT];  // 16-bit pair sums of sub-block j, one quant vector at a time
 #pragma GCC unroll 16
       for (int l = 0; l < 8; ++l) {
-        const __m256i raw = Load(p + 128 + 32 * (8 * (j / 2) + l));
+        const __m256i raw = Load(p + packed::Q4_K::Quants(8 * (j / 2) + l));
         const __m256i w = _mm256_and_si256(j % 2 == 0 ? raw : _mm256_srli_epi16(raw, 4), m4);
 #pragma GCC unroll 16
         for (int t = 0; t < NT; ++t) {
@@ -195,7 +189,7 @@ struct PackedQ4_K {
         }
         PinPartials<NT>(part);
       }
-      const __m256i scale = Pair16(sc[j], sc[j]);
+      const __m256i scale = Pair16<L>(sc[j], sc[j]);
 #pragma GCC unroll 16
       for (int t = 0; t < NT; ++t) {
         isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(part[t], scale));
@@ -203,20 +197,19 @@ struct PackedQ4_K {
     }
     __m256i mins[4];
 #pragma GCC unroll 16
-    for (int i = 0; i < 4; ++i) mins[i] = Pair16(m[2 * i], m[2 * i + 1]);
-    const __m256i dm = Load(p);
+    for (int i = 0; i < 4; ++i) mins[i] = Pair16<L>(m[2 * i], m[2 * i + 1]);
+    const __m256i dm = Load(p + packed::Q4_K::kScaleMin);
     const __m256 d = L::HalfToFloat(dm), dmin = L::HalfToFloat<true>(dm);
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) {
       const int32_t* sums = rows.sum32[t] + 8 * b;
-      __m256i imin = _mm256_madd_epi16(mins[0], BroadcastPair16(sums));
+      __m256i imin = _mm256_madd_epi16(mins[0], BroadcastPair16<L>(sums));
 #pragma GCC unroll 16
       for (int i = 1; i < 4; ++i) {
-        imin = _mm256_add_epi32(imin, _mm256_madd_epi16(mins[i], BroadcastPair16(sums + 2 * i)));
+        imin = _mm256_add_epi32(imin, _mm256_madd_epi16(mins[i], BroadcastPair16<L>(sums + 2 * i)));
       }
-      const __m256 da = _mm256_set1_ps(rows.d[t][b]);
-      acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(d, da), _mm256_cvtepi32_ps(isum[t]), acc[t]);
-      acc[t] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, da), _mm256_cvtepi32_ps(imin), acc[t]);
+      acc[t] = ScaleAdd<L>(d, rows.d[t][b], isum[t], acc[t]);
+      acc[t] = MinSub<L>(dmin, rows.d[t][b], imin, acc[t]);
     }
   }
 };
@@ -228,13 +221,12 @@ struct PackedQ4_K {
 struct PackedQ6_K {
   static constexpr int kActRows = 6;
   static constexpr int64_t kBlockValues = 256;
-  static constexpr int64_t kBlockBytes = 8 * 210;
+  static constexpr int64_t kBlockBytes = packed::Q6_K::kBlockBytes;
   // acc = fma(d * d_a, float(sum_j sc_j * sum_{i in j} (q_i - 32) a_i), acc), the integer as
   // sum_j sc_j * sum_{i in j} q_i a_i - 32 * sum_j sc_j * bsum_j. Two 16-bit products of q <= 63
   // and |a| <= 127 sum to at most 32004 per lane; every partial sum stays inside int32.
   template <int NT>
   static void Block(const uint8_t* p, const ActRows<NT>& rows, int64_t b, __m256 acc[NT]) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
     const int8_t* a[NT];
     __m256i isum[NT];
     rows.BlockCodes(b, 256, a);
@@ -246,7 +238,7 @@ struct PackedQ6_K {
       for (int k = 0; k < 4; ++k) {
         // Sub-blocks j and j + 1: scales are bytes (j % 4, j % 4 + 1) of scale dword j / 4.
         const int j = 8 * n + 2 * k;
-        const __m256i s = Load(p + 32 * (48 + j / 4));
+        const __m256i s = Load(p + packed::Q6_K::Scales(j / 4));
         const __m256i sc[2] = {SignedBytePairs(s, PairPattern(j % 4, j % 4)),
                                SignedBytePairs(s, PairPattern(j % 4 + 1, j % 4 + 1))};
         // Quant vectors 2h and 2h + 1 (elements 8h..8h+7 of the pair of sub-blocks), unpacked
@@ -257,14 +249,8 @@ struct PackedQ6_K {
 #pragma GCC unroll 16
           for (int i = 0; i < 2; ++i) {
             const int l = 2 * h + i;
-            const __m256i ql = Load(p + 32 * (16 * n + 8 * (k & 1) + l));
-            const __m256i qh = Load(p + 32 * (32 + 8 * n + l));
-            const __m256i lo = _mm256_and_si256(k < 2 ? ql : _mm256_srli_epi16(ql, 4), m4);
-            const __m256i hi = k == 0   ? _mm256_slli_epi16(qh, 4)
-                               : k == 1 ? _mm256_slli_epi16(qh, 2)
-                               : k == 2 ? qh
-                                        : _mm256_srli_epi16(qh, 2);
-            w[i] = _mm256_or_si256(lo, _mm256_and_si256(hi, m30));
+            w[i] = simd::packed::Q6KCodes<L>(Load(p + packed::Q6_K::Ql(16 * n + 8 * (k & 1) + l)),
+                                             Load(p + packed::Q6_K::Qh(8 * n + l)), k);
           }
 #pragma GCC unroll 16
           for (int t = 0; t < NT; ++t) {
@@ -278,22 +264,20 @@ struct PackedQ6_K {
     __m256i scp[8];  // scales of sub-blocks 2i (low half) and 2i + 1 (high half)
 #pragma GCC unroll 16
     for (int i = 0; i < 8; ++i) {
-      scp[i] =
-          SignedBytePairs(Load(p + 32 * (48 + i / 2)), PairPattern(2 * (i % 2), 2 * (i % 2) + 1));
+      scp[i] = SignedBytePairs(Load(p + packed::Q6_K::Scales(i / 2)),
+                               PairPattern(2 * (i % 2), 2 * (i % 2) + 1));
     }
     const __m256 d =
-        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 52 * 32)));
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + packed::Q6_K::kD)));
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) {
       const int32_t* sums = rows.sum16[t] + 16 * b;
-      __m256i corr = _mm256_madd_epi16(scp[0], BroadcastPair16(sums));
+      __m256i corr = _mm256_madd_epi16(scp[0], BroadcastPair16<L>(sums));
 #pragma GCC unroll 16
       for (int i = 1; i < 8; ++i) {
-        corr = _mm256_add_epi32(corr, _mm256_madd_epi16(scp[i], BroadcastPair16(sums + 2 * i)));
+        corr = _mm256_add_epi32(corr, _mm256_madd_epi16(scp[i], BroadcastPair16<L>(sums + 2 * i)));
       }
-      const __m256i q = _mm256_sub_epi32(isum[t], _mm256_slli_epi32(corr, 5));
-      const __m256 da = _mm256_set1_ps(rows.d[t][b]);
-      acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(d, da), _mm256_cvtepi32_ps(q), acc[t]);
+      acc[t] = ScaleAdd<L>(d, rows.d[t][b], L::Sub(isum[t], L::ShiftLeft(corr, 5)), acc[t]);
     }
   }
 };

@@ -84,6 +84,9 @@ struct TileLanes16 {
   static VI ShiftLeft(VI v, int n) { return _mm512_slli_epi32(v, static_cast<unsigned>(n)); }
   static VI ShiftRight(VI v, int n) { return _mm512_srli_epi32(v, static_cast<unsigned>(n)); }
   static VI ShiftRightArith(VI v, int n) { return _mm512_srai_epi32(v, static_cast<unsigned>(n)); }
+  // 16-bit lanes (byte fields that must not cross a 16-bit boundary's mask).
+  static VI ShiftLeft16(VI v, int n) { return _mm512_slli_epi16(v, static_cast<unsigned>(n)); }
+  static VI ShiftRight16(VI v, int n) { return _mm512_srli_epi16(v, static_cast<unsigned>(n)); }
   static VI Bits(VI v, int shift, int mask) {
     return _mm512_and_si512(ShiftRight(v, shift), _mm512_set1_epi32(mask));
   }

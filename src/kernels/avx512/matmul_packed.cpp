@@ -34,12 +34,16 @@
 
 #include "kernels/avx512/dot_avx512.h"
 #include "kernels/avx512/dot_lanes.h"
+#include "kernels/packed_layout.h"
+#include "kernels/simd/packed-inl.h"
 #include "kernels/simd/quant_tile-inl.h"
 
 namespace tandem::kernels::avx512 {
 namespace {
 
 using L = TileLanes;
+using simd::packed::MinSub;
+using simd::packed::ScaleAdd;
 
 constexpr int64_t kPrefetchAhead = 1024;  // ahead of the block being decoded, 8-row units (2 KiB)
 
@@ -66,11 +70,6 @@ struct Group {
   }
 };
 
-// acc = fma(d_w * d_a, float(s), acc), as the reference for a 32-value block.
-inline __m512 ScaleAdd(__m512 d, float da, __m512i s, __m512 acc) {
-  return _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(da)), _mm512_cvtepi32_ps(s), acc);
-}
-
 // sum_k w[k] . a[4k..4k+3] - (sum_a << shift) over a 32-value block, exact (two chains of 4
 // dot products; one chain of 8 was no faster with 16 rows in flight).
 inline __m512i DotBlock(const __m512i (&w)[8], const int8_t* a, int32_t sum_a, int shift) {
@@ -84,17 +83,8 @@ inline __m512i DotBlock(const __m512i (&w)[8], const int8_t* a, int32_t sum_a, i
   return _mm512_sub_epi32(_mm512_add_epi32(even, odd), offset);
 }
 
-// Lane r: (lo lane r & 0xFFFF) | (hi lane r << 16), the 16-bit pair VPDPWSSD multiplies.
-inline __m512i Pair16(__m512i lo, __m512i hi) {
-  return _mm512_or_si512(_mm512_and_si512(lo, _mm512_set1_epi32(0xFFFF)),
-                         _mm512_slli_epi32(hi, 16));
-}
-
-// Broadcast of the int16 pair (s[0], s[1]) (both within int16).
-inline __m512i BroadcastPair16(const int32_t* s) {
-  return _mm512_set1_epi32(static_cast<int32_t>((static_cast<uint32_t>(s[0]) & 0xFFFF) |
-                                                (static_cast<uint32_t>(s[1]) << 16)));
-}
+using simd::packed::BroadcastPair16;
+using simd::packed::Pair16;
 
 // The 32-value types (Q4_0, Q8_0: 8 fp16 scales, then the quants): W::Decode gives each
 // block's 8 quant vectors as unsigned bytes w + 2^kShift, and per lane and row the exact
@@ -117,11 +107,11 @@ struct Packed32 {
                     __m512 acc[NT]) {
     Decoded dec;
     W::Decode(g, off, &dec);
-    dec.d = g.Halves(off);
+    dec.d = g.Halves(off + W::kScales);
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) {
       const __m512i s = DotBlock(dec.w, rows.qs[t] + 32 * b, rows.sum32[t][b], kShift);
-      acc[t] = ScaleAdd(dec.d, rows.d[t][b], s, acc[t]);
+      acc[t] = ScaleAdd<L>(dec.d, rows.d[t][b], s, acc[t]);
     }
   }
   // Block b of two groups at once: each broadcast activation dword feeds both groups' VPDPBUSD
@@ -134,8 +124,8 @@ struct Packed32 {
     Decoded dec[2];
     W::Decode(g0, off, &dec[0]);
     W::Decode(g1, off, &dec[1]);
-    dec[0].d = g0.Halves(off);
-    dec[1].d = g1.Halves(off);
+    dec[0].d = g0.Halves(off + W::kScales);
+    dec[1].d = g1.Halves(off + W::kScales);
 #pragma GCC unroll 4
     for (int t = 0; t < NT; ++t) {
       const int8_t* a = rows.qs[t] + 32 * b;
@@ -146,20 +136,19 @@ struct Packed32 {
         s0 = _mm512_dpbusd_epi32(s0, dec[0].w[k], x);
         s1 = _mm512_dpbusd_epi32(s1, dec[1].w[k], x);
       }
-      acc[0][t] = ScaleAdd(dec[0].d, rows.d[t][b], s0, acc[0][t]);
-      acc[1][t] = ScaleAdd(dec[1].d, rows.d[t][b], s1, acc[1][t]);
+      acc[0][t] = ScaleAdd<L>(dec[0].d, rows.d[t][b], s0, acc[0][t]);
+      acc[1][t] = ScaleAdd<L>(dec[1].d, rows.d[t][b], s1, acc[1][t]);
     }
   }
 };
 
 // Q4_0 group block: 8 fp16 scales, then 4 x 32 bytes (chunk k lane r = row r's qs[4k..4k+3]:
 // low nibbles q of elements 4k..4k+3, high nibbles of 16 + 4k..+3; the value is q - 8).
-struct PackedQ4_0 : Packed32<PackedQ4_0, 3> {
-  static constexpr int64_t kBlockBytes = 8 * 18;
+struct PackedQ4_0 : Packed32<PackedQ4_0, 3>, packed::Q4_0 {
   static void Decode(const Group& g, int64_t off, Decoded* out) {
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
-      const __m512i raw = g.Load(off + 16 + 32 * k);
+      const __m512i raw = g.Load(off + Quants(k));
       out->w[k] = L::LowNibbles(raw);
       out->w[4 + k] = L::HighNibbles(raw);
     }
@@ -167,11 +156,10 @@ struct PackedQ4_0 : Packed32<PackedQ4_0, 3> {
 };
 
 // Q8_0 group block: 8 fp16 scales, then 8 x 32 bytes (chunk k lane r = row r's qs[4k..4k+3]).
-struct PackedQ8_0 : Packed32<PackedQ8_0, 7> {
-  static constexpr int64_t kBlockBytes = 8 * 34;
+struct PackedQ8_0 : Packed32<PackedQ8_0, 7>, packed::Q8_0 {
   static void Decode(const Group& g, int64_t off, Decoded* out) {
 #pragma GCC unroll 8
-    for (int k = 0; k < 8; ++k) out->w[k] = L::SignedBytes(g.Load(off + 16 + 32 * k));
+    for (int k = 0; k < 8; ++k) out->w[k] = L::SignedBytes(g.Load(off + Quants(k)));
   }
 };
 
@@ -243,20 +231,21 @@ struct PackedK {
 // acc = fma(d * d_a, float(sum_j sc_j * sum_{i in j} q_i a_i), acc);
 // acc = fma(-(dmin * d_a), float(sum_j m_j * bsum_j), acc).
 struct PackedQ4_K : PackedK<PackedQ4_K> {
+  using Layout = packed::Q4_K;
   static constexpr int kActRows = 8;
-  static constexpr int64_t kBlockBytes = 8 * 144;
+  static constexpr int64_t kBlockBytes = Layout::kBlockBytes;
   struct Scales {
     __m512i sc[8];
     __m512i mins[4];  // (m_2i, m_2i+1) as int16 pairs
     __m512 d, dmin;
   };
   static void DecodeScales(const Group& g, int64_t off, Scales* out) {
-    const __m512i h0 = g.Load(off), h1 = g.Load(off + 32), h2 = g.Load(off + 64),
-                  h3 = g.Load(off + 96);
+    const __m512i h0 = g.Load(off + Layout::kScaleMin), h1 = g.Load(off + Layout::Scales(0)),
+                  h2 = g.Load(off + Layout::Scales(1)), h3 = g.Load(off + Layout::Scales(2));
     __m512i m[8];
     simd::UnpackScaleMinK4<L>(h1, h2, h3, out->sc, m);
 #pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) out->mins[i] = Pair16(m[2 * i], m[2 * i + 1]);
+    for (int i = 0; i < 4; ++i) out->mins[i] = Pair16<L>(m[2 * i], m[2 * i + 1]);
     out->d = L::HalfToFloat(h0);
     out->dmin = L::HalfToFloat<true>(h0);
   }
@@ -264,7 +253,7 @@ struct PackedQ4_K : PackedK<PackedQ4_K> {
   static void Quants(const Group& g, int64_t off, int j, __m512i w[8]) {
 #pragma GCC unroll 8
     for (int l = 0; l < 8; ++l) {
-      const __m512i raw = g.Load(off + 128 + 32 * (8 * (j / 2) + l));
+      const __m512i raw = g.Load(off + Layout::Quants(8 * (j / 2) + l));
       w[l] = j % 2 == 0 ? L::LowNibbles(raw) : L::HighNibbles(raw);
     }
   }
@@ -282,11 +271,10 @@ struct PackedQ4_K : PackedK<PackedQ4_K> {
       __m512i imin = _mm512_setzero_si512();
 #pragma GCC unroll 4
       for (int i = 0; i < 4; ++i) {
-        imin = _mm512_dpwssd_epi32(imin, sc.mins[i], BroadcastPair16(sums + 2 * i));
+        imin = _mm512_dpwssd_epi32(imin, sc.mins[i], BroadcastPair16<L>(sums + 2 * i));
       }
-      const __m512 da = _mm512_set1_ps(rows.d[t][b]);
-      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(sc.d, da), _mm512_cvtepi32_ps(isum[t]), acc[t]);
-      acc[t] = _mm512_fnmadd_ps(_mm512_mul_ps(sc.dmin, da), _mm512_cvtepi32_ps(imin), acc[t]);
+      acc[t] = ScaleAdd<L>(sc.d, rows.d[t][b], isum[t], acc[t]);
+      acc[t] = MinSub<L>(sc.dmin, rows.d[t][b], imin, acc[t]);
     }
   }
 };
@@ -298,8 +286,9 @@ struct PackedQ4_K : PackedK<PackedQ4_K> {
 // Unpacking costs as much as the products.
 // acc = fma(d * d_a, float(sum_j sc_j * sum_{i in j} q_i a_i - 32 * sum_j sc_j * bsum_j), acc).
 struct PackedQ6_K : PackedK<PackedQ6_K> {
+  using Layout = packed::Q6_K;
   static constexpr int kActRows = 6;
-  static constexpr int64_t kBlockBytes = 8 * 210;
+  static constexpr int64_t kBlockBytes = Layout::kBlockBytes;
   struct Scales {
     __m512i sc[16];
     __m512i scp[8];  // (sc_2i, sc_2i+1) as int16 pairs
@@ -309,30 +298,23 @@ struct PackedQ6_K : PackedK<PackedQ6_K> {
     // Scale of sub-block j: signed byte j % 4 of scale dword j / 4.
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
-      const __m512i sd = g.Load(off + 32 * (48 + i));
+      const __m512i sd = g.Load(off + Layout::Scales(i));
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) {
         out->sc[4 * i + j] = _mm512_srai_epi32(_mm512_slli_epi32(sd, 24 - 8 * j), 24);
       }
     }
 #pragma GCC unroll 8
-    for (int i = 0; i < 8; ++i) out->scp[i] = Pair16(out->sc[2 * i], out->sc[2 * i + 1]);
-    out->d = g.Halves(off + 52 * 32);
+    for (int i = 0; i < 8; ++i) out->scp[i] = Pair16<L>(out->sc[2 * i], out->sc[2 * i + 1]);
+    out->d = g.Halves(off + Layout::kD);
   }
   // Part p's 8 quant vectors: sub-blocks 2p (the first 4) and 2p + 1.
   static void Quants(const Group& g, int64_t off, int p, __m512i w[8]) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
     const int n = p / 4, k = p % 4;
 #pragma GCC unroll 8
     for (int l = 0; l < 8; ++l) {
-      const __m512i ql = g.Load(off + 32 * (16 * n + 8 * (k & 1) + l));
-      const __m512i qh = g.Load(off + 32 * (32 + 8 * n + l));
-      const __m512i lo = _mm512_and_si512(k < 2 ? ql : _mm512_srli_epi16(ql, 4), m4);
-      const __m512i hi = k == 0   ? _mm512_slli_epi16(qh, 4)
-                         : k == 1 ? _mm512_slli_epi16(qh, 2)
-                         : k == 2 ? qh
-                                  : _mm512_srli_epi16(qh, 2);
-      w[l] = _mm512_or_si512(lo, _mm512_and_si512(hi, m30));
+      w[l] = simd::packed::Q6KCodes<L>(g.Load(off + Layout::Ql(16 * n + 8 * (k & 1) + l)),
+                                       g.Load(off + Layout::Qh(8 * n + l)), k);
     }
   }
   template <int NT>
@@ -353,11 +335,9 @@ struct PackedQ6_K : PackedK<PackedQ6_K> {
       __m512i corr = _mm512_setzero_si512();
 #pragma GCC unroll 8
       for (int i = 0; i < 8; ++i) {
-        corr = _mm512_dpwssd_epi32(corr, sc.scp[i], BroadcastPair16(sums + 2 * i));
+        corr = _mm512_dpwssd_epi32(corr, sc.scp[i], BroadcastPair16<L>(sums + 2 * i));
       }
-      const __m512i q = _mm512_sub_epi32(isum[t], _mm512_slli_epi32(corr, 5));
-      const __m512 da = _mm512_set1_ps(rows.d[t][b]);
-      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(sc.d, da), _mm512_cvtepi32_ps(q), acc[t]);
+      acc[t] = ScaleAdd<L>(sc.d, rows.d[t][b], L::Sub(isum[t], L::ShiftLeft(corr, 5)), acc[t]);
     }
   }
 };

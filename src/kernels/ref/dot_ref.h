@@ -1,10 +1,11 @@
 // Scalar reference micro-kernels for MatMul: the fallback path and the oracle the SIMD paths are
 // tested against. Each computes one tile as matmul_kernel.h specifies:
 //   F32/F16/BF16 weights: plain sequential f32 sums, acc = acc + w[i] * x[i] for i = 0..cols-1.
-//   Quantized weights against quantized activations. Per block b, with exact integer sums and
+//   Quantized weights against quantized activations, the codecs' ReferenceDot
+//   (tensor/formats/codec.h). Per block b, with exact integer sums and
 //   fused multiply-adds (one rounding each), in block order:
-//     Q8_0 family (Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4): acc = fma(d_w * d_a, float(sum_i w_i a_i), acc)
-//     Q8_1 family (Q4_1, Q5_1):        acc = fma(d_w * d_a, float(sum_i q_i a_i), acc);
+//     Q8_0 family (Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4): acc = fma(d_w * d_a, float(sum_i w_i a_i),
+//     acc) Q8_1 family (Q4_1, Q5_1):        acc = fma(d_w * d_a, float(sum_i q_i a_i), acc);
 //                                      acc = fma(m_w, s_a, acc)
 //     Q8_K family (Q2_K..Q6_K, IQ4_XS), per 256-block with sub-scales sc_k and mins m_k:
 //       acc = fma(d * d_a, float(sum_k sc_k * sum_{i in k} w_i a_i), acc)

@@ -63,6 +63,9 @@ concept TileLanesTrait = requires(typename Q::VI v, const typename Q::Rows& rows
   { Q::ShiftRight(v, n) } -> std::same_as<typename Q::VI>;       // logical
   { Q::ShiftRightArith(v, n) } -> std::same_as<typename Q::VI>;
   { Q::Bits(v, n, n) } -> std::same_as<typename Q::VI>;          // (v >> shift) & mask
+  // i16 lanes.
+  { Q::ShiftLeft16(v, n) } -> std::same_as<typename Q::VI>;
+  { Q::ShiftRight16(v, n) } -> std::same_as<typename Q::VI>;     // logical
   // Bytes.
   { Q::And(v, v) } -> std::same_as<typename Q::VI>;
   { Q::Or(v, v) } -> std::same_as<typename Q::VI>;
