@@ -71,7 +71,10 @@ TEST(ImageInput, BytesBecomeTheEncodersRowsOnceAndThenComeFromTheCache) {
   ASSERT_TRUE(media.job);
   EXPECT_FALSE(media.embeddings);
   ThreadPool pool(2);
-  ASSERT_TRUE(media.job->Step(pool));
+  // One piece per step: the patch embedding, each layer, then pooling and projection.
+  int steps = 1;
+  while (!media.job->Step(pool)) ++steps;
+  EXPECT_EQ(steps, Models().vision->config().n_layer + 2);
   const auto rows = media.job->Result();
   const VisionPixels& px = *image.pixels;
   EXPECT_EQ(*rows, Models().vision->Encode(px.rgb.data(), px.width, px.height, pool));
