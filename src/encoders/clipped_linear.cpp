@@ -52,12 +52,14 @@ void ClippedMatMulEach(std::span<const ClippedProduct> products, const float* x,
     if (done[i]) continue;
     const ClippedLinear& first = *products[i].linear;
     kernels::MatMulProduct group[8];
+    const kernels::PanelMatrix* panels[8] = {};
     size_t n = 0;
     for (size_t j = i; j < products.size(); ++j) {
       const ClippedLinear& l = *products[j].linear;
       if (done[j] || l.in_min != first.in_min || l.in_max != first.in_max) continue;
       if (n == 8) Fail(ErrorKind::kInternal, "ClippedMatMulEach: more than 8 products");
       group[n++] = {&l.w, products[j].y};
+      panels[n - 1] = l.panels.get();
       done[j] = true;
     }
     const float* input = x;
@@ -66,7 +68,15 @@ void ClippedMatMulEach(std::span<const ClippedProduct> products, const float* x,
       Clamp(x, first.in_min, first.in_max, T * cols, scratch.data());
       input = scratch.data();
     }
-    kernels::MatMulEach({group, n}, input, T, pool);
+    size_t m = 0;
+    for (size_t j = 0; j < n; ++j) {
+      if (panels[j] != nullptr) {
+        kernels::MatMulPanels(*panels[j], input, T, group[j].y, pool);
+      } else {
+        group[m++] = group[j];
+      }
+    }
+    if (m > 0) kernels::MatMulEach({group, m}, input, T, pool);
   }
   for (const ClippedProduct& p : products) {
     if (p.linear->ClipsOutput()) {

@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "kernels/matmul.h"
+#include "kernels/matmul_panels.h"
 
 namespace tandem {
 
@@ -21,6 +23,8 @@ struct ClippedLinear {
   static constexpr float kNone = std::numeric_limits<float>::infinity();
 
   kernels::WeightMatrix w;  // [out][in]
+  // The same weights as panels (kernels/matmul_panels.h), read instead of `w` when present.
+  std::shared_ptr<const kernels::PanelMatrix> panels = nullptr;
   float in_min = -kNone, in_max = kNone;
   float out_min = -kNone, out_max = kNone;
 
@@ -48,7 +52,8 @@ struct ClippedProduct {
 
 // Each product's clipped linear of the same input x[T][cols]: products with the same input
 // bounds share one clamped copy of x (held in `scratch`) and one kernels::MatMulEach, so each
-// result is bitwise kernels::MatMul of its clamped input, then clamped. At most 8 products.
+// result is bitwise kernels::MatMul of its clamped input, then clamped (kernels::MatMulPanels
+// for a linear with panels). At most 8 products.
 void ClippedMatMulEach(std::span<const ClippedProduct> products, const float* x, int64_t T,
                        std::vector<float>& scratch, ThreadPool& pool);
 

@@ -9,6 +9,7 @@
 #include "kernels/attention_isa.h"
 #include "kernels/matmul_kernel.h"
 #include "kernels/ops_isa.h"
+#include "kernels/panels_isa.h"
 
 namespace tandem::kernels {
 namespace {
@@ -40,7 +41,7 @@ const MatMulKernelTable& Avx512QuantMatMulKernels() {
 #define TANDEM_KERNEL_TABLE(isa, ns, quant)                                                       \
   KernelTable {                                                                                   \
     isa, ns::RmsNorm, ns::Gelu, ns::GeGlu, ns::Softcap, ns::Softmax, ns::ToHalf, ns::AttendHeads, \
-        ns::AttendDenseRows, ns::MatMulKernels, quant                                             \
+        ns::AttendDenseRows, ns::MatMulPanelRows, ns::MatMulKernels, quant                        \
   }
 constexpr KernelTable kTables[] = {
     TANDEM_KERNEL_TABLE(Isa::kScalar, ref, ref::MatMulKernels),

@@ -11,6 +11,7 @@ namespace tandem::kernels {
 
 struct KvView;
 struct DenseRows;
+struct PanelRows;
 struct KeyRange;
 struct MatMulKernelTable;
 
@@ -51,6 +52,8 @@ struct KernelTable {
   void (*attend_heads)(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange keys,
                        float scale, float* out);
   void (*attend_dense_rows)(const DenseRows& rows);
+  // MatMulPanels' kernel (panels_isa.h).
+  void (*panel_rows)(const PanelRows& rows);
   // MatMul's micro-kernels for float and for quantized weights (on AVX-512 without VNNI the
   // quantized ones are AVX2's).
   const MatMulKernelTable& (*matmul_float)();

@@ -15,6 +15,7 @@ std::unique_ptr<Gemma4VisionEncoder> Gemma4VisionEncoder::Load(
   Gemma4VisionConfig config = Gemma4VisionConfig::FromMmproj(*file);
   const VisionActivation activation = config.Activation(options.gelu, file->path());
   Gemma4VisionWeights weights = Gemma4VisionWeights::Bind(file->gguf(), config);
+  weights.PackPanels();
   if (options.repack) weights.Pack();
   return std::unique_ptr<Gemma4VisionEncoder>(
       new Gemma4VisionEncoder(std::move(file), std::move(config), std::move(weights), activation));

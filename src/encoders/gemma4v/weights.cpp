@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/mapped_file.h"
 #include "encoders/gemma4v/tensors.h"
 #include "gguf/gguf_reader.h"
 #include "kernels/tensor_binder.h"
@@ -139,6 +140,17 @@ Gemma4VisionWeights Gemma4VisionWeights::Bind(const GgufFile& file, const Gemma4
             " vision tensor(s) gemma4v does not use, e.g. '" + first + "'");
   }
   return w;
+}
+
+void Gemma4VisionWeights::PackPanels() {
+  for (Gemma4VisionLayerWeights& l : layers) {
+    for (ClippedLinear* m :
+         {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_out, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) {
+      if (m->panels || !kernels::CanPackPanels(m->w.type)) continue;
+      m->panels = std::make_shared<const kernels::PanelMatrix>(kernels::PackPanels(m->w));
+      ReleaseMappedPages(m->w.data, static_cast<size_t>(m->w.rows) * m->w.row_bytes);
+    }
+  }
 }
 
 void Gemma4VisionWeights::Pack() {

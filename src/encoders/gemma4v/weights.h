@@ -52,6 +52,10 @@ struct Gemma4VisionWeights {
   // Gemma4Weights::Pack); each such matrix's `packed` points into one. Empty unless Pack() ran.
   std::vector<std::shared_ptr<const kernels::PackedMatrix>> packed;
   void Pack();
+  // The layers' f32/f16/bf16 linears as panels (ClippedLinear::panels), their mapped pages
+  // released: the encoder always reads float weights this way, so its results do not depend
+  // on --no-repack.
+  void PackPanels();
 };
 
 }  // namespace tandem

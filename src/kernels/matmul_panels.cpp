@@ -1,0 +1,72 @@
+#include "kernels/matmul_panels.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "base/error.h"
+#include "base/thread_pool.h"
+#include "kernels/isa.h"
+
+namespace tandem::kernels {
+
+bool CanPackPanels(TensorType type) {
+  return type == TensorType::kF32 || type == TensorType::kF16 || type == TensorType::kBF16;
+}
+
+PanelMatrix PackPanels(const WeightMatrix& w) {
+  if (!CanPackPanels(w.type)) {
+    Fail(ErrorKind::kUnsupported, std::string("panels hold f32, f16 or bf16 weights, not ") +
+                                      std::string(TensorTypeName(w.type)));
+  }
+  ValidateWeightMatrix(w);
+  const size_t esize = w.type == TensorType::kF32 ? 4 : 2;
+  const int64_t n_panels = (w.rows + kPanelRows - 1) / kPanelRows;
+  PanelMatrix p;
+  p.type = w.type;
+  p.rows = w.rows;
+  p.cols = w.cols;
+  p.data.assign(static_cast<size_t>(n_panels * kPanelRows * w.cols) * esize, 0);
+  const auto* src = static_cast<const uint8_t*>(w.data);
+  for (int64_t r = 0; r < w.rows; ++r) {
+    const uint8_t* row = src + r * w.row_bytes;
+    uint8_t* panel = p.data.data() + (r / kPanelRows) * kPanelRows * w.cols * esize;
+    for (int64_t i = 0; i < w.cols; ++i) {
+      std::memcpy(panel + (i * kPanelRows + r % kPanelRows) * esize, row + i * esize, esize);
+    }
+  }
+  return p;
+}
+
+void MatMulPanels(const PanelMatrix& w, const float* x, int64_t T, float* y, ThreadPool& pool) {
+  if (w.empty() || T <= 0) return;
+  const auto kernel = ActiveKernels().panel_rows;
+  const int n_panels = static_cast<int>((w.rows + kPanelRows - 1) / kPanelRows);
+  const size_t esize = w.type == TensorType::kF32 ? 4 : 2;
+  // Tasks of two panels (the widest tile), so every thread's tiles are whole.
+  constexpr int kPanelsPerTask = 2;
+  const size_t n_tasks = static_cast<size_t>((n_panels + kPanelsPerTask - 1) / kPanelsPerTask);
+  auto run = [&](size_t begin, size_t end, int) {
+    const int p0 = static_cast<int>(begin) * kPanelsPerTask;
+    const int p1 = std::min(n_panels, static_cast<int>(end) * kPanelsPerTask);
+    PanelRows rows;
+    rows.type = w.type;
+    rows.panels = w.data.data() + static_cast<size_t>(p0) * kPanelRows * w.cols * esize;
+    rows.n_panels = p1 - p0;
+    rows.n_rows = static_cast<int>(w.rows - static_cast<int64_t>(p0) * kPanelRows);
+    rows.cols = w.cols;
+    rows.x = x;
+    rows.ldx = w.cols;
+    rows.n_x = T;
+    rows.y = y + static_cast<int64_t>(p0) * kPanelRows;
+    rows.ldy = w.rows;
+    kernel(rows);
+  };
+  if (pool.size() == 1) {
+    run(0, n_tasks, 0);
+  } else {
+    pool.ParallelForRange(n_tasks, run);
+  }
+}
+
+}  // namespace tandem::kernels

@@ -1,0 +1,39 @@
+// Float weights (F32, F16, BF16) repacked into panels of kPanelRows rows, each panel's values
+// stored column by column, for products with many activation rows (a vision tower's patches):
+// an outer-product kernel that loads (and widens) each weight once per tile of activation rows
+// and sums each output over the columns in order, one accumulator per output, no horizontal sum.
+//
+// Results differ from MatMul's in the last bits (another order of additions); like MatMul's, an
+// output does not depend on the batch, the row's position or the thread count. A caller uses one
+// or the other for a given matrix, never both.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/matmul.h"
+#include "kernels/panels_isa.h"
+
+namespace tandem {
+class ThreadPool;
+}  // namespace tandem
+
+namespace tandem::kernels {
+
+struct PanelMatrix {
+  TensorType type = TensorType::kF32;  // the values keep the source's type
+  int64_t rows = 0, cols = 0;
+  std::vector<uint8_t> data;  // ceil(rows / kPanelRows) panels; padding rows are zero
+  bool empty() const { return data.empty(); }
+};
+
+// True for the types PackPanels takes.
+bool CanPackPanels(TensorType type);
+
+// The panels of w (row-major F32/F16/BF16); Error(kUnsupported) for another type.
+PanelMatrix PackPanels(const WeightMatrix& w);
+
+// y[T][w.rows] = x[T][w.cols] · wᵀ. Work is split over groups of panels.
+void MatMulPanels(const PanelMatrix& w, const float* x, int64_t T, float* y, ThreadPool& pool);
+
+}  // namespace tandem::kernels

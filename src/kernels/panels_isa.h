@@ -1,0 +1,46 @@
+// Per-ISA kernel of MatMulPanels (matmul_panels.h): ref/ and, from simd/panels-inl.h, avx2/ and
+// avx512/ each define it. Internal: callers use matmul_panels.h.
+#pragma once
+
+#include <cstdint>
+
+#include "tensor/type_traits.h"
+
+namespace tandem::kernels {
+
+// Values per panel: output rows whose weights sit side by side, column after column.
+inline constexpr int kPanelRows = 16;
+
+// Panels [0, n_panels) of a packed matrix against every activation row:
+// y[t·ldy + p·kPanelRows + l] = Σ_i x[t·ldx + i] · W[p·kPanelRows + l][i] for rows < n_rows,
+// the sum in column order from zero (one accumulator per output, no horizontal sum).
+struct PanelRows {
+  TensorType type = TensorType::kF32;  // of the panel values: F32, F16 or BF16
+  const uint8_t* panels = nullptr;     // panel p, column i at panels + (p·cols + i)·16 values
+  int n_panels = 0;
+  int n_rows = 0;  // valid output rows counted from panel 0's first
+  int64_t cols = 0;
+  const float* x = nullptr;
+  int64_t ldx = 0;
+  int64_t n_x = 0;
+  float* y = nullptr;
+  int64_t ldy = 0;
+};
+
+}  // namespace tandem::kernels
+
+#define TANDEM_KERNELS_DECLARE_PANELS() void MatMulPanelRows(const PanelRows& rows);
+
+namespace tandem::kernels::ref {
+TANDEM_KERNELS_DECLARE_PANELS()
+}  // namespace tandem::kernels::ref
+
+namespace tandem::kernels::avx2 {
+TANDEM_KERNELS_DECLARE_PANELS()
+}  // namespace tandem::kernels::avx2
+
+namespace tandem::kernels::avx512 {
+TANDEM_KERNELS_DECLARE_PANELS()
+}  // namespace tandem::kernels::avx512
+
+#undef TANDEM_KERNELS_DECLARE_PANELS

@@ -1,0 +1,110 @@
+// MatMulPanelRows (panels_isa.h) over a vector trait V (vec_trait.h), for the ISA translation
+// units only: an outer-product tile of NP panels by NT activation rows. For every column, the
+// panels' values are loaded (widened from f16/bf16) once and each activation value is broadcast
+// once; output (t, r) adds x[t][i]·W[r][i] by fused multiply-add for i ascending from zero, the
+// same whatever NT, NP or the thread that runs it.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/panels_isa.h"
+#include "kernels/simd/vec_trait.h"
+
+namespace tandem::kernels::simd {
+
+template <VecTrait V>
+struct PanelF32 {
+  static constexpr int kBytes = 4;
+  static typename V::V Load(const uint8_t* p) { return V::Load(reinterpret_cast<const float*>(p)); }
+};
+template <VecTrait V>
+struct PanelF16 {
+  static constexpr int kBytes = 2;
+  static typename V::V Load(const uint8_t* p) { return V::LoadF16(p); }
+};
+template <VecTrait V>
+struct PanelBF16 {
+  static constexpr int kBytes = 2;
+  static typename V::V Load(const uint8_t* p) { return V::LoadBF16(p); }
+};
+
+// Activation rows per tile and panels per tile: NT·NP·(16 / kLanes) accumulators.
+template <VecTrait V>
+inline constexpr int kPanelTileRows = V::kRegisters >= 32 ? 12 : 6;
+template <VecTrait V>
+inline constexpr int kPanelTilePanels = V::kRegisters >= 32 ? 2 : 1;
+
+// Panels [p0, p0 + NP) against activation rows x[t] (NT row pointers, which may repeat: only
+// the first n_t rows' outputs are stored).
+template <VecTrait V, class W, int NP, int NT>
+inline void PanelTile(const PanelRows& a, int p0, const float* const* x, float* const* y, int n_t) {
+  constexpr int kVec = kPanelRows / V::kLanes;  // vectors per panel
+  constexpr int kU = NP * kVec;
+  constexpr int64_t kStep = static_cast<int64_t>(kPanelRows) * W::kBytes;  // one column
+  typename V::V acc[NT][kU];
+  for (int t = 0; t < NT; ++t)
+    for (int u = 0; u < kU; ++u) acc[t][u] = V::Zero();
+  const uint8_t* base[NP];
+  for (int p = 0; p < NP; ++p) base[p] = a.panels + (p0 + p) * a.cols * kStep;
+  for (int64_t i = 0; i < a.cols; ++i) {
+    typename V::V w[kU];
+    for (int p = 0; p < NP; ++p) {
+      for (int k = 0; k < kVec; ++k)
+        w[p * kVec + k] = W::Load(base[p] + i * kStep + k * V::kLanes * W::kBytes);
+    }
+    for (int t = 0; t < NT; ++t) {
+      const auto xv = V::Set1(x[t][i]);
+      for (int u = 0; u < kU; ++u) acc[t][u] = V::MulAdd(xv, w[u], acc[t][u]);
+    }
+  }
+  for (int t = 0; t < n_t; ++t) {
+    for (int u = 0; u < kU; ++u) {
+      const int r = p0 * kPanelRows + u * V::kLanes;
+      const int n = std::clamp(a.n_rows - r, 0, V::kLanes);
+      if (n == V::kLanes) {
+        V::Store(y[t] + r, acc[t][u]);
+      } else if (n > 0) {
+        V::MaskStore(V::FirstN(n), y[t] + r, acc[t][u]);
+      }
+    }
+  }
+}
+
+template <VecTrait V, class W>
+void PanelRowsOf(const PanelRows& a) {
+  constexpr int NT = kPanelTileRows<V>, NP = kPanelTilePanels<V>;
+  for (int64_t t0 = 0; t0 < a.n_x; t0 += NT) {
+    const int n_t = static_cast<int>(std::min<int64_t>(NT, a.n_x - t0));
+    const float* x[NT];
+    float* y[NT];
+    for (int t = 0; t < NT; ++t) {
+      const int64_t row = t0 + std::min(t, n_t - 1);
+      x[t] = a.x + row * a.ldx;
+      y[t] = a.y + row * a.ldy;
+    }
+    int p = 0;
+    for (; p + NP <= a.n_panels; p += NP) PanelTile<V, W, NP, NT>(a, p, x, y, n_t);
+    for (; p < a.n_panels; ++p) PanelTile<V, W, 1, NT>(a, p, x, y, n_t);
+  }
+}
+
+template <VecTrait V>
+void MatMulPanelRows(const PanelRows& a) {
+  switch (a.type) {
+    case TensorType::kF16:
+      return PanelRowsOf<V, PanelF16<V>>(a);
+    case TensorType::kBF16:
+      return PanelRowsOf<V, PanelBF16<V>>(a);
+    default:
+      return PanelRowsOf<V, PanelF32<V>>(a);
+  }
+}
+
+}  // namespace tandem::kernels::simd
+
+// Inside an ISA namespace: defines that ISA's MatMulPanelRows (panels_isa.h).
+#define TANDEM_SIMD_DEFINE_PANELS(V)            \
+  void MatMulPanelRows(const PanelRows& rows) { \
+    simd::MatMulPanelRows<V>(rows);             \
+  }
