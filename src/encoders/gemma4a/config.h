@@ -34,10 +34,11 @@ struct Gemma4AudioConfig {
   static constexpr int kFftLength = 512;
   static constexpr int kWindowLength = 320;
   static constexpr int kHopLength = 160;
-  static constexpr int kChunk = 12;            // attention block of queries
-  static constexpr int kMaxPast = 12;          // keys up to this many frames back, none ahead
-  static constexpr int kRelPositions = 13;     // relative distances 12 ... 0
-  static constexpr float kSoftcap = 50.0f;     // attention logits: 50·tanh(x / 50)
+  static constexpr int kChunk = 12;         // attention block of queries
+  static constexpr int kContextLeft = 13;   // transformers' attention_context_left (self included)
+  static constexpr int kContextRight = 0;   // no key ahead of its query
+  static constexpr int kRelPositions = 13;  // relative distances 12 ... 0
+  static constexpr float kSoftcap = 50.0f;  // attention logits: 50·tanh(x / 50)
   static constexpr float kFfnResidual = 0.5f;  // macaron half step
   static constexpr int kConvKernel = 5;        // causal depthwise conv, left pad 4
   static constexpr float kNormEps = 1e-6f;     // every norm of the tower
