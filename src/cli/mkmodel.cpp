@@ -1,13 +1,16 @@
 // `tandem mkmodel`: writes a random-weight Gemma 4 GGUF for a named config (fixtures, benchmarks):
-// the text model, its MTP assistant (--assistant) or its vision projector (--mmproj).
+// the text model, its MTP assistant (--assistant) or its multimodal projector (--mmproj: the
+// vision tower, and the audio tower for the configs that have one).
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "encoders/gemma4a/presets.h"
 #include "encoders/gemma4v/presets.h"
-#include "encoders/gemma4v/random_mmproj.h"
+#include "encoders/random_mmproj.h"
 #include "model/gemma4/presets.h"
 #include "model/gemma4/random_model.h"
 
@@ -39,15 +42,17 @@ void AddMkmodelCommand(CLI::App& app, CommandRunner& runner) {
   sub->add_flag("--assistant", args->assistant,
                 "Write the MTP assistant (gemma4-assistant) for the config instead of the target");
   sub->add_flag("--mmproj", args->mmproj,
-                "Write the config's vision projector (a llama.cpp mmproj GGUF, projector "
-                "gemma4v) instead of the text model; configs: e2b, e4b, 26b-a4b, 31b, tiny, "
-                "tiny-*");
+                "Write the config's multimodal projector (a llama.cpp mmproj GGUF) instead of the "
+                "text model: the vision tower (gemma4v) and, for e2b, e4b, tiny, tiny-e2b and "
+                "tiny-e4b, the audio tower (gemma4a) in the same file; configs: e2b, e4b, "
+                "26b-a4b, 31b, tiny, tiny-*");
   sub->add_flag(
       "--clip-use-gelu", args->clip_use_gelu,
       "With --mmproj: also write clip.use_gelu = true, so llama.cpp runs the tanh GELU "
       "of the checkpoint instead of GELU-quick (llama.cpp's converter does not write it)");
   sub->add_flag("--no-clamps", args->no_clamps,
-                "With --mmproj: no clamp bounds on the vision linears (as the 26B/31B towers), "
+                "With --mmproj: no clamp bounds on the vision and audio linears (as the 26B/31B "
+                "vision towers), "
                 "for comparisons with llama.cpp, whose clamped linears differ (tests/node/"
                 "server_images_llamacpp.test.mjs)");
   sub->add_option("--centroids", args->centroids,
@@ -85,11 +90,19 @@ void AddMkmodelCommand(CLI::App& app, CommandRunner& runner) {
         }
         if (args->clip_use_gelu) vision.use_gelu = true;
         if (args->no_clamps) vision.clipped_linears = false;
+        // The E-series checkpoints have an audio tower too, written into the same file as
+        // llama.cpp's converter does.
+        std::optional<Gemma4AudioConfig> audio;
+        if (HasGemma4AudioPreset(args->config)) {
+          audio = Gemma4AudioPreset(args->config);
+          audio->n_embd_text = vision.n_embd_text;
+          if (args->no_clamps) audio->clipped_linears = false;
+        }
         RandomMmprojOptions mm;
         mm.seed = args->seed;
         mm.weight_type = *type;
         mm.name = "tandem random " + args->config + " mmproj";
-        WriteRandomGemma4VisionMmproj(vision, mm, args->output);
+        WriteRandomMmproj(&vision, audio ? &*audio : nullptr, mm, args->output);
       } else if (args->assistant) {
         const bool e_series = args->config.find("e2b") != std::string::npos ||
                               args->config.find("e4b") != std::string::npos;

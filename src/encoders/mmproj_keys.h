@@ -33,4 +33,14 @@ inline constexpr char kVisionScaleFactor[] = "clip.vision.projector.scale_factor
 inline constexpr char kUseGelu[] = "clip.use_gelu";
 inline constexpr char kUseSilu[] = "clip.use_silu";
 
+// Audio encoder hyperparameters: u32 unless noted; all required by llama.cpp for an audio
+// encoder (docs/audio.md § Keys).
+inline constexpr char kAudioProjectionDim[] = "clip.audio.projection_dim";
+inline constexpr char kAudioEmbeddingLength[] = "clip.audio.embedding_length";
+inline constexpr char kAudioFeedForwardLength[] = "clip.audio.feed_forward_length";
+inline constexpr char kAudioBlockCount[] = "clip.audio.block_count";
+inline constexpr char kAudioHeadCount[] = "clip.audio.attention.head_count";
+inline constexpr char kAudioLayerNormEps[] = "clip.audio.attention.layer_norm_epsilon";  // f32
+inline constexpr char kAudioNumMelBins[] = "clip.audio.num_mel_bins";
+
 }  // namespace tandem::mmproj

@@ -152,12 +152,15 @@ def mmproj_is_written_and_inspected():
     mmproj = os.path.join(WORK, "cli-mmproj.gguf")
     tandem("mkmodel", "--config", "tiny-e2b", "--mmproj", "--type", "q8_0", "-o", mmproj)
     text = tandem("inspect", mmproj).stdout
-    for want in ("multimodal projector (mmproj): vision gemma4v", '"clip"',
+    # An E-series config: both towers in one file, as llama.cpp's converter writes it.
+    for want in ("multimodal projector (mmproj): vision gemma4v, audio gemma4a", '"clip"',
                  "clip.vision.projector_type", "clip.vision.projection_dim", "v.blk.1.ffn_down",
-                 "mm.input_projection.weight"):
+                 "mm.input_projection.weight", "clip.audio.projector_type",
+                 "clip.audio.num_mel_bins", "a.blk.1.conv_dw.weight",
+                 "mm.a.input_projection.weight"):
         assert want in text, f"{want!r} missing from:\n{text}"
     j = json.loads(tandem("inspect", "--json", mmproj).stdout)
-    assert j["mmproj"] == "vision gemma4v", j.get("mmproj")
+    assert j["mmproj"] == "vision gemma4v, audio gemma4a (not supported yet)", j.get("mmproj")
     meta = j["metadata"]
     assert meta["general.architecture"]["value"] == "clip", meta["general.architecture"]
     assert meta["clip.vision.projection_dim"] == {"type": "u32", "value": 128}, meta
@@ -166,6 +169,12 @@ def mmproj_is_written_and_inspected():
     types = {t["name"]: t["type"] for t in j["tensors"]}
     assert types["v.blk.0.attn_q.weight"] == "q8_0" and types["v.patch_embd.weight"] == "f32"
     assert types["v.position_embd.weight"] == "f32" and types["v.blk.0.ln1.weight"] == "f32"
+    assert types["a.blk.0.attn_q.weight"] == "q8_0" and types["a.blk.0.conv_dw.weight"] == "f32"
+    assert meta["clip.audio.projection_dim"] == {"type": "u32", "value": 128}, meta
+    # The 26B/31B checkpoints have no audio tower.
+    vision_only = os.path.join(WORK, "cli-mmproj-31b.gguf")
+    tandem("mkmodel", "--config", "tiny-31b", "--mmproj", "-o", vision_only)
+    assert json.loads(tandem("inspect", "--json", vision_only).stdout)["mmproj"] == "vision gemma4v"
     assert "mmproj" not in json.loads(tandem("inspect", "--json", TARGET).stdout)
     gelu = os.path.join(WORK, "cli-mmproj-gelu.gguf")
     tandem("mkmodel", "--config", "tiny", "--mmproj", "--clip-use-gelu", "-o", gelu)

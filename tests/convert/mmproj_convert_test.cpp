@@ -17,8 +17,11 @@
 #include "base/thread_pool.h"
 #include "convert/quantizer.h"
 #include "convert/safetensors_test_util.h"
+#include "encoders/gemma4a/presets.h"
 #include "encoders/gemma4v/encoder.h"
+#include "encoders/gemma4v/presets.h"
 #include "encoders/gemma4v/random_mmproj.h"
+#include "encoders/random_mmproj.h"
 #include "gguf/gguf_reader.h"
 #include "hf_checkpoint.h"
 #include "tensor/dequantize.h"
@@ -513,6 +516,41 @@ TEST(MmprojQuantize, FollowsTheConverterDtypeRules) {
     EXPECT_NE(std::string(e.what()).find("F16, BF16 or Q8_0"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(fs::exists(f32.mmproj + ".q4"));
+}
+
+// A file with both towers (what `tandem mkmodel --mmproj` writes for the E-series) quantizes by
+// each tower's converter rules: the f32 file quantized equals the random writer's output for that
+// type, byte for byte (the writer quantizes the same values with the same rules).
+TEST(MmprojQuantize, BothTowersFollowTheirConverterDtypeRules) {
+  const Gemma4VisionConfig vision = Gemma4VisionPreset("tiny");
+  const Gemma4AudioConfig audio = Gemma4AudioPreset("tiny");
+  const std::string dir = ::testing::TempDir();
+  const std::string f32 = dir + "/both-f32.gguf";
+  WriteRandomMmproj(&vision, &audio, {}, f32);
+  const std::pair<QuantPreset, TensorType> cases[] = {{QuantPreset::kF16, TensorType::kF16},
+                                                      {QuantPreset::kBF16, TensorType::kBF16},
+                                                      {QuantPreset::kQ8_0, TensorType::kQ8_0}};
+  for (const auto& [preset, type] : cases) {
+    SCOPED_TRACE(TensorTypeName(type));
+    const std::string direct = dir + "/both-direct.gguf", out = dir + "/both-quantized.gguf";
+    WriteRandomMmproj(&vision, &audio, {.weight_type = type}, direct);
+    QuantizeOptions q;
+    q.preset = preset;
+    q.progress = false;
+    QuantizeGguf(f32, out, q);
+    const auto a = GgufFile::Open(out);
+    const auto b = GgufFile::Open(direct);
+    ASSERT_EQ(a->tensors().size(), b->tensors().size());
+    for (size_t i = 0; i < a->tensors().size(); ++i) {
+      const TensorInfo& x = a->tensors()[i];
+      const TensorInfo& y = b->tensors()[i];
+      ASSERT_EQ(x.name, y.name);
+      EXPECT_EQ(x.type, y.type) << x.name;
+      const auto bx = a->TensorBytes(x), by = b->TensorBytes(y);
+      EXPECT_TRUE(bx.size() == by.size() && std::memcmp(bx.data(), by.data(), bx.size()) == 0)
+          << x.name;
+    }
+  }
 }
 
 }  // namespace

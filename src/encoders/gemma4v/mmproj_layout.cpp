@@ -1,8 +1,6 @@
 #include "encoders/gemma4v/mmproj_layout.h"
 
-#include "encoders/mmproj_keys.h"
-#include "gguf/gguf_writer.h"
-#include "gguf/llama_file_type.h"
+#include "encoders/mmproj_layout.h"
 
 namespace tandem {
 
@@ -21,11 +19,7 @@ TensorType MmprojTensorType(VisionTensorRole role, uint64_t row_length, TensorTy
 
 void WriteGemma4VisionMmprojKeys(const Gemma4VisionConfig& config, TensorType weight_type,
                                  const std::string& name, GgufWriter& w) {
-  w.SetString("general.architecture", mmproj::kArchitecture);
-  w.SetString("general.type", mmproj::kFileType);
-  w.SetString("general.name", name);
-  w.SetU32("general.file_type", LlamaFileType(weight_type));
-  w.SetU32("general.quantization_version", 2);
+  WriteMmprojGeneralKeys(weight_type, name, w);
   config.WriteToGguf(w);
 }
 

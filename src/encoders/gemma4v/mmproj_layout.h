@@ -21,8 +21,7 @@ class GgufWriter;
 // is F16, else F32; the position table, norms, clamp bounds, out_scale and v.std_* F32.
 TensorType MmprojTensorType(VisionTensorRole role, uint64_t row_length, TensorType weight_type);
 
-// general.architecture "clip", general.type "mmproj", general.name `name`, general.file_type of
-// `weight_type` (llama_ftype), general.quantization_version 2, then config.WriteToGguf.
+// WriteMmprojGeneralKeys (encoders/mmproj_layout.h), then config.WriteToGguf.
 void WriteGemma4VisionMmprojKeys(const Gemma4VisionConfig& config, TensorType weight_type,
                                  const std::string& name, GgufWriter& writer);
 

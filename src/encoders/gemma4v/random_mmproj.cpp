@@ -1,16 +1,10 @@
 #include "encoders/gemma4v/random_mmproj.h"
 
-#include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <vector>
 
-#include "base/error.h"
 #include "base/seeded_random.h"
-#include "base/thread_pool.h"
 #include "encoders/gemma4v/mmproj_layout.h"
-#include "gguf/gguf_writer.h"
-#include "tensor/quantize.h"
+#include "encoders/random_tensor.h"
 
 namespace tandem {
 namespace {
@@ -70,49 +64,23 @@ void FillRow(const VisionTensorSpec& spec, uint64_t seed, uint64_t row, int64_t 
 
 void WriteRandomGemma4VisionMmproj(const Gemma4VisionConfig& config,
                                    const RandomMmprojOptions& options, const std::string& path) {
-  const TensorType wtype = options.weight_type;
-  if (wtype != TensorType::kF32 && !CanQuantize(wtype)) {
-    Fail(ErrorKind::kUnsupported,
-         "mkmodel: cannot write mmproj weights of type " + std::string(TensorTypeName(wtype)));
-  }
-  config.Validate("mmproj writer");
-  GgufWriter w;
-  WriteGemma4VisionMmprojKeys(config, wtype, options.name, w);
+  WriteRandomMmproj(&config, nullptr, options, path);
+}
 
+void AddRandomGemma4VisionTensors(const Gemma4VisionConfig& config,
+                                  const RandomMmprojOptions& options, GgufWriter& w) {
   for (const VisionTensorSpec& spec : Gemma4VisionTensorList(config)) {
-    const TensorType type = MmprojTensorType(spec.role, spec.ne[0], wtype);
+    const TensorType type = MmprojTensorType(spec.role, spec.ne[0], options.weight_type);
     const uint64_t seed = SplitMix64(options.seed) ^ HashName(spec.name);
-    w.AddTensor(spec.name, type, spec.ne, [spec, seed, type](const GgufByteSink& sink) {
-      const int64_t n = static_cast<int64_t>(spec.ne[0]);
-      uint64_t rows = 1;
-      for (size_t i = 1; i < spec.ne.size(); ++i) rows *= spec.ne[i];
-      // The patch kernel is drawn one output feature (p·p·3 values) at a time.
-      const int64_t draw = spec.role == VisionTensorRole::kPatchEmbedding
-                               ? static_cast<int64_t>(spec.ne[0] * spec.ne[1] * spec.ne[2])
-                               : n;
-      const uint64_t draws = rows * n / draw;
-      const size_t draw_bytes = RowBytes(GetTensorTypeTraits(type), draw);
-      const uint64_t chunk = std::max<uint64_t>(1, (8u << 20) / (draw * sizeof(float)));
-      std::vector<uint8_t> out;
-      for (uint64_t r0 = 0; r0 < draws; r0 += chunk) {
-        const uint64_t nr = std::min(chunk, draws - r0);
-        out.resize(nr * draw_bytes);
-        GlobalThreadPool().ParallelForRange(nr, [&](size_t b, size_t e, int) {
-          std::vector<float> values(draw);
-          for (size_t r = b; r < e; ++r) {
-            FillRow(spec, seed, r0 + r, draw, values.data());
-            if (type == TensorType::kF32) {
-              std::memcpy(out.data() + r * draw_bytes, values.data(), draw_bytes);
-            } else {
-              QuantizeRow(type, values.data(), out.data() + r * draw_bytes, draw);
-            }
-          }
-        });
-        sink(out);
-      }
-    });
+    // The patch kernel is drawn one output feature (p·p·3 values) at a time, the rest by rows.
+    const int64_t piece = static_cast<int64_t>(spec.role == VisionTensorRole::kPatchEmbedding
+                                                   ? spec.ne[0] * spec.ne[1] * spec.ne[2]
+                                                   : spec.ne[0]);
+    AddRandomTensor(w, spec.name, type, spec.ne, piece,
+                    [spec, seed](uint64_t index, int64_t n, float* out) {
+                      FillRow(spec, seed, index, n, out);
+                    });
   }
-  w.Write(path);
 }
 
 }  // namespace tandem

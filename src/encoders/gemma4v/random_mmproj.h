@@ -8,17 +8,11 @@
 
 #include "encoders/gemma4v/config.h"
 #include "encoders/gemma4v/tensors.h"
-#include "tensor/type_traits.h"
+#include "encoders/random_mmproj.h"
 
 namespace tandem {
 
-struct RandomMmprojOptions {
-  uint64_t seed = 1234;
-  // The linears' weights (and, for F16, the patch embedding): the converter's --outtype. A row
-  // that does not fit the type's blocks falls back to F16, as llama.cpp's converter does.
-  TensorType weight_type = TensorType::kF32;
-  std::string name = "tandem random gemma4v mmproj";
-};
+class GgufWriter;
 
 // Keys and dtypes as llama.cpp's converter writes them (encoders/gemma4v/mmproj_layout.h).
 //
@@ -27,8 +21,13 @@ struct RandomMmprojOptions {
 // hd^-1/4 so the scale-1 attention scores have unit variance), clamp bounds of magnitude in
 // [1, 3] (so some bite on unit-RMS activations), out_scale in [0.5, 1], std_bias in [-1, 1],
 // std_scale in [0.5, 1.5]; activations stay O(1) through the tower. Each tensor's values depend
-// only on (seed, tensor name). Throws Error on a type tandem cannot write or on I/O.
+// only on (seed, tensor name). Throws Error on a type tandem cannot write or on I/O. A
+// vision-only file (encoders/random_mmproj.h writes files with more towers).
 void WriteRandomGemma4VisionMmproj(const Gemma4VisionConfig& config,
                                    const RandomMmprojOptions& options, const std::string& path);
+
+// Adds the tower's tensors, drawn as above, to `writer` (the keys are the caller's).
+void AddRandomGemma4VisionTensors(const Gemma4VisionConfig& config,
+                                  const RandomMmprojOptions& options, GgufWriter& writer);
 
 }  // namespace tandem

@@ -1,0 +1,79 @@
+#include "encoders/gemma4a/subsampling.h"
+
+#include <cmath>
+
+#include "base/error.h"
+#include "base/thread_pool.h"
+#include "kernels/matmul.h"
+
+namespace tandem {
+namespace {
+
+// One stride-2 convolution stage: x [T][F][cin] -> y [T'][F'][cout], each output row (t', f')
+// normalised over its channels (mean removed, gain when present), then ReLU.
+void ConvStage(const float* x, int T, int F, int cin, const std::vector<float>& kernel,
+               const std::vector<float>& gain, int cout, ThreadPool& pool, std::vector<float>& y,
+               int& T_out, int& F_out) {
+  T_out = SubsampledLength(T);
+  F_out = SubsampledLength(F);
+  const int patch = cin * 9;
+  const kernels::WeightMatrix w =
+      kernels::DenseWeightMatrix(TensorType::kF32, kernel.data(), cout, patch);
+  y.assign(static_cast<size_t>(T_out) * F_out * cout, 0.0f);
+  std::vector<float> patches(static_cast<size_t>(F_out) * patch);
+  // One output time step at a time: its F' patches, gathered in the kernel's (channel, time,
+  // frequency) order with zeros outside the input, as one product.
+  for (int t = 0; t < T_out; ++t) {
+    for (int f = 0; f < F_out; ++f) {
+      float* p = patches.data() + static_cast<size_t>(f) * patch;
+      for (int c = 0; c < cin; ++c) {
+        for (int kt = 0; kt < 3; ++kt) {
+          for (int kf = 0; kf < 3; ++kf) {
+            const int ti = 2 * t - 1 + kt, fi = 2 * f - 1 + kf;
+            const bool inside = ti >= 0 && ti < T && fi >= 0 && fi < F;
+            p[(c * 3 + kt) * 3 + kf] =
+                inside ? x[(static_cast<size_t>(ti) * F + fi) * cin + c] : 0.0f;
+          }
+        }
+      }
+    }
+    float* out = y.data() + static_cast<size_t>(t) * F_out * cout;
+    kernels::MatMul(w, patches.data(), F_out, out, pool);
+    for (int f = 0; f < F_out; ++f) {
+      float* row = out + static_cast<size_t>(f) * cout;
+      float mean = 0.0f;
+      for (int c = 0; c < cout; ++c) mean += row[c];
+      mean /= static_cast<float>(cout);
+      float var = 0.0f;
+      for (int c = 0; c < cout; ++c) var += (row[c] - mean) * (row[c] - mean);
+      var /= static_cast<float>(cout);
+      const float inv = 1.0f / std::sqrt(var + Gemma4AudioConfig::kNormEps);
+      for (int c = 0; c < cout; ++c) {
+        float v = (row[c] - mean) * inv;
+        if (!gain.empty()) v *= gain[c];
+        row[c] = v > 0.0f ? v : 0.0f;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<float> Gemma4AudioSubsample(const Gemma4AudioConfig& c, const Gemma4AudioWeights& w,
+                                        const float* mel, int n_frames, ThreadPool& pool) {
+  if (n_frames < 1) {
+    Fail(ErrorKind::kInvalidArgument,
+         "gemma4a: " + std::to_string(n_frames) + " mel frames, expected at least 1");
+  }
+  std::vector<float> h1, h2;
+  int T1, F1, T2, F2;
+  ConvStage(mel, n_frames, c.n_mel, 1, w.conv0, w.conv0_norm, c.sub_channels0, pool, h1, T1, F1);
+  ConvStage(h1.data(), T1, F1, c.sub_channels0, w.conv1, w.conv1_norm, c.sub_channels1, pool, h2,
+            T2, F2);
+  // h2 is [T2][F2·C1] with channels fastest: the flattened frames the projection reads.
+  std::vector<float> out(static_cast<size_t>(T2) * c.n_embd);
+  kernels::MatMul(w.input_projection, h2.data(), T2, out.data(), pool);
+  return out;
+}
+
+}  // namespace tandem
