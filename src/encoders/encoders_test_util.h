@@ -2,6 +2,8 @@
 // some keys or tensors changed (to build the bad files the error tests need).
 #pragma once
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -16,8 +18,10 @@
 
 namespace tandem::testing {
 
+// Unique per process: ctest runs the cases of a binary in parallel processes, and several cases
+// write (and read back) files of the same name.
 inline std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + name;
+  return ::testing::TempDir() + std::to_string(getpid()) + "_" + name;
 }
 
 // Copies `src` to `dst`: every key (then `edit_keys` may change them), every tensor unless
