@@ -138,8 +138,8 @@ DecodedAudio DecodeAudio(std::span<const uint8_t> bytes, const AudioLimits& limi
     const sf_count_t got = sf_readf_float(file.get(), block.data(), kBlockFrames);
     if (got <= 0) break;
     if (int64_t(audio.samples.size()) + got > max_frames) {
-      Fail(ErrorKind::kInvalidArgument, what + " is longer than the limit of " +
-                                            std::to_string(limits.max_seconds) + " seconds");
+      Fail(ErrorKind::kInvalidArgument,
+           what + " is over the limit of " + std::to_string(limits.max_seconds) + " seconds");
     }
     for (sf_count_t i = 0; i < got; ++i) {
       const float* frame = block.data() + size_t(i) * size_t(info.channels);

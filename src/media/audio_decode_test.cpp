@@ -66,6 +66,7 @@ TEST(DecodeAudio, ReadsEveryEncodingLibsndfileWrites) {
       {AudioEncoding::kWavFloat, AudioFormat::kWav, 0.0},
       {AudioEncoding::kFlac16, AudioFormat::kFlac, 1.0 / 32768},
       {AudioEncoding::kOggVorbis, AudioFormat::kOgg, -1},
+      {AudioEncoding::kOggOpus, AudioFormat::kOgg, -1},
       {AudioEncoding::kMp3, AudioFormat::kMp3, -1},
   };
   for (const Case& c : cases) {
@@ -190,6 +191,21 @@ TEST(DecodeAudio, LimitsAreCheckedFromTheHeader) {
   limits.min_sample_rate = 22050;
   ExpectError([&] { DecodeAudio(wav, limits); }, ErrorKind::kInvalidArgument,
               "WAV audio at 16000 Hz: supported are 22050 to 384000 Hz");
+}
+
+// Ogg and MP3 headers may not state the length exactly; the limit holds either from the header or
+// while decoding.
+TEST(DecodeAudio, LengthLimitHoldsForLossyFormats) {
+  const double tone[] = {440.0};
+  const std::vector<float> signal = testing_media::MakeTestSignal(32000, 16000, tone, 0.5, 4);
+  AudioLimits limits;
+  limits.max_seconds = 1.5;
+  for (AudioEncoding encoding : {AudioEncoding::kOggVorbis, AudioEncoding::kMp3}) {
+    if (!testing_media::CanEncodeAudio(encoding)) continue;
+    const std::vector<uint8_t> file = testing_media::EncodeAudio(signal, 1, 16000, encoding);
+    ExpectError([&] { DecodeAudio(file, limits); }, ErrorKind::kInvalidArgument,
+                "over the limit of 1.500000 seconds");
+  }
 }
 
 }  // namespace

@@ -71,6 +71,8 @@ int SndfileFormat(AudioEncoding encoding) {
       return SF_FORMAT_FLAC | SF_FORMAT_PCM_16;
     case AudioEncoding::kOggVorbis:
       return SF_FORMAT_OGG | SF_FORMAT_VORBIS;
+    case AudioEncoding::kOggOpus:
+      return SF_FORMAT_OGG | SF_FORMAT_OPUS;
     case AudioEncoding::kMp3:
       return SF_FORMAT_MPEG | SF_FORMAT_MPEG_LAYER_III;
   }
@@ -113,6 +115,8 @@ const char* AudioEncodingName(AudioEncoding encoding) {
       return "FLAC 16";
     case AudioEncoding::kOggVorbis:
       return "Ogg Vorbis";
+    case AudioEncoding::kOggOpus:
+      return "Ogg Opus";
     case AudioEncoding::kMp3:
       return "MP3";
   }

@@ -13,7 +13,16 @@ namespace tandem::testing_media {
 // A canonical 44-byte-header PCM WAV of 16-bit samples (interleaved), written byte by byte.
 std::vector<uint8_t> WavPcm16(std::span<const int16_t> interleaved, int channels, int sample_rate);
 
-enum class AudioEncoding { kWavPcm16, kWavPcm24, kWavPcm32, kWavFloat, kFlac16, kOggVorbis, kMp3 };
+enum class AudioEncoding {
+  kWavPcm16,
+  kWavPcm24,
+  kWavPcm32,
+  kWavFloat,
+  kFlac16,
+  kOggVorbis,
+  kOggOpus,
+  kMp3
+};
 
 const char* AudioEncodingName(AudioEncoding encoding);
 
