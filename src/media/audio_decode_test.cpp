@@ -105,7 +105,7 @@ TEST(DecodeAudio, ReadsEveryEncodingLibsndfileWrites) {
   }
 }
 
-TEST(DecodeAudio, StereoFlacAndOggAreMixedDown) {
+TEST(DecodeAudio, StereoFlacAndFloatWavAreMixedDown) {
   const int rate = 44100;
   const double left_tone[] = {500.0};
   const std::vector<float> left = testing_media::MakeTestSignal(rate / 2, rate, left_tone, 0.4, 1);
