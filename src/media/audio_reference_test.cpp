@@ -19,7 +19,7 @@ namespace tandem {
 namespace {
 
 // tandem computes in double and stores floats; the features lie within ±16, where a float's
-// half ulp is under 1e-6, so that is the bound (a wrong window or floor is off by 0.1 or more).
+// half ulp is under 1e-6, so that is the bound (a wrong window or floor is off by far more).
 constexpr double kTolerance = 1e-6;
 
 bool HaveNumpy() {
