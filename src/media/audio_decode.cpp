@@ -3,6 +3,7 @@
 #include <sndfile.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -60,15 +61,36 @@ uint32_t Le32(std::span<const uint8_t> bytes, size_t at) {
          uint32_t(bytes[at + 3]) << 24;
 }
 
-// libsndfile quietly shortens a WAV whose data chunk runs past the end of the file; tandem
-// refuses it instead, like a truncated image. Walks the RIFF chunks to the "data" chunk. A data
-// size of 0 or 0xFFFFFFFF (written by streaming encoders that never came back to fix the size)
-// means "to the end of the file" and is accepted.
-void CheckWavNotTruncated(std::span<const uint8_t> bytes) {
+// WAV codec tags libsndfile decodes: PCM, IEEE float, MS ADPCM, A-law, mu-law, IMA ADPCM, GSM 6.10,
+// G.721 ADPCM, and WAVE_FORMAT_EXTENSIBLE (whose sub-format libsndfile checks itself).
+bool KnownWavCodec(uint32_t tag) {
+  for (uint32_t known :
+       {0x0001u, 0x0003u, 0x0002u, 0x0006u, 0x0007u, 0x0011u, 0x0031u, 0x0040u, 0xfffeu}) {
+    if (tag == known) return true;
+  }
+  return false;
+}
+
+// Walks the RIFF chunks up to the "data" chunk:
+//  - a "fmt " chunk naming a codec libsndfile does not decode is refused as unsupported (it would
+//    call the chunk malformed);
+//  - libsndfile quietly shortens a WAV whose data chunk runs past the end of the file; tandem
+//    refuses it instead, like a truncated image. A data size of 0 or 0xFFFFFFFF (written by
+//    streaming encoders that never came back to fix the size) means "to the end of the file".
+void CheckWavChunks(std::span<const uint8_t> bytes) {
   size_t at = 12;
   while (at + 8 <= bytes.size()) {
     const uint32_t size = Le32(bytes, at + 4);
     const size_t body = at + 8;
+    if (std::memcmp(bytes.data() + at, "fmt ", 4) == 0 && size >= 2 && body + 2 <= bytes.size()) {
+      const uint32_t tag = uint32_t(bytes[body]) | uint32_t(bytes[body + 1]) << 8;
+      if (!KnownWavCodec(tag)) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%04x", unsigned(tag));
+        Fail(ErrorKind::kUnsupported,
+             std::string("WAV audio with codec tag ") + hex + " is not supported");
+      }
+    }
     if (std::memcmp(bytes.data() + at, "data", 4) == 0) {
       const size_t present = bytes.size() - body;
       if (size != 0 && size != 0xffffffffu && size > present) {
@@ -106,7 +128,7 @@ DecodedAudio DecodeAudio(std::span<const uint8_t> bytes, const AudioLimits& limi
   DecodedAudio audio;
   audio.format = SniffAudioFormat(bytes);
   const std::string what = std::string(AudioFormatName(audio.format)) + " audio";
-  if (audio.format == AudioFormat::kWav) CheckWavNotTruncated(bytes);
+  if (audio.format == AudioFormat::kWav) CheckWavChunks(bytes);
 
   MemoryFile memory{bytes, 0};
   SF_VIRTUAL_IO io{MemLength, MemSeek, MemRead, MemWrite, MemTell};

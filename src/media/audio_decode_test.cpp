@@ -149,6 +149,14 @@ TEST(DecodeAudio, TruncatedFilesAreCorrupt) {
   ExpectError([&] { DecodeAudio(std::span(wav).first(30)); }, ErrorKind::kCorrupt, "WAV audio");
 }
 
+TEST(DecodeAudio, AnUnknownWavCodecIsUnsupported) {
+  std::vector<uint8_t> wav = testing_media::WavPcm16(Ramp(100, 1), 1, 16000);
+  wav[20] = 0x34;  // the fmt chunk's codec tag: 0x1234
+  wav[21] = 0x12;
+  ExpectError([&] { DecodeAudio(wav); }, ErrorKind::kUnsupported,
+              "WAV audio with codec tag 0x1234 is not supported");
+}
+
 TEST(DecodeAudio, GarbageAfterTheMagicIsCorrupt) {
   for (const char* magic : {"fLaC", "OggS", "ID3\x03"}) {
     std::vector<uint8_t> bytes(2000);
