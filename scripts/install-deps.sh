@@ -10,6 +10,7 @@ DEBIAN_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev
   libpng-dev libjpeg62-turbo-dev libwebp-dev libexif-dev  # image input (src/media)
+  libsndfile1-dev libsoxr-dev       # audio input (src/media): WAV/FLAC/Ogg/MP3 decoding, resampling
   python3-pil                       # Pillow: the byte-exact oracle of the image resize tests
   python3 python3-numpy             # the independent NumPy reference (tools/reference)
   python3-torch libopenblas0-pthread  # the PyTorch training model (tools/train) and its tests

@@ -6,6 +6,8 @@
   reference.py mtp-greedy TARGET.gguf ASSISTANT.gguf --tokens ... -n 64 --draft-max 3
   reference.py draft TARGET.gguf ASSISTANT.gguf --tokens ... --draft-max 3 --out OUT.npz
   reference.py vision MMPROJ.gguf --pixels IMG.npy --out OUT.npz [--vision-gelu tanh|quick]
+  reference.py audio-mel (--wav IN.wav | --samples IN.npy) --out OUT.npy \
+               [--log-floor add|clamp] [--long-audio chunk|truncate]
 
 logits and greedy also take images: --mmproj MMPROJ.gguf --image-pixels A.npy[,B.npy]
 --media-mask causal|bidirectional|bidirectional-sliding[-windowed], with the placeholder id -1 once per
@@ -25,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 import assistant  # noqa: E402
+import audio  # noqa: E402
 import gemma4  # noqa: E402
 import ops  # noqa: E402
 import vision  # noqa: E402
@@ -134,6 +137,23 @@ def cmd_vision(args):
     np.savez(args.out, **arrays)
 
 
+def cmd_audio_mel(args):
+    if (args.wav is None) == (args.samples is None):
+        raise ValueError("give exactly one of --wav and --samples")
+    if args.wav is not None:
+        samples, rate = audio.read_wav(args.wav)
+        if rate != audio.SAMPLE_RATE:
+            raise ValueError(f"{args.wav}: {rate} Hz; the reference does not resample (16000 Hz)")
+    else:
+        samples = np.load(args.samples)
+        if samples.ndim != 1:
+            raise ValueError(f"{args.samples}: expected a 1-D array of 16 kHz samples")
+    chunks = audio.log_mel_chunks(samples, args.log_floor, args.long_audio)
+    rows = np.concatenate(chunks) if chunks else np.zeros((0, audio.MELS))
+    np.save(args.out, rows)
+    print(json.dumps({"chunks": [len(c) for c in chunks], "samples": len(samples)}))
+
+
 def parse_paths(text):
     paths = [p for p in text.split(",") if p != ""]
     if not paths:
@@ -212,6 +232,16 @@ def build_parser():
                     help="how the tanh GELU is evaluated: exact float64 (default) or ggml's table")
     add_vision_gelu(sp)
     sp.set_defaults(fn=cmd_vision)
+
+    sp = sub.add_parser("audio-mel", help="log-mel features of 16 kHz audio -> npy")
+    sp.add_argument("--wav", help="16-bit PCM WAV at 16 kHz (channels are averaged)")
+    sp.add_argument("--samples", help=".npy 1-D float array of 16 kHz mono samples")
+    sp.add_argument("--out", required=True, help=".npy float64 [frames of all chunks, 128]")
+    sp.add_argument("--log-floor", choices=audio.LOG_FLOORS, default="add",
+                    help="ln(x + 0.001) as transformers (default) or ln(max(x, 0.001)) as llama.cpp")
+    sp.add_argument("--long-audio", choices=audio.LONG_AUDIO, default="chunk",
+                    help="30 s chunks as llama.cpp (default) or the first 30 s as transformers")
+    sp.set_defaults(fn=cmd_audio_mel)
     return p
 
 

@@ -33,6 +33,7 @@ import gemma4  # noqa: E402
 import gguf_checks  # noqa: E402
 import ops  # noqa: E402
 import vision_checks  # noqa: E402
+import audio_checks  # noqa: E402
 
 # Tolerances for the top-10 log-probabilities of logprobs-prompt0-top10.json. llama.cpp's own
 # evaluation orders differ by up to 0.013 on this file (fixture README); float64 GELU adds up to
@@ -228,7 +229,7 @@ def shared_dir(argv):
 
 
 def main(argv):
-    self_contained = gguf_checks.CHECKS + vision_checks.CHECKS
+    self_contained = gguf_checks.CHECKS + vision_checks.CHECKS + audio_checks.CHECKS
     results = [run(fn.__name__, fn) for fn in self_contained]
     fixture_dir = os.path.join(shared_dir(argv), "fixtures", "llamacpp-tiny")
     if not os.path.isfile(os.path.join(fixture_dir, "tiny-gemma4-f32.gguf")):
