@@ -103,7 +103,8 @@ double SpeculationStats::EstimatedSpeedup() const {
   const int64_t forwards = rounds + plain_steps;
   const double spent = plan_ms + draft_ms + verify_ms;
   if (forwards == 0 || spent <= 0) return 0.0;
-  const double plain_step_ms = plain_steps ? plain_ms / plain_steps : verify_ms / rounds;
+  const double plain_step_ms = SpeedupIsUpperBound() ? (verify_ms - plain_ms) / double(rounds)
+                                                     : plain_ms / double(plain_steps);
   return double(rounds + accepted + forced_accepted + guessed_accepted + plain_steps) *
          plain_step_ms / spent;
 }
@@ -161,6 +162,7 @@ nlohmann::json SpeculationStats::ToJson() const {
       {"plan_ms", plan_ms},
       {"speedup_estimate", EstimatedSpeedup()},
       {"speedup_estimate_is_upper_bound", SpeedupIsUpperBound()},
+      {"speedup_baseline_min_plain_steps", kMinBaselinePlainSteps},
       {"other_ms", other_ms},
       {"repetition_share", accepted ? double(repetition_accepted) / double(accepted) : 0.0},
       {"by_source",

@@ -78,11 +78,15 @@ struct SpeculationStats {
   // Speedup over plain decoding estimated from this run: the tokens its target forwards emitted,
   // times what a plain step costs, over the time spent planning, drafting and verifying (all
   // that plain decoding would not have paid: a run that drafts nothing and plans at a cost
-  // estimates below 1). A plain step
-  // costs the mean of this run's plain steps; with none, the mean verification forward — an
-  // upper bound, as verifying T rows costs at least one plain step (SpeedupIsUpperBound()).
+  // estimates below 1). A plain step costs the mean of this run's plain steps when it took at
+  // least kMinBaselinePlainSteps of them (or drafted nothing: then every step is one). With
+  // fewer, one odd step would stand for them all (a single fast one can make a run that emits
+  // several tokens per forward look slower than plain decoding), so the mean verification
+  // forward stands in: an upper bound, as verifying T rows costs at least one plain step
+  // (SpeedupIsUpperBound()).
+  static constexpr int64_t kMinBaselinePlainSteps = 8;
   double EstimatedSpeedup() const;
-  bool SpeedupIsUpperBound() const { return plain_steps == 0; }
+  bool SpeedupIsUpperBound() const { return rounds > 0 && plain_steps < kMinBaselinePlainSteps; }
   void Add(const SpeculationStats& other);
   nlohmann::json ToJson() const;
 };

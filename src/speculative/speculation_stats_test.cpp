@@ -50,6 +50,30 @@ TEST(SpeculationStats, TokensPerForwardAndSpeedupEstimate) {
   EXPECT_DOUBLE_EQ(only_rounds.EstimatedSpeedup(), 4 * 50.0 / 100);
 }
 
+// One plain step is no baseline: a single fast one (2 ms against verification forwards of
+// 12 ms) must not turn 1.86 tokens per forward into an estimate below 1. Below the minimum the
+// verification forwards stand in, flagged as an upper bound; at the minimum the plain steps do.
+TEST(SpeculationStats, TooFewPlainStepsAreNoBaseline) {
+  SpeculationStats s;
+  for (int i = 0; i < 100; ++i) s.RecordRound(4, i % 100 < 86 ? 1 : 0);
+  s.verify_ms = 100 * 12.0;
+  s.draft_ms = 100 * 1.0;
+  s.plain_steps = 1;
+  s.plain_ms = 2;
+  s.verify_ms += 2;
+  EXPECT_TRUE(s.SpeedupIsUpperBound());
+  // (100 rounds + 86 accepted + 1 plain) tokens x 12 ms / (1202 + 100) ms.
+  EXPECT_DOUBLE_EQ(s.EstimatedSpeedup(), 187 * 12.0 / 1302);
+  EXPECT_GT(s.EstimatedSpeedup(), 1.0);
+  EXPECT_TRUE(s.ToJson()["speedup_estimate_is_upper_bound"].get<bool>());
+
+  s.plain_steps = SpeculationStats::kMinBaselinePlainSteps;
+  s.plain_ms = 8 * 10.0;
+  s.verify_ms = 100 * 12.0 + 80;
+  EXPECT_FALSE(s.SpeedupIsUpperBound());
+  EXPECT_DOUBLE_EQ(s.EstimatedSpeedup(), (100 + 86 + 8) * 10.0 / (1280 + 100));
+}
+
 TEST(SpeculationStats, AddMergesEverything) {
   SpeculationStats a, b;
   a.RecordRound(2, 1);

@@ -120,14 +120,36 @@ export function renderPanel(record) {
   $('m-rep').textContent = s.accepted ? fmt.pct(s.repetition_share) : '–';
   $('m-sources').textContent = s.drafted ? sourcesLine(s.by_source || {}) : '–';
   $('m-probes').textContent = fmt.int(s.probes);
-  $('m-speedup').textContent = s.speedup_estimate
-    ? `${s.speedup_estimate_is_upper_bound ? '≤ ' : ''}${fmt.fixed(s.speedup_estimate)}×`
-    : '–';
-  $('m-speedup').title = s.speedup_estimate_is_upper_bound
-    ? 'An upper bound: no plain step ran to time one, so a verification forward stands in for it.'
-    : 'Tokens emitted times the cost of a plain step, over the time spent drafting and verifying.';
+  const speedup = speedupOf(s);
+  $('m-speedup').textContent = speedup.text;
+  $('m-speedup').title = speedup.title;
   drawPositions($('chart-position'), s.acceptance_by_position || []);
   drawRounds($('chart-rounds'), record.rounds, s.draft_max || 0);
+}
+
+// The estimated speedup over plain decoding. It needs a plain-step baseline: a run that drafted
+// and timed fewer plain steps than the server's minimum says so (the server's upper bound in the
+// tooltip), never a bare figure that one odd plain step produced. The panel checks the counts
+// itself as well as the server's flag.
+export function speedupOf(s) {
+  const min = s.speedup_baseline_min_plain_steps ?? 8;
+  const noBaseline = s.rounds > 0 && ((s.plain_steps || 0) < min || s.speedup_estimate_is_upper_bound);
+  if (!s.speedup_estimate) return { text: '–', title: '' };
+  if (noBaseline) {
+    // The bound only in the tooltip: a multi-row verification can cost several plain steps, so
+    // the bound can sit far above the truth.
+    const bound = s.speedup_estimate_is_upper_bound
+      ? ` At most ${fmt.fixed(s.speedup_estimate)}×, with a verification forward standing in for a plain step.`
+      : '';
+    return {
+      text: 'needs a plain-step baseline',
+      title: `${fmt.int(s.plain_steps || 0)} of the ${min} plain steps an estimate needs were timed.${bound}`,
+    };
+  }
+  return {
+    text: `${fmt.fixed(s.speedup_estimate)}×`,
+    title: 'Tokens emitted times the cost of a plain step, over the time spent drafting and verifying.',
+  };
 }
 
 // Acceptance by draft source (prompt lookup "ngram", the assistant "model", ...): the sources
