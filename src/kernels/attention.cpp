@@ -186,55 +186,6 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
   }
 }
 
-}  // namespace tandem::kernels
-
-namespace tandem::kernels {
-
-void AttentionSharedKeys(const SharedKeysAttentionArgs& args, ThreadPool* pool) {
-  const KvView& kv = args.kv;
-  CheckRowType(kv.type, kv.head_dim);
-  if (args.n_rows < 0) Invalid("n_rows " + std::to_string(args.n_rows) + " is negative");
-  CheckHeads(args.n_heads, kv.n_kv_heads);
-  if (args.n_rows == 0) return;
-  if (args.q == nullptr || args.out == nullptr) Invalid("q and out must be non-null");
-  CheckKvView(kv);
-  const int hd = kv.head_dim;
-  if (args.head_stride < static_cast<size_t>(args.n_rows) * hd) {
-    Invalid("head_stride " + std::to_string(args.head_stride) + " is smaller than n_rows * " +
-            "head_dim = " + std::to_string(static_cast<size_t>(args.n_rows) * hd));
-  }
-  const KeyRange keys = args.keys;
-  if (keys.end <= keys.begin || keys.begin < kv.stored.begin || keys.end > kv.stored.end) {
-    Invalid("shared key range " + RangeText(keys) + " is empty or not inside what the cache " +
-            "holds, " + RangeText(kv.stored));
-  }
-  const auto attend = ActiveKernels().attend_heads;
-  const int group = args.n_heads / kv.n_kv_heads;
-  const size_t blocks = static_cast<size_t>((args.n_rows + kAttendMaxHeads - 1) / kAttendMaxHeads);
-  // Task t: head t / blocks, rows [b·kAttendMaxHeads, +kAttendMaxHeads) for b = t % blocks.
-  // Head-major, so that a thread's consecutive tasks read one head's K and V rows (a working
-  // set that stays in cache) rather than every head's in turn.
-  auto task = [&](size_t t) {
-    const int h = static_cast<int>(t / blocks);
-    const int first = static_cast<int>(t % blocks) * kAttendMaxHeads;
-    const int n = std::min(kAttendMaxHeads, args.n_rows - first);
-    const size_t offset = h * args.head_stride + static_cast<size_t>(first) * hd;
-    attend(args.q + offset, n, kv, h / group, keys, args.scale, args.out + offset);
-  };
-  const size_t n_tasks = blocks * args.n_heads;
-  if (pool == nullptr || pool->size() == 1) {
-    for (size_t t = 0; t < n_tasks; ++t) task(t);
-  } else {
-    pool->ParallelForBalanced(n_tasks, [&task](size_t begin, size_t end, int) {
-      for (size_t t = begin; t < end; ++t) task(t);
-    });
-  }
-}
-
-}  // namespace tandem::kernels
-
-namespace tandem::kernels {
-
 void AttentionDense(const DenseAttentionArgs& a, ThreadPool* pool) {
   if (a.n_rows < 0) Invalid("n_rows " + std::to_string(a.n_rows) + " is negative");
   CheckHeads(a.n_heads, a.n_kv_heads);

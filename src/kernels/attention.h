@@ -53,27 +53,6 @@ struct AttentionArgs {
 // positive multiple of 16 (32 for q8_0 / q4_0) and at most kMaxHeadDim.
 void Attention(const AttentionArgs& args, ThreadPool* pool = nullptr);
 
-// Unmasked attention of query rows that all see the same keys (a vision encoder: every patch
-// attends to every patch of its image, in any order). Queries and outputs are head-major, so
-// that a few consecutive rows of one head go through one inner-loop call as if they were query
-// heads sharing a KV head, and share each loaded block of K and V.
-struct SharedKeysAttentionArgs {
-  int n_rows = 0;            // query rows
-  int n_heads = 0;           // query heads; a multiple of kv.n_kv_heads (GQA as in Attention)
-  const float* q = nullptr;  // row r of head h at q + h * head_stride + r * kv.head_dim
-  float* out = nullptr;      // softmax(q·kᵀ·scale)·v in the same layout; must not overlap q
-  size_t head_stride = 0;    // floats from one head's rows to the next's, >= n_rows * head_dim
-  KeyRange keys;             // the keys every row sees: non-empty, inside kv.stored
-  KvView kv;
-  float scale = 1.0f;
-};
-
-// Computes args.out: row r of head h is bitwise what Attention computes for that row and head
-// with key_ranges[r] = keys (the inner loop computes each of its heads on its own, so grouping
-// rows changes no bit), whatever the thread count. Work is split over (head, block of rows) on
-// `pool`. Throws Error like Attention for inconsistent arguments.
-void AttentionSharedKeys(const SharedKeysAttentionArgs& args, ThreadPool* pool = nullptr);
-
 // Unmasked attention of query rows that all see the same keys, K stored transposed (a vision
 // encoder: every patch attends to every patch of its image). Two register-tiled products with
 // each row's scores kept whole, instead of a streaming softmax over cache rows. Query head h
