@@ -206,12 +206,17 @@ TEST(EngineMedia, AnEncodeDelaysOtherSlotsByOnePieceAtATime) {
   options.kv = {.n_ctx = 256, .n_seq = 2, .max_batch = 64};
   Engine engine(*Models().target, DrafterSet{}, pool, options);
   testing_engine::Recorder rec(2);
-  testing_engine::Gate started;
+  testing_engine::Gate started, submitted;
   std::atomic<int> a_tokens{0};
   const std::vector<int32_t> a_prompt = Prompt(12, 5);
+  // A's first token holds the engine thread until B is queued, so that B's encode starts while
+  // A still has most of its tokens to go, however slowly this thread runs.
   engine.Submit({a_prompt, Greedy(60), rec.Callback(0, [&](int, int n) {
                    a_tokens.store(n);
-                   if (n == 1) started.Open();
+                   if (n == 1) {
+                     started.Open();
+                     submitted.Wait();
+                   }
                    return true;
                  })});
   started.Wait();
@@ -222,6 +227,7 @@ TEST(EngineMedia, AnEncodeDelaysOtherSlotsByOnePieceAtATime) {
   deferred.embeddings = nullptr;
   deferred.job = job;
   engine.Submit({b_prompt, Greedy(8), rec.Callback(1), {deferred}});
+  submitted.Open();
   rec.WaitFinals(2);
   // Every piece ran in its own engine step, each of which also decoded the other request.
   ASSERT_EQ(job->seen.size(), 6u);
