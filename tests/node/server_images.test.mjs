@@ -5,7 +5,7 @@
 // server without -mm says how to start it.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import zlib from 'node:zlib';
+import { dataUrl, png } from './test_png.mjs';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { MODEL_ID, env, startServer } from './server_harness.mjs';
@@ -16,46 +16,6 @@ function skip() {
   }
   return false;
 }
-
-// A w x h RGB PNG with a pattern of `seed`, written here with zlib.
-function png(w, h, seed) {
-  const crcTable = Array.from({ length: 256 }, (_, n) => {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    return c >>> 0;
-  });
-  const crc = (buf) => {
-    let c = 0xffffffff;
-    for (const b of buf) c = crcTable[(c ^ b) & 0xff] ^ (c >>> 8);
-    return (c ^ 0xffffffff) >>> 0;
-  };
-  const chunk = (type, data) => {
-    const out = Buffer.alloc(12 + data.length);
-    out.writeUInt32BE(data.length, 0);
-    out.write(type, 4, 'ascii');
-    data.copy(out, 8);
-    out.writeUInt32BE(crc(out.subarray(4, 8 + data.length)), 8 + data.length);
-    return out;
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(w, 0);
-  ihdr.writeUInt32BE(h, 4);
-  ihdr[8] = 8;
-  ihdr[9] = 2;
-  const raw = Buffer.alloc(h * (1 + 3 * w));
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
-      const o = y * (1 + 3 * w) + 1 + 3 * x;
-      raw[o] = (x * 7 + seed * 31) & 255;
-      raw[o + 1] = (y * 5 + seed * 17) & 255;
-      raw[o + 2] = ((x ^ y) + seed) & 255;
-    }
-  }
-  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', ihdr),
-    chunk('IDAT', zlib.deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
-}
-
-const dataUrl = (bytes, type = 'image/png') => `data:${type};base64,${bytes.toString('base64')}`;
 
 describe('images', { skip: skip(), timeout: 170000 }, () => {
   let server;

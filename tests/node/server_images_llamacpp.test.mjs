@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import zlib from 'node:zlib';
+import { png } from './test_png.mjs';
 import { peerBin, startPeerServer, usablePeer } from './peer.mjs';
 import { env, startServer } from './server_harness.mjs';
 
@@ -39,44 +39,6 @@ function skip() {
 // tower. A wrong image rule or scale moves them by far more: tandem with --image-attention
 // causal here, or with soft tokens scaled by sqrt(D), is 0.27-0.54 away.
 const TOL = 0.02;
-
-// A w x h RGB PNG with a pattern of `seed`, written here with zlib.
-function png(w, h, seed) {
-  const crcTable = Array.from({ length: 256 }, (_, n) => {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    return c >>> 0;
-  });
-  const crc = (buf) => {
-    let c = 0xffffffff;
-    for (const b of buf) c = crcTable[(c ^ b) & 0xff] ^ (c >>> 8);
-    return (c ^ 0xffffffff) >>> 0;
-  };
-  const chunk = (type, data) => {
-    const out = Buffer.alloc(12 + data.length);
-    out.writeUInt32BE(data.length, 0);
-    out.write(type, 4, 'ascii');
-    data.copy(out, 8);
-    out.writeUInt32BE(crc(out.subarray(4, 8 + data.length)), 8 + data.length);
-    return out;
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(w, 0);
-  ihdr.writeUInt32BE(h, 4);
-  ihdr[8] = 8;
-  ihdr[9] = 2;
-  const raw = Buffer.alloc(h * (1 + 3 * w));
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
-      const o = y * (1 + 3 * w) + 1 + 3 * x;
-      raw[o] = (x * 7 + seed * 31) & 255;
-      raw[o + 1] = (y * 5 + seed * 17) & 255;
-      raw[o + 2] = ((x ^ y) + seed) & 255;
-    }
-  }
-  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', ihdr),
-    chunk('IDAT', zlib.deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
-}
 
 // 288 x 336: sides multiples of 48 and 6 x 7 = 42 soft tokens, inside llama.cpp's 40..280, so
 // neither engine resizes it.
