@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/seeded_random.h"
 #include "tensor/type_traits.h"
 
 namespace tandem {
@@ -23,5 +24,13 @@ using RandomPiece = std::function<void(uint64_t index, int64_t n, float* out)>;
 // be a multiple of its block), each converted to `type` (F32 as is).
 void AddRandomTensor(GgufWriter& writer, const std::string& name, TensorType type,
                      const std::vector<uint64_t>& ne, int64_t piece, RandomPiece fill);
+
+// A random clamp bound for the tensor `name` (a `..._min` or `..._max` scalar of a clippable
+// linear): minimums negative, maximums positive, magnitudes in [1, 3]; one draw of `rng`.
+inline float RandomClampBound(const std::string& name, RowRng& rng) {
+  const bool is_min = name.find("_min") != std::string::npos;
+  const float m = rng.Uniform(1.0f, 3.0f);
+  return is_min ? -m : m;
+}
 
 }  // namespace tandem

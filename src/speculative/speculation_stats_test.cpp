@@ -50,9 +50,10 @@ TEST(SpeculationStats, TokensPerForwardAndSpeedupEstimate) {
   EXPECT_DOUBLE_EQ(only_rounds.EstimatedSpeedup(), 4 * 50.0 / 100);
 }
 
-// One plain step is no baseline: a single fast one (2 ms against verification forwards of
-// 12 ms) must not turn 1.86 tokens per forward into an estimate below 1. Below the minimum the
-// verification forwards stand in, flagged as an upper bound; at the minimum the plain steps do.
+// One plain step is no baseline: the counts below (this test's inputs: one fast plain step,
+// slower verification forwards, 1.86 tokens per forward) must not give an estimate below 1.
+// Below the minimum the verification forwards stand in, flagged as an upper bound; at the
+// minimum the plain steps do.
 TEST(SpeculationStats, TooFewPlainStepsAreNoBaseline) {
   SpeculationStats s;
   for (int i = 0; i < 100; ++i) s.RecordRound(4, i % 100 < 86 ? 1 : 0);

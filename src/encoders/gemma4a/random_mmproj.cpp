@@ -15,10 +15,7 @@ void FillPiece(const AudioTensorSpec& spec, uint64_t seed, uint64_t index, int64
   using R = AudioTensorRole;
   RowRng rng(seed, index);
   if (spec.role == R::kClampBound) {
-    // Minimums negative, maximums positive, magnitudes in [1, 3].
-    const bool is_min = spec.name.find("_min") != std::string::npos;
-    const float m = rng.Uniform(1.0f, 3.0f);
-    out[0] = is_min ? -m : m;
+    out[0] = RandomClampBound(spec.name, rng);
     return;
   }
   float lo = -1, hi = 1;
