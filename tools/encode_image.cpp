@@ -34,6 +34,7 @@
 #include "encoders/gemma4v/presets.h"
 #include "encoders/gemma4v/random_mmproj.h"
 #include "kernels/isa.h"
+#include "npy_read.h"
 
 namespace tandem {
 namespace {
@@ -63,55 +64,13 @@ struct Picture {
   int width = 0, height = 0;
 };
 
-// A .npy float array [H][W][3] in C order.
-Picture ReadNpy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  const std::vector<char> bytes{std::istreambuf_iterator<char>(in),
-                                std::istreambuf_iterator<char>()};
-  auto bad = [&](const std::string& why) {
-    Fail(ErrorKind::kInvalidArgument, path + ": not a float .npy image [H, W, 3]: " + why);
-  };
-  if (!in.eof() && !in) Fail(ErrorKind::kIo, "cannot read '" + path + "'");
-  if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) bad("no NPY magic");
-  const int major = static_cast<unsigned char>(bytes[6]);
-  size_t header_len = 0, offset = 0;
-  if (major == 1) {
-    header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
-    offset = 10;
-  } else {
-    if (bytes.size() < 12) bad("short header");
-    uint32_t n;
-    std::memcpy(&n, bytes.data() + 8, 4);
-    header_len = n;
-    offset = 12;
+// A .npy float array [H][W][3].
+Picture ReadPicture(const std::string& path) {
+  NpyArray a = ReadNpy(path);
+  if (a.shape.size() != 3 || a.shape[2] != 3) {
+    Fail(ErrorKind::kInvalidArgument, path + ": not a float .npy image [H, W, 3]");
   }
-  if (offset + header_len > bytes.size()) bad("short header");
-  const std::string header(bytes.data() + offset, header_len);
-  offset += header_len;
-  const bool f4 = header.find("'<f4'") != std::string::npos;
-  const bool f8 = header.find("'<f8'") != std::string::npos;
-  if (!f4 && !f8) bad("dtype is not <f4 or <f8");
-  if (header.find("'fortran_order': False") == std::string::npos) bad("not C order");
-  const size_t open = header.find("'shape': (");
-  if (open == std::string::npos) bad("no shape");
-  int h = 0, w = 0, c = 0;
-  if (std::sscanf(header.c_str() + open + 10, "%d, %d, %d", &h, &w, &c) != 3 || c != 3 || h <= 0 ||
-      w <= 0) {
-    bad("shape is not (H, W, 3)");
-  }
-  const size_t n = static_cast<size_t>(h) * w * 3;
-  if (bytes.size() - offset != n * (f4 ? 4 : 8)) bad("data size does not match the shape");
-  Picture p{std::vector<float>(n), w, h};
-  for (size_t i = 0; i < n; ++i) {
-    if (f4) {
-      std::memcpy(&p.rgb[i], bytes.data() + offset + 4 * i, 4);
-    } else {
-      double d;
-      std::memcpy(&d, bytes.data() + offset + 8 * i, 8);
-      p.rgb[i] = static_cast<float>(d);
-    }
-  }
-  return p;
+  return Picture{std::move(a.values), a.shape[1], a.shape[0]};
 }
 
 // Deterministic pixels in [0, 1] for a "WxH" size.
@@ -163,7 +122,7 @@ void Run(const Args& a) {
   if (!a.size.empty()) pictures.push_back(Generated(a.size));
   for (size_t b = 0; b < a.pixels.size();) {
     const size_t e = std::min(a.pixels.find(',', b), a.pixels.size());
-    if (e > b) pictures.push_back(ReadNpy(a.pixels.substr(b, e - b)));
+    if (e > b) pictures.push_back(ReadPicture(a.pixels.substr(b, e - b)));
     b = e + 1;
   }
   ThreadPool pool(a.threads);

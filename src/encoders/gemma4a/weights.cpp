@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/mapped_file.h"
 #include "encoders/gemma4a/tensors.h"
 #include "gguf/gguf_reader.h"
 #include "kernels/tensor_binder.h"
@@ -181,6 +182,17 @@ Gemma4AudioWeights Gemma4AudioWeights::Bind(const GgufFile& file, const Gemma4Au
             " audio tensor(s) gemma4a does not use, e.g. '" + first + "'");
   }
   return w;
+}
+
+void Gemma4AudioWeights::PackPanels() {
+  for (Gemma4AudioLayerWeights& l : layers) {
+    for (ClippedLinear* m : {&l.ffn_up, &l.ffn_down, &l.attn_q, &l.attn_k, &l.attn_v, &l.attn_out,
+                             &l.conv_pw1, &l.conv_pw2, &l.ffn_up_1, &l.ffn_down_1}) {
+      if (m->panels || !kernels::CanPackPanels(m->w.type)) continue;
+      m->panels = std::make_shared<const kernels::PanelMatrix>(kernels::PackPanels(m->w));
+      ReleaseMappedPages(m->w.data, static_cast<size_t>(m->w.rows) * m->w.row_bytes);
+    }
+  }
 }
 
 void Gemma4AudioWeights::Pack() {

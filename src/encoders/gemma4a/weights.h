@@ -67,6 +67,9 @@ struct Gemma4AudioWeights {
   // Gemma4Weights::Pack). Empty unless Pack() ran.
   std::vector<std::shared_ptr<const kernels::PackedMatrix>> packed;
   void Pack();
+  // The layers' F32/F16/BF16 linears as panels (kernels/matmul_panels.h), read instead of their
+  // mapped rows; their mapped pages are released.
+  void PackPanels();
 };
 
 }  // namespace tandem

@@ -1,0 +1,305 @@
+#include "encoders/gemma4a/encoding.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "base/error.h"
+#include "base/thread_pool.h"
+#include "encoders/gemma4a/subsampling.h"
+#include "kernels/matmul.h"
+#include "kernels/ops.h"
+
+namespace tandem {
+namespace {
+
+using Mel = Gemma4AudioEncoder::Mel;
+using Config = Gemma4AudioConfig;
+
+// A query sees itself and the keys before it up to this distance: transformers' window of
+// attention_context_left - 1 = 12 keys (distances 0 to 11). Its relative table also holds
+// distance 12, which that window always masks.
+constexpr int kMaxDistance = Config::kContextLeft - 2;
+constexpr int kDistances = kMaxDistance + 1;
+
+// silu and sigmoid in f32 with std::exp: one plain implementation, the same bits on every ISA.
+float Silu(float x) {
+  return x / (1.0f + std::exp(-x));
+}
+float Sigmoid(float x) {
+  return 1.0f / (1.0f + std::exp(-x));
+}
+
+// The sinusoidal vector of each distance d < n: [n][D], sines then cosines of d·τ_i with
+// τ_i = exp(-i·ln(10000) / (D/2 - 1)), i < D/2. Computed in double and rounded once, so the
+// same on every ISA.
+std::vector<float> DistanceVectors(int n, int D) {
+  const int half = D / 2;
+  const double step = std::log(10000.0) / std::max(half - 1, 1);
+  std::vector<float> pe(static_cast<size_t>(n) * D);
+  for (int d = 0; d < n; ++d) {
+    for (int i = 0; i < half; ++i) {
+      const double angle = d * std::exp(-i * step);
+      pe[static_cast<size_t>(d) * D + i] = static_cast<float>(std::sin(angle));
+      pe[static_cast<size_t>(d) * D + half + i] = static_cast<float>(std::cos(angle));
+    }
+  }
+  return pe;
+}
+
+// Runs fn(row) for every row in [0, n) over the pool.
+template <typename Fn>
+void ForRows(int64_t n, ThreadPool& pool, const Fn& fn) {
+  pool.ParallelForRange(static_cast<size_t>(n), [&](size_t begin, size_t end, int) {
+    for (size_t r = begin; r < end; ++r) fn(static_cast<int64_t>(r));
+  });
+}
+
+}  // namespace
+
+struct Gemma4AudioEncoding::State {
+  const Gemma4AudioEncoder& encoder;
+  std::vector<Mel> mel;
+  int done = 0;
+  int64_t T = 0;           // rows of the piece being encoded
+  std::vector<float> x;    // its residual stream [T][Da]
+  std::vector<float> pe;   // [kDistances][Da] distance vectors
+  std::vector<float> rel;  // [kDistances][Da] the layer's projected distance vectors
+  std::vector<float> h, q, k, v, a, o, wide, clamp;
+  std::vector<float> out;  // soft tokens of the pieces done so far
+
+  State(const Gemma4AudioEncoder& enc, std::span<const Mel> pieces)
+      : encoder(enc), mel(pieces.begin(), pieces.end()) {
+    for (size_t i = 0; i < mel.size(); ++i) {
+      if (mel[i].values == nullptr || mel[i].frames < 1) {
+        Fail(ErrorKind::kInvalidArgument, "gemma4a: mel piece " + std::to_string(i) + " has " +
+                                              std::to_string(mel[i].frames) +
+                                              " frames, expected at least 1");
+      }
+    }
+    pe = DistanceVectors(kDistances, enc.config().n_embd);
+  }
+
+  // y = RMSNorm(x) with `gain`, or a copy when the file has no such norm (llama.cpp skips it).
+  void Norm(const float* src, const std::vector<float>& gain, float* dst, ThreadPool& pool) const {
+    const int D = encoder.config().n_embd;
+    if (gain.empty()) {
+      if (dst != src) std::memcpy(dst, src, static_cast<size_t>(T) * D * sizeof(float));
+      return;
+    }
+    kernels::RmsNormRows(src, D, gain.data(), Config::kNormEps, D, T, dst, D, &pool);
+  }
+
+  void Subsample(int piece, ThreadPool& pool);
+  void FeedForward(const std::vector<float>& pre, const ClippedLinear& up_w,
+                   const ClippedLinear& down_w, const std::vector<float>& post, ThreadPool& pool);
+  void Attention(const Gemma4AudioLayerWeights& lw, ThreadPool& pool);
+  void Convolution(const Gemma4AudioLayerWeights& lw, ThreadPool& pool);
+  void Layer(int l, ThreadPool& pool);
+  void Head(ThreadPool& pool);
+};
+
+void Gemma4AudioEncoding::State::Subsample(int piece, ThreadPool& pool) {
+  const Config& c = encoder.config();
+  const Mel& m = mel[static_cast<size_t>(piece)];
+  x = Gemma4AudioSubsample(c, encoder.weights(), m.values, m.frames, pool);
+  T = static_cast<int64_t>(x.size()) / c.n_embd;
+  const size_t rows = static_cast<size_t>(T) * c.n_embd;
+  h.resize(rows);
+  q.resize(rows);
+  k.resize(rows);
+  v.resize(rows);
+  a.resize(rows);
+  o.resize(rows);
+  wide.resize(static_cast<size_t>(T) * std::max(c.n_ff, 2 * c.n_embd));
+}
+
+// x += ½ · post(down(silu(up(pre(x))))).
+void Gemma4AudioEncoding::State::FeedForward(const std::vector<float>& pre,
+                                             const ClippedLinear& up_w, const ClippedLinear& down_w,
+                                             const std::vector<float>& post, ThreadPool& pool) {
+  const int F = encoder.config().n_ff;
+  const int64_t n = T * encoder.config().n_embd;
+  Norm(x.data(), pre, h.data(), pool);
+  ClippedMatMul(up_w, h.data(), T, wide.data(), clamp, pool);
+  ForRows(T, pool, [&](int64_t t) {
+    float* row = wide.data() + t * F;
+    for (int j = 0; j < F; ++j) row[j] = Silu(row[j]);
+  });
+  ClippedMatMul(down_w, wide.data(), T, o.data(), clamp, pool);
+  Norm(o.data(), post, o.data(), pool);
+  kernels::Scale(o.data(), Config::kFfnResidual, n, o.data());
+  kernels::Add(x.data(), o.data(), n, x.data());
+}
+
+// Local attention with relative positions: query t sees keys t - kMaxDistance .. t of its own
+// piece; logit = q_t·k_s + q_t·R(t - s), soft-capped, softmax, the weighted values. Then
+// x += post(out(a)).
+void Gemma4AudioEncoding::State::Attention(const Gemma4AudioLayerWeights& lw, ThreadPool& pool) {
+  const Config& c = encoder.config();
+  const int D = c.n_embd, H = c.n_head, hd = c.head_dim();
+  Norm(x.data(), lw.attn_pre_norm, h.data(), pool);
+  const ClippedProduct qkv[3] = {
+      {&lw.attn_q, q.data()}, {&lw.attn_k, k.data()}, {&lw.attn_v, v.data()}};
+  ClippedMatMulEach(qkv, h.data(), T, clamp, pool);
+  const float q_scale =
+      static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)) / std::log(2.0));
+  const float k_scale = static_cast<float>(std::log(1.0 + std::exp(1.0)) / std::log(2.0));
+  const bool has_rel = lw.attn_k_rel.data != nullptr;
+  if (has_rel) {
+    rel.resize(static_cast<size_t>(kDistances) * D);
+    kernels::MatMul(lw.attn_k_rel, pe.data(), kDistances, rel.data(), pool);
+  }
+  ForRows(T, pool, [&](int64_t t) {
+    float* qr = q.data() + t * D;
+    for (int j = 0; j < D; ++j) {
+      qr[j] *= q_scale;
+      if (!lw.per_dim_scale.empty()) qr[j] *= lw.per_dim_scale[j % hd];
+    }
+    float* kr = k.data() + t * D;
+    for (int j = 0; j < D; ++j) kr[j] *= k_scale;
+  });
+  ForRows(T * H, pool, [&](int64_t task) {
+    const int64_t t = task / H;
+    const int head = static_cast<int>(task % H);
+    const int64_t s0 = std::max<int64_t>(0, t - kMaxDistance);
+    const int n_keys = static_cast<int>(t - s0 + 1);
+    const float* qh = q.data() + t * D + head * hd;
+    float logits[kDistances];
+    for (int i = 0; i < n_keys; ++i) {
+      const int64_t s = s0 + i;
+      const float* kh = k.data() + s * D + head * hd;
+      float ac = 0.0f;
+      for (int d = 0; d < hd; ++d) ac += qh[d] * kh[d];
+      float bd = 0.0f;
+      if (has_rel) {
+        const float* rh = rel.data() + (t - s) * D + head * hd;
+        for (int d = 0; d < hd; ++d) bd += qh[d] * rh[d];
+      }
+      logits[i] = Config::kSoftcap * std::tanh((ac + bd) / Config::kSoftcap);
+    }
+    float top = logits[0];
+    for (int i = 1; i < n_keys; ++i) top = std::max(top, logits[i]);
+    float sum = 0.0f;
+    for (int i = 0; i < n_keys; ++i) {
+      logits[i] = std::exp(logits[i] - top);
+      sum += logits[i];
+    }
+    float* ah = a.data() + t * D + head * hd;
+    std::fill(ah, ah + hd, 0.0f);
+    for (int i = 0; i < n_keys; ++i) {
+      const float p = logits[i] / sum;
+      const float* vh = v.data() + (s0 + i) * D + head * hd;
+      for (int d = 0; d < hd; ++d) ah[d] += p * vh[d];
+    }
+  });
+  ClippedMatMul(lw.attn_out, a.data(), T, o.data(), clamp, pool);
+  Norm(o.data(), lw.attn_post_norm, o.data(), pool);
+  kernels::Add(x.data(), o.data(), T * D, x.data());
+}
+
+// The light conv module: h = pw1(pre(x)); value ⊙ sigmoid(gate); a causal depthwise filter over
+// the last K rows of the piece; silu(norm(·)); x += pw2(·).
+void Gemma4AudioEncoding::State::Convolution(const Gemma4AudioLayerWeights& lw, ThreadPool& pool) {
+  const int D = encoder.config().n_embd;
+  constexpr int K = Config::kConvKernel;
+  Norm(x.data(), lw.conv_norm, h.data(), pool);
+  ClippedMatMul(lw.conv_pw1, h.data(), T, wide.data(), clamp, pool);
+  ForRows(T, pool, [&](int64_t t) {
+    const float* row = wide.data() + t * 2 * D;
+    float* g = a.data() + t * D;
+    for (int j = 0; j < D; ++j) g[j] = row[j] * Sigmoid(row[D + j]);
+  });
+  ForRows(T, pool, [&](int64_t t) {
+    float* y = h.data() + t * D;
+    for (int j = 0; j < D; ++j) {
+      const float* w = lw.conv_dw.data() + static_cast<size_t>(j) * K;
+      float s = 0.0f;
+      for (int tap = 0; tap < K; ++tap) {
+        const int64_t src = t - (K - 1) + tap;
+        if (src >= 0) s += w[tap] * a[static_cast<size_t>(src * D + j)];
+      }
+      y[j] = s;
+    }
+  });
+  Norm(h.data(), lw.norm_conv, h.data(), pool);
+  ForRows(T, pool, [&](int64_t t) {
+    float* row = h.data() + t * D;
+    for (int j = 0; j < D; ++j) row[j] = Silu(row[j]);
+  });
+  ClippedMatMul(lw.conv_pw2, h.data(), T, o.data(), clamp, pool);
+  kernels::Add(x.data(), o.data(), T * D, x.data());
+}
+
+void Gemma4AudioEncoding::State::Layer(int l, ThreadPool& pool) {
+  const Gemma4AudioLayerWeights& lw = encoder.weights().layers[static_cast<size_t>(l)];
+  FeedForward(lw.ffn_norm, lw.ffn_up, lw.ffn_down, lw.ffn_post_norm, pool);
+  Attention(lw, pool);
+  Convolution(lw, pool);
+  FeedForward(lw.ffn_norm_1, lw.ffn_up_1, lw.ffn_down_1, lw.ffn_post_norm_1, pool);
+  Norm(x.data(), lw.ln2, x.data(), pool);
+}
+
+// y = out·x + bias (when the file has the output projection), a weightless RMSNorm, then the
+// projection into the text width; appended to `out`.
+void Gemma4AudioEncoding::State::Head(ThreadPool& pool) {
+  const Config& c = encoder.config();
+  const Gemma4AudioWeights& w = encoder.weights();
+  const int O = c.out_width(), Dt = c.n_embd_text;
+  std::vector<float> y;
+  if (w.output_proj.data != nullptr) {
+    y.resize(static_cast<size_t>(T) * O);
+    kernels::MatMul(w.output_proj, x.data(), T, y.data(), pool);
+    if (!w.output_bias.empty()) {
+      for (int64_t t = 0; t < T; ++t) {
+        kernels::Add(y.data() + t * O, w.output_bias.data(), O, y.data() + t * O);
+      }
+    }
+  } else {
+    y = std::move(x);
+  }
+  kernels::RmsNormRows(y.data(), O, nullptr, Config::kNormEps, O, T, y.data(), O, &pool);
+  const size_t at = out.size();
+  out.resize(at + static_cast<size_t>(T) * Dt);
+  kernels::MatMul(w.mm_input_projection, y.data(), T, out.data() + at, pool);
+  x.clear();
+}
+
+Gemma4AudioEncoding::Gemma4AudioEncoding(const Gemma4AudioEncoder& encoder,
+                                         std::span<const Mel> mel)
+    : s_(std::make_unique<State>(encoder, mel)) {}
+
+Gemma4AudioEncoding::~Gemma4AudioEncoding() = default;
+
+int Gemma4AudioEncoding::pieces() const {
+  return static_cast<int>(s_->mel.size()) * (s_->encoder.config().n_layer + 2);
+}
+
+int Gemma4AudioEncoding::done() const {
+  return s_->done;
+}
+
+bool Gemma4AudioEncoding::Step(ThreadPool& pool) {
+  if (s_->done == pieces()) return true;
+  const int per_piece = s_->encoder.config().n_layer + 2;
+  const int piece = s_->done / per_piece, stage = s_->done % per_piece;
+  if (stage == 0) {
+    s_->Subsample(piece, pool);
+  } else if (stage < per_piece - 1) {
+    s_->Layer(stage - 1, pool);
+  } else {
+    s_->Head(pool);
+  }
+  ++s_->done;
+  return s_->done == pieces();
+}
+
+std::vector<float> Gemma4AudioEncoding::Take() {
+  if (s_->done != pieces()) {
+    Fail(ErrorKind::kInternal, "gemma4a: the encoding was taken before its last piece ran");
+  }
+  return std::move(s_->out);
+}
+
+}  // namespace tandem
