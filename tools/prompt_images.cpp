@@ -10,7 +10,7 @@
 #include "encoders/gemma4v/encoder.h"
 #include "model/gemma4/target.h"
 #include "multimodal/image_input.h"
-#include "multimodal/image_prompt.h"
+#include "multimodal/media_prompt.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/vocab_gguf.h"
 
@@ -91,7 +91,7 @@ PromptWithImages ExpandPromptImages(const std::vector<int32_t>& tokens,
     media.push_back(std::move(m));
   }
   const Tokenizer tokenizer(LoadVocabFromGguf(model.file()));
-  const ImageTokens markup = FindImageTokens(tokenizer);
+  const MediaTokens markup = FindImageTokens(tokenizer);
   PromptWithImages out;
   out.placeholder = markup.placeholder;
   ExpandImages(tokens, std::move(media), markup, out.request);

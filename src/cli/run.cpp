@@ -16,7 +16,7 @@
 #include "cli/grammar_options.h"
 #include "cli/model_options.h"
 #include "engine/generator.h"
-#include "multimodal/image_prompt.h"
+#include "multimodal/media_prompt.h"
 #include "tokenizer/chat_format.h"
 #include "tokenizer/chat_parser.h"
 #include "tokenizer/stop_strings.h"

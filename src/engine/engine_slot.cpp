@@ -171,7 +171,8 @@ int EngineSlot::PlanPrefill(int n_rows, int room) {
     n_rows = std::min(n_rows, std::max(0, pending->begin - prefill_pos_));
   }
   if (media_both_ways_ && n_rows > 0) {
-    if (const PromptMedia* m = MediaAt(media_, prefill_pos_ + n_rows - 1)) {
+    const PromptMedia* m = MediaAt(media_, prefill_pos_ + n_rows - 1);
+    if (m != nullptr && !m->causal) {
       const int end = m->begin + m->count;
       if (m->begin > prefill_pos_) {
         n_rows = m->begin - prefill_pos_;
@@ -278,7 +279,8 @@ int EngineSlot::AddRows(ForwardBatch& batch) {
       const bool last = i == n_prompt - 1;
       if (const PromptMedia* m = MediaAt(media_, i)) {
         const float* row = m->embeddings->data() + static_cast<size_t>(i - m->begin) * n_embd_;
-        batch.AddEmbedding(row, i, seq_, media_both_ways_ ? m->begin + m->count - 1 : i, last);
+        const bool both_ways = media_both_ways_ && !m->causal;
+        batch.AddEmbedding(row, i, seq_, both_ways ? m->begin + m->count - 1 : i, last);
         continue;
       }
       batch.Add(prompt_[i], i, seq_, last,

@@ -88,6 +88,8 @@ struct PromptMedia {
   // The rows, or null while `job` has them to make (a prompt cache hit never runs it).
   std::shared_ptr<const std::vector<float>> embeddings = nullptr;
   std::shared_ptr<MediaJob> job = nullptr;
+  // Attended causally whatever the target's media rule (audio: docs/gemma4.md § Media rows).
+  bool causal = false;
 };
 
 struct EngineRequest {

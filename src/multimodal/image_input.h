@@ -7,17 +7,15 @@
 #pragma once
 
 #include <cstdint>
-#include <list>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "engine/request.h"
 #include "media/image_limits.h"
 #include "media/vision_preprocess.h"
+#include "multimodal/media_cache.h"
 
 namespace tandem {
 
@@ -57,19 +55,14 @@ class ImageInput {
   void CheckImageCount(size_t count) const;
 
   // Encodes run so far.
-  uint64_t encodes() const;
+  uint64_t encodes() const { return cache_.encodes(); }
 
  private:
   class EncodeJob;
-  std::shared_ptr<const std::vector<float>> Cached(uint64_t key);
-  void Keep(uint64_t key, std::shared_ptr<const std::vector<float>> rows);
 
   const Gemma4VisionEncoder& encoder_;
   ImageInputOptions options_;
-  mutable std::mutex mu_;
-  std::list<std::pair<uint64_t, std::shared_ptr<const std::vector<float>>>> lru_;
-  std::unordered_map<uint64_t, decltype(lru_)::iterator> by_key_;
-  uint64_t encodes_ = 0;
+  MediaRowCache cache_;
 };
 
 }  // namespace tandem

@@ -5,23 +5,17 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include "base/error.h"
 #include "base/thread_pool.h"
 #include "encoders/gemma4v/encoder.h"
-#include "encoders/gemma4v/presets.h"
-#include "encoders/gemma4v/random_mmproj.h"
 #include "engine/generator.h"
 #include "media/media_test_util.h"
 #include "model/gemma4/assistant.h"
-#include "model/gemma4/presets.h"
-#include "model/gemma4/random_model.h"
 #include "model/gemma4/target.h"
-#include "multimodal/image_prompt.h"
+#include "multimodal/media_prompt.h"
+#include "multimodal/multimodal_test_util.h"
 #include "speculative/loaded_drafters.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/vocab_gguf.h"
 
 namespace tandem {
 namespace {
@@ -30,29 +24,7 @@ using testing_media::EncodeJpegRgb;
 using testing_media::EncodePngRgb;
 using testing_media::ExpectError;
 using testing_media::MakeTestPicture;
-
-struct Fixture {
-  std::unique_ptr<Gemma4Model> target;
-  std::unique_ptr<Gemma4Assistant> assistant;
-  std::unique_ptr<Gemma4VisionEncoder> vision;
-  std::unique_ptr<Tokenizer> tokenizer;
-};
-
-const Fixture& Models() {
-  static const Fixture* f = [] {
-    const std::string dir = testing::TempDir() + "multimodal_" + std::to_string(getpid()) + "_";
-    WriteRandomGemma4(Gemma4Preset("tiny-e2b"), {}, dir + "t.gguf");
-    WriteRandomGemma4Assistant(Gemma4AssistantPreset("tiny-e2b", true), {}, dir + "a.gguf");
-    WriteRandomGemma4VisionMmproj(Gemma4VisionPreset("tiny"), {}, dir + "mm.gguf");
-    auto* p = new Fixture;
-    p->target = Gemma4Model::Load(dir + "t.gguf");
-    p->assistant = Gemma4Assistant::Load(dir + "a.gguf", *p->target);
-    p->vision = Gemma4VisionEncoder::Load(dir + "mm.gguf");
-    p->tokenizer = std::make_unique<Tokenizer>(VocabFromGgufMetadata(p->target->metadata()));
-    return p;
-  }();
-  return *f;
-}
+using testing_multimodal::Models;
 
 ImageInputOptions SmallImages() {
   ImageInputOptions o;
@@ -101,9 +73,9 @@ TEST(ImageInput, BadBytesAreRefusedSayingWhy) {
 }
 
 TEST(ImageInput, GreedyOutputAfterAnImageIsTheSameWithAndWithoutSpeculation) {
-  const Fixture& m = Models();
+  const auto& m = Models();
   ImageInput input(*m.vision, SmallImages());
-  const ImageTokens markup = FindImageTokens(*m.tokenizer);
+  const MediaTokens markup = FindImageTokens(*m.tokenizer);
   std::vector<int32_t> tokens = m.tokenizer->Encode("Look: <|image|> and <|image|> then say");
   std::vector<PromptMedia> images = {
       input.ToMedia(input.Prepare(EncodePngRgb(MakeTestPicture(144, 96, 3)), "")),

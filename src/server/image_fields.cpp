@@ -3,7 +3,7 @@
 #include "base/error.h"
 #include "media/base64.h"
 #include "media/data_url.h"
-#include "multimodal/image_prompt.h"
+#include "multimodal/media_prompt.h"
 
 namespace tandem::server {
 

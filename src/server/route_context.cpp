@@ -2,7 +2,7 @@
 #include "server/route_context.h"
 
 #include "multimodal/image_input.h"
-#include "multimodal/image_prompt.h"
+#include "multimodal/media_prompt.h"
 
 #include <algorithm>
 

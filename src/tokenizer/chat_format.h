@@ -36,6 +36,10 @@ inline constexpr std::string_view kQuote = "<|\"|>";
 inline constexpr std::string_view kImage = "<|image|>";
 inline constexpr std::string_view kImageOpen = "<|image>";
 inline constexpr std::string_view kImageClose = "<image|>";
+// An audio part likewise: kAudioOpen, one kAudio row per 40 ms, kAudioClose.
+inline constexpr std::string_view kAudio = "<|audio|>";
+inline constexpr std::string_view kAudioOpen = "<|audio>";
+inline constexpr std::string_view kAudioClose = "<audio|>";
 // Channel name the model writes after `<|channel>` for its reasoning, followed by "\n".
 inline constexpr std::string_view kThoughtChannel = "thought";
 }  // namespace chat_marker
