@@ -30,7 +30,8 @@ nlohmann::json GenerationJson(const std::string& text, const GenerateResult& r,
       {"prompt_n", r.prompt_tokens},
       {"prompt_cached", r.cached_prompt_tokens},
       {"prompt_ms", r.prompt_ms},
-      {"image_encode_ms", r.media_encode_ms},
+      {"image_encode_ms", r.media_encode_ms - r.audio_encode_ms},
+      {"audio_encode_ms", r.audio_encode_ms},
       {"prompt_per_second", PerSecond(prompt_evaluated, r.prompt_ms)},
       {"predicted_n", r.tokens.size()},
       {"predicted_ms", r.generate_ms},
@@ -60,9 +61,14 @@ std::string GenerationSummary(const GenerateResult& r, const LoadedModels& m, si
                 PerSecond(static_cast<double>(r.tokens.size()), r.generate_ms),
                 StopReasonName(r.stop_reason));
   s += buf;
-  if (r.media_encode_ms > 0) {
+  if (r.media_encode_ms - r.audio_encode_ms > 0) {
     std::snprintf(buf, sizeof buf, "images encoded in %.1f ms (within the prompt time)\n",
-                  r.media_encode_ms);
+                  r.media_encode_ms - r.audio_encode_ms);
+    s += buf;
+  }
+  if (r.audio_encode_ms > 0) {
+    std::snprintf(buf, sizeof buf, "audio encoded in %.1f ms (within the prompt time)\n",
+                  r.audio_encode_ms);
     s += buf;
   }
   s += "memory: weights mapped " + Mib(m.mapped_bytes) + ", KV " + Mib(kv_bytes) + ", resident " +

@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "encoders/mmproj_file.h"
 #include "gguf/gguf_reader.h"
 #include "speculative/drafter_registry.h"
 #include "speculative/loaded_drafters.h"
@@ -113,7 +114,8 @@ void AddModelFlags(CLI::App& app, ModelOptions& o) {
                "slower prefill and verification, the same results)");
   app.add_option(
       "--mmproj", o.mmproj,
-      "-mm: the vision projector (llama.cpp's mmproj GGUF, projector gemma4v): image input");
+      "-mm: the projector file (llama.cpp's mmproj GGUF): image input with a gemma4v tower, "
+      "audio input with a gemma4a tower (E2B, E4B)");
   app.add_option("--image-attention", o.image_attention,
                  "How an image's soft tokens attend to each other: auto (transformers: causal for "
                  "E2B/E4B, both ways on sliding layers for the others), causal, bidirectional "
@@ -136,6 +138,10 @@ void AddModelFlags(CLI::App& app, ModelOptions& o) {
       ->capture_default_str();
   app.add_option("--image-max-count", o.image_max_count,
                  "Most images one request (or one `tandem run`) may hold")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--audio-max-count", o.audio_max_count,
+                 "Most audio parts one request (or one `tandem run`) may hold")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--vision-gelu", o.vision_gelu,
@@ -202,12 +208,28 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
                                                      : MediaAttention::kDefault;
   m.target =
       Gemma4Model::Load(o.model, {.repack = !o.no_repack, .media_attention = media_attention});
-  if (!o.mmproj.empty()) {
+  std::shared_ptr<const MmprojFile> mmproj;
+  if (!o.mmproj.empty()) mmproj = MmprojFile::Open(o.mmproj);
+  if (mmproj && mmproj->Has(Modality::kAudio)) {
+    m.audio_encoder = Gemma4AudioEncoder::Load(mmproj);
+    if (m.audio_encoder->n_embd_out() != m.target->n_embd()) {
+      Fail(ErrorKind::kInvalidArgument, o.mmproj + ": the audio projector writes rows of " +
+                                            std::to_string(m.audio_encoder->n_embd_out()) +
+                                            " values, the model " + o.model + " takes " +
+                                            std::to_string(m.target->n_embd()));
+    }
+    AudioInputOptions audio;
+    audio.max_per_request = o.audio_max_count;
+    m.audio = std::make_unique<AudioInput>(*m.audio_encoder, audio);
+  } else if (Given(app, "--audio-max-count")) {
+    LogWarn("--audio-max-count has no effect: no audio tower loaded (-mm/--mmproj with one)");
+  }
+  if (mmproj && mmproj->Has(Modality::kVision)) {
     VisionOptions vision;
     vision.gelu = o.vision_gelu == "quick"  ? VisionGelu::kQuick
                   : o.vision_gelu == "file" ? VisionGelu::kFromFile
                                             : VisionGelu::kTanh;
-    m.vision = Gemma4VisionEncoder::Load(o.mmproj, vision);
+    m.vision = Gemma4VisionEncoder::Load(mmproj, vision);
     if (m.vision->n_embd_out() != m.target->n_embd()) {
       Fail(ErrorKind::kInvalidArgument,
            o.mmproj + ": the projector writes rows of " + std::to_string(m.vision->n_embd_out()) +
@@ -229,7 +251,7 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
              Given(app, "--image-budget") || Given(app, "--image-min-tokens") ||
              Given(app, "--image-max-tokens") || Given(app, "--image-max-count") ||
              Given(app, "--vision-gelu")) {
-    LogWarn("image flags have no effect: no vision projector loaded (-mm/--mmproj)");
+    LogWarn("image flags have no effect: no vision tower loaded (-mm/--mmproj with one)");
   }
   m.packed_bytes += m.target->weights().PackedBytes();
   m.mapped_bytes = m.target->file().file_size();

@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "encoders/gemma4a/encoder.h"
 #include "encoders/gemma4v/encoder.h"
 #include "kv/kv_cache.h"
 #include "model/gemma4/assistant.h"
 #include "model/gemma4/target.h"
+#include "multimodal/audio_input.h"
 #include "multimodal/image_input.h"
 #include "sampling/sampling_params.h"
 #include "speculative/drafter_set.h"
@@ -40,13 +42,14 @@ struct ModelOptions {
   bool no_repack = false;    // keep every weight in the mapping (no interleaved copies)
   bool no_warmup = false;    // no EngineOptions::warmup
   // Images (docs/media.md, docs/gemma4.md § Media rows).
-  std::string mmproj;                    // -mm: the vision projector (llama.cpp's mmproj GGUF)
+  std::string mmproj;  // -mm: the projector file (llama.cpp's mmproj GGUF): vision and/or audio
   std::string image_attention = "auto";  // auto, causal, bidirectional, bidirectional-sliding
   std::string image_resize = "budget";   // budget (transformers) or llamacpp
   int image_budget = 280;                // budget: soft tokens an image fills
   int image_min_tokens = 40;             // llamacpp: the range of soft tokens
   int image_max_tokens = 280;
   int image_max_count = 16;          // images per request
+  int audio_max_count = 8;           // audio parts per request
   std::string vision_gelu = "tanh";  // tanh (transformers), quick, file (llama.cpp's rule)
 };
 
@@ -60,8 +63,10 @@ void AddSamplingFlags(CLI::App& app, SamplingParams& params);
 
 struct LoadedModels {
   std::unique_ptr<Gemma4Model> target;
-  std::unique_ptr<Gemma4VisionEncoder> vision;  // -mm
-  std::unique_ptr<ImageInput> images;           // with vision: bytes to prompt media
+  std::unique_ptr<Gemma4VisionEncoder> vision;        // -mm
+  std::unique_ptr<ImageInput> images;                 // with vision: bytes to prompt media
+  std::unique_ptr<Gemma4AudioEncoder> audio_encoder;  // -mm with an audio tower (E2B, E4B)
+  std::unique_ptr<AudioInput> audio;                  // with it: bytes to prompt media
   std::unique_ptr<Gemma4Assistant> assistant;
   std::unique_ptr<Gemma4Model> draft_model;  // --spec-type draft
   std::unique_ptr<Tokenizer> tokenizer;

@@ -146,6 +146,7 @@ int Serve(ServeArgs a, const CLI::App& app) {
   context.default_sampling = a.sampling;
   context.json_one_line = a.json_one_line;
   context.images = m.images.get();
+  context.audio = m.audio.get();
   const std::filesystem::path model_path(a.model.model);
   context.model_id = model_path.filename().string();
   if (!a.model.model_draft.empty()) {

@@ -18,7 +18,7 @@ struct KnownProjector {
 
 constexpr KnownProjector kKnownProjectors[] = {
     {"gemma4v", Modality::kVision, true, "Gemma 4 vision tower"},
-    {"gemma4a", Modality::kAudio, false, "Gemma 4 audio conformer"},
+    {"gemma4a", Modality::kAudio, true, "Gemma 4 audio conformer"},
     {"gemma4uv", Modality::kVision, false, "Gemma 4 unified 12B vision embedder"},
     {"gemma4ua", Modality::kAudio, false, "Gemma 4 unified 12B audio embedder"},
 };

@@ -1,7 +1,7 @@
 // An opened llama.cpp multimodal projector ("mmproj") GGUF: `general.architecture = clip`, one
 // file holding every encoder of a checkpoint (Gemma 4 E2B/E4B: vision and audio; 26B/31B: vision
 // only). This class says which encoders the file has and of which projector type; each encoder
-// (encoders/gemma4v/, later encoders/gemma4a/) reads its own keys and tensors from gguf().
+// (encoders/gemma4v/, encoders/gemma4a/) reads its own keys and tensors from gguf().
 // docs/vision.md § The mmproj file.
 #pragma once
 
@@ -46,11 +46,11 @@ class MmprojFile {
 
   // Throws unless the file has an `m` encoder whose projector type is `projector`: Error(kNotFound)
   // "FILE has no vision encoder (...)", Error(kUnsupported) naming the key and the type, with
-  // "not supported yet" for the Gemma 4 types tandem does not run yet (gemma4a, gemma4uv,
-  // gemma4ua) and "not a Gemma 4 projector" for others.
+  // "not supported yet" for the Gemma 4 types tandem does not run yet (gemma4uv, gemma4ua) and "not a Gemma 4 projector" for others.
   void Require(Modality m, std::string_view projector) const;
 
-  // One line for listings: "vision gemma4v, audio gemma4a (not supported yet)".
+  // One line for listings: "vision gemma4v, audio gemma4a" ("(not supported yet)" after a type
+  // tandem does not run).
   std::string Describe() const;
 
  private:

@@ -41,13 +41,13 @@ TEST(MmprojFile, ReadsPerModalityProjectorTypes) {
   EXPECT_EQ(f->Projector(Modality::kAudio), "gemma4a");
   EXPECT_EQ(f->ProjectorKey(Modality::kVision), "clip.vision.projector_type");
   EXPECT_TRUE(f->Supported(Modality::kVision));
-  EXPECT_FALSE(f->Supported(Modality::kAudio));
-  EXPECT_EQ(f->Describe(), "vision gemma4v, audio gemma4a (not supported yet)");
+  EXPECT_TRUE(f->Supported(Modality::kAudio));
+  EXPECT_EQ(f->Describe(), "vision gemma4v, audio gemma4a");
   f->Require(Modality::kVision, "gemma4v");  // no throw
+  f->Require(Modality::kAudio, "gemma4a");
   const std::string msg = ErrorOf([&] { f->Require(Modality::kAudio, "gemma4a-impl"); });
   EXPECT_NE(msg.find(path), std::string::npos) << msg;
   EXPECT_NE(msg.find("clip.audio.projector_type"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("not supported yet"), std::string::npos) << msg;
 }
 
 TEST(MmprojFile, VisionOnlyFileHasNoAudio) {

@@ -121,6 +121,7 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
   result_.prompt_tokens = static_cast<int>(prompt_.size());
   result_.cached_prompt_tokens = common;
   result_.prompt_media = static_cast<int>(media_.size());
+  for (const PromptMedia& m : media_) result_.prompt_audio += m.audio ? 1 : 0;
   error_.clear();
   stopped_by_client_ = false;
   new_tokens_ = 0;
@@ -161,7 +162,9 @@ bool EngineSlot::AdvanceMedia(ThreadPool& pool) {
       m->job.reset();
     }
   }
-  result_.media_encode_ms += MsSince(t0);
+  const double ms = MsSince(t0);
+  result_.media_encode_ms += ms;
+  if (m->audio) result_.audio_encode_ms += ms;
   return true;
 }
 
@@ -172,7 +175,7 @@ int EngineSlot::PlanPrefill(int n_rows, int room) {
   }
   if (media_both_ways_ && n_rows > 0) {
     const PromptMedia* m = MediaAt(media_, prefill_pos_ + n_rows - 1);
-    if (m != nullptr && !m->causal) {
+    if (m != nullptr && !m->audio) {
       const int end = m->begin + m->count;
       if (m->begin > prefill_pos_) {
         n_rows = m->begin - prefill_pos_;
@@ -279,7 +282,7 @@ int EngineSlot::AddRows(ForwardBatch& batch) {
       const bool last = i == n_prompt - 1;
       if (const PromptMedia* m = MediaAt(media_, i)) {
         const float* row = m->embeddings->data() + static_cast<size_t>(i - m->begin) * n_embd_;
-        const bool both_ways = media_both_ways_ && !m->causal;
+        const bool both_ways = media_both_ways_ && !m->audio;
         batch.AddEmbedding(row, i, seq_, both_ways ? m->begin + m->count - 1 : i, last);
         continue;
       }

@@ -34,7 +34,7 @@ void ValidatePromptMedia(const EngineRequest& request, int n_embd, int max_batch
       Fail(ErrorKind::kInvalidArgument, what + " does not have " + std::to_string(m.count) +
                                             " embedding rows of " + std::to_string(n_embd));
     }
-    if (both_ways && !m.causal && m.count > max_batch) {
+    if (both_ways && !m.audio && m.count > max_batch) {
       Fail(ErrorKind::kInvalidArgument,
            what + " has " + std::to_string(m.count) +
                " soft tokens, which attend to each other and so must share one forward, but the "

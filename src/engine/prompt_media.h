@@ -15,7 +15,7 @@ std::vector<uint64_t> PromptKeys(const EngineRequest& request);
 
 // Throws Error(kInvalidArgument) for media out of the prompt's range, out of order or
 // overlapping, without embeddings of count x n_embd floats (or a job to make them), or, when the
-// rows of an image attend both ways (`both_ways` and not PromptMedia::causal: they must then
+// rows of an image attend both ways (`both_ways` and not PromptMedia::audio: they must then
 // share one forward), longer than `max_batch` rows.
 void ValidatePromptMedia(const EngineRequest& request, int n_embd, int max_batch, bool both_ways);
 

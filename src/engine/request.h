@@ -46,7 +46,9 @@ struct GenerateResult {
   int cached_prompt_tokens = 0;  // reused from the previous call's cache
   double prompt_ms = 0;
   int prompt_media = 0;        // media items in the prompt
+  int prompt_audio = 0;        // of which audio
   double media_encode_ms = 0;  // encoding the prompt's media on the engine thread
+  double audio_encode_ms = 0;  // of which audio
   double generate_ms = 0;
   SpeculationStats spec;
 };
@@ -88,8 +90,9 @@ struct PromptMedia {
   // The rows, or null while `job` has them to make (a prompt cache hit never runs it).
   std::shared_ptr<const std::vector<float>> embeddings = nullptr;
   std::shared_ptr<MediaJob> job = nullptr;
-  // Attended causally whatever the target's media rule (audio: docs/gemma4.md § Media rows).
-  bool causal = false;
+  // Audio rows are attended causally whatever the target's image rule (docs/gemma4.md,
+  // § Media rows); their encode time is reported apart.
+  bool audio = false;
 };
 
 struct EngineRequest {

@@ -70,7 +70,7 @@ PromptMedia AudioInput::ToMedia(const PreparedAudio& audio) {
   PromptMedia media;
   media.count = audio.tokens;
   media.key = audio.key;
-  media.causal = true;
+  media.audio = true;
   media.embeddings = cache_.Find(audio.key);
   if (!media.embeddings) media.job = std::make_shared<EncodeJob>(*this, audio);
   return media;

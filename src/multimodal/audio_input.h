@@ -2,7 +2,7 @@
 // format sniffed, a claimed format checked, limits before samples), resampled to 16 kHz and cut
 // into 30 s log-mel pieces (media/audio_features.h), keyed by a hash of the features, and encoded
 // by the audio tower as a MediaJob that the engine runs; encoded recordings are kept by key, so
-// one sent again costs no encode. Its rows are always attended causally (PromptMedia::causal).
+// one sent again costs no encode. Its rows are always attended causally (PromptMedia::audio).
 #pragma once
 
 #include <cstdint>
@@ -46,8 +46,8 @@ class AudioInput {
   // with the bytes; `claimed_format` (a name or media type; empty: not checked) must match them.
   PreparedAudio Prepare(std::span<const uint8_t> bytes, const std::string& claimed_format) const;
 
-  // The recording as a prompt media item (begin left 0, causal): its rows from the cache, or a
-  // job that encodes them on the engine's pool and keeps them.
+  // The recording as a prompt media item (begin left 0, audio: causal): its rows from the cache, or
+  // a job that encodes them on the engine's pool and keeps them.
   PromptMedia ToMedia(const PreparedAudio& audio);
 
   // Throws Error(kInvalidArgument) when `count` recordings are over options().max_per_request.

@@ -37,7 +37,7 @@ TEST(AudioInput, BytesBecomeTheEncodersRowsOnceAndThenComeFromTheCache) {
   EXPECT_EQ(audio.tokens, 25);  // 99 frames, one token per 40 ms
   EXPECT_NEAR(audio.seconds, 1.0, 1e-9);
   PromptMedia media = input.ToMedia(audio);
-  EXPECT_TRUE(media.causal);
+  EXPECT_TRUE(media.audio);
   ASSERT_TRUE(media.job);
   ThreadPool pool(2);
   int steps = 1;

@@ -35,14 +35,16 @@ MediaTokens FindAudioTokens(const Tokenizer& tokenizer) {
                     chat_marker::kAudio, "audio");
 }
 
-int ReplaceMediaMarkers(std::string& prompt) {
-  int n = 0;
+int ReplaceMediaMarkers(std::string& prompt, std::span<const std::string_view> placeholders) {
+  size_t n = 0;
   for (size_t at = prompt.find(kMediaMarker); at != std::string::npos;
        at = prompt.find(kMediaMarker, at)) {
-    prompt.replace(at, kMediaMarker.size(), chat_marker::kImage);
+    const std::string_view p = n < placeholders.size() ? placeholders[n] : chat_marker::kImage;
+    prompt.replace(at, kMediaMarker.size(), p);
+    at += p.size();
     ++n;
   }
-  return n;
+  return static_cast<int>(n);
 }
 
 void ExpandMedia(const std::vector<int32_t>& tokens, std::vector<MediaList> lists,

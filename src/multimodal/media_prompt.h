@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,8 +25,9 @@ MediaTokens FindAudioTokens(const Tokenizer& tokenizer);
 
 // llama.cpp's media marker in raw prompts.
 inline constexpr std::string_view kMediaMarker = "<__media__>";
-// Turns each kMediaMarker of `prompt` into the image placeholder; returns how many there were.
-int ReplaceMediaMarkers(std::string& prompt);
+// Turns the i-th kMediaMarker of `prompt` into placeholders[i] (the image placeholder past the
+// end of the list); returns how many markers there were.
+int ReplaceMediaMarkers(std::string& prompt, std::span<const std::string_view> placeholders = {});
 
 // The items of one modality, in prompt order, and its markup; `noun` names it in errors.
 struct MediaList {

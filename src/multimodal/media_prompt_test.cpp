@@ -42,7 +42,7 @@ TEST(MediaPrompt, ImagesAndAudioTakeTheirOwnPlaceholdersInPromptOrder) {
   lists[0].items = {Rows(2, 1)};
   lists[1].markup = {.open = 600, .close = 601, .placeholder = 602};
   lists[1].items = {Rows(3, 7), Rows(1, 8)};
-  lists[1].items[0].causal = lists[1].items[1].causal = true;
+  lists[1].items[0].audio = lists[1].items[1].audio = true;
   lists[1].noun = "audio";
   EngineRequest request;
   ExpandMedia({2, 602, 9, 502, 602}, lists, request);
@@ -51,10 +51,10 @@ TEST(MediaPrompt, ImagesAndAudioTakeTheirOwnPlaceholdersInPromptOrder) {
   ASSERT_EQ(request.media.size(), 3u);
   EXPECT_EQ(request.media[0].key, 7u);
   EXPECT_EQ(request.media[0].begin, 2);
-  EXPECT_TRUE(request.media[0].causal);
+  EXPECT_TRUE(request.media[0].audio);
   EXPECT_EQ(request.media[1].key, 1u);
   EXPECT_EQ(request.media[1].begin, 8);
-  EXPECT_FALSE(request.media[1].causal);
+  EXPECT_FALSE(request.media[1].audio);
   EXPECT_EQ(request.media[2].key, 8u);
   EXPECT_EQ(request.media[2].begin, 12);
   // An audio placeholder short: the error names the audio.

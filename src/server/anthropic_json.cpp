@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "base/error.h"
-#include "server/image_fields.h"
+#include "server/media_fields.h"
 #include "server/request_fields.h"
 
 namespace tandem::server {
@@ -76,6 +76,11 @@ void ParseMessage(const Json& m, const std::string& where, std::vector<ChatMessa
         result.content = "Error: " + result.content;
       }
       results.push_back(std::move(result));
+    } else if (type == "audio" || type == "input_audio") {
+      Unsupported(bw, "block type '" + type +
+                          "': the Messages API has no audio blocks (send audio to "
+                          "/v1/chat/completions as an input_audio part, or to "
+                          "/v1/audio/transcriptions)");
     } else {
       Unsupported(bw, "block type '" + type + "' in a " + role + " message");
     }

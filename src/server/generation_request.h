@@ -22,6 +22,15 @@ struct RequestImage {
   std::string where;
 };
 
+// A recording of the request as sent: its bytes, the format it claims (OpenAI's input_audio
+// `format`, or a media type; empty: none) and where it stood. A ChatMessage's audio part indexes
+// GenerationRequest::audio.
+struct RequestAudio {
+  std::vector<uint8_t> bytes;
+  std::string format;
+  std::string where;
+};
+
 struct GenerationRequest {
   std::string model;  // as the client named it; empty: the loaded model
 
@@ -32,6 +41,7 @@ struct GenerationRequest {
   std::vector<ChatMessage> messages;
   std::vector<ToolSpec> tools;  // after tool_choice: none clears it, a named tool keeps only it
   std::vector<RequestImage> images;
+  std::vector<RequestAudio> audio;
   // tool_choice "required" / a function (OpenAI), "any" / a tool (Anthropic): the answer is
   // constrained to calls of `tools` (server/constraint_fields.h).
   bool tool_call_required = false;

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "server/generation_route.h"
-#include "server/image_fields.h"
 #include "server/logprobs_json.h"
+#include "server/media_fields.h"
 #include "server/openai_json.h"
 #include "server/routes.h"
 

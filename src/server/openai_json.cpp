@@ -9,8 +9,8 @@
 #include "base/error.h"
 #include "sampling/logprobs.h"
 #include "server/constraint_fields.h"
-#include "server/image_fields.h"
 #include "server/json_limits.h"
+#include "server/media_fields.h"
 #include "server/request_fields.h"
 
 namespace tandem::server {
@@ -20,7 +20,9 @@ constexpr int64_t kMaxTokensLimit = std::numeric_limits<int32_t>::max();
 
 // OpenAI's names for message content parts.
 constexpr ContentNames kContentNames = {"content parts", "content type",
-                                        "tandem serves text and image_url parts"};
+                                        "tandem serves text, image_url and input_audio parts"};
+constexpr MediaPartReaders kMediaParts = {"image_url", OpenAiImagePart, "input_audio",
+                                          OpenAiInputAudioPart};
 
 // Tool-call arguments: JSON object text (or an object), stored compact.
 std::string ArgumentsText(const Json& function, const std::string& where) {
@@ -64,15 +66,13 @@ ChatRole ParseRole(const Json& message, const std::string& where) {
   }
 }
 
-ChatMessage ParseMessage(const Json& m, const std::string& where,
-                         std::vector<RequestImage>& images) {
+ChatMessage ParseMessage(const Json& m, const std::string& where, GenerationRequest& request) {
   ExpectType(m, "object", where);
   ChatMessage msg;
   msg.role = ParseRole(m, where);
   const Json* content = FindField(m, "content");
-  if (content != nullptr && msg.role == ChatRole::kUser && HasImagePart(*content, "image_url")) {
-    msg.parts = ContentParts(*content, where + ".content", kContentNames, "image_url",
-                             OpenAiImagePart, images);
+  if (content != nullptr && msg.role == ChatRole::kUser && HasMediaPart(*content, kMediaParts)) {
+    msg.parts = ContentParts(*content, where + ".content", kContentNames, kMediaParts, request);
   } else if (content != nullptr) {
     msg.content = ContentText(*content, where + ".content", kContentNames);
   }
@@ -196,8 +196,7 @@ void ParseChatCompletionBody(const Json& body, GenerationRequest& request) {
   request.chat = true;
   const Json& messages = MessagesField(body);
   for (size_t i = 0; i < messages.size(); ++i) {
-    request.messages.push_back(
-        ParseMessage(messages[i], ElementPath("messages", i), request.images));
+    request.messages.push_back(ParseMessage(messages[i], ElementPath("messages", i), request));
   }
   ParseToolsField(body, request, ParseTool);
   ApplyToolChoice(body, request);

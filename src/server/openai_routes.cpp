@@ -144,7 +144,8 @@ HttpResponse HandleModels(const RouteContext& context, const HttpRequest&) {
                  {{"n_ctx", context.limits.n_ctx},
                   {"n_vocab", context.tokenizer->n_tokens()},
                   {"speculative", context.limits.spec.type != SpecType::kNone},
-                  {"modalities", {{"vision", context.images != nullptr}, {"audio", false}}}}}};
+                  {"modalities",
+                   {{"vision", context.images != nullptr}, {"audio", context.audio != nullptr}}}}}};
   return JsonResponse(200, {{"object", "list"},
                             {"data", Json::array({model})},
                             {"has_more", false},

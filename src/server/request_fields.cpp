@@ -129,19 +129,23 @@ std::string ContentText(const Json& content, const std::string& where, const Con
   return text;
 }
 
-bool HasImagePart(const Json& content, std::string_view image_type) {
+bool HasMediaPart(const Json& content, const MediaPartReaders& readers) {
   if (!content.is_array()) return false;
   for (const Json& part : content) {
     const Json* type = part.is_object() ? FindField(part, "type") : nullptr;
-    if (type != nullptr && type->is_string() && type->get<std::string>() == image_type) return true;
+    if (type == nullptr || !type->is_string()) continue;
+    const std::string& t = type->get_ref<const std::string&>();
+    if ((readers.read_image && t == readers.image_type) ||
+        (readers.read_audio && t == readers.audio_type)) {
+      return true;
+    }
   }
   return false;
 }
 
 std::vector<ContentPart> ContentParts(const Json& content, const std::string& where,
-                                      const ContentNames& names, std::string_view image_type,
-                                      ImagePartReader read_image,
-                                      std::vector<RequestImage>& images) {
+                                      const ContentNames& names, const MediaPartReaders& readers,
+                                      GenerationRequest& request) {
   ExpectType(content, "array", where);
   std::vector<ContentPart> parts;
   for (size_t i = 0; i < content.size(); ++i) {
@@ -149,10 +153,14 @@ std::vector<ContentPart> ContentParts(const Json& content, const std::string& wh
     ExpectType(content[i], "object", part_where);
     const std::string type = RequiredString(content[i], "type", part_where);
     ContentPart part;
-    if (type == image_type) {
+    if (readers.read_image && type == readers.image_type) {
       part.type = ContentType::kImage;
-      part.media = static_cast<int>(images.size());
-      images.push_back(read_image(content[i], part_where));
+      part.media = static_cast<int>(request.images.size());
+      request.images.push_back(readers.read_image(content[i], part_where));
+    } else if (readers.read_audio && type == readers.audio_type) {
+      part.type = ContentType::kAudio;
+      part.media = static_cast<int>(request.audio.size());
+      request.audio.push_back(readers.read_audio(content[i], part_where));
     } else if (type == "text") {
       part.text = RequiredString(content[i], "text", part_where);
     } else {

@@ -43,19 +43,24 @@ struct ContentNames {
 // (SERVED)").
 std::string ContentText(const Json& content, const std::string& where, const ContentNames& names);
 
-// Reads an image part of message content into an image of the request.
-using ImagePartReader = RequestImage (*)(const Json& part, const std::string& where);
+// A dialect's media parts of message content: each type's name and the reader of its parts
+// (a null reader: the dialect has no such parts).
+struct MediaPartReaders {
+  std::string_view image_type;
+  RequestImage (*read_image)(const Json& part, const std::string& where) = nullptr;
+  std::string_view audio_type;
+  RequestAudio (*read_audio)(const Json& part, const std::string& where) = nullptr;
+};
 
-// Whether `content` is an array holding a part of type `image_type`.
-bool HasImagePart(const Json& content, std::string_view image_type);
+// Whether `content` is an array holding a media part of `readers`.
+bool HasMediaPart(const Json& content, const MediaPartReaders& readers);
 
-// Message content with images, as ChatMessage parts in order: text parts, and parts of type
-// `image_type` read by `read_image` and appended to `images` (a part's `media` is its index
+// Message content with media, as ChatMessage parts in order: text parts, and media parts read
+// by their reader and appended to request.images or request.audio (a part's `media` is its index
 // there). Other part types are refused as ContentText refuses them.
 std::vector<ContentPart> ContentParts(const Json& content, const std::string& where,
-                                      const ContentNames& names, std::string_view image_type,
-                                      ImagePartReader read_image,
-                                      std::vector<RequestImage>& images);
+                                      const ContentNames& names, const MediaPartReaders& readers,
+                                      GenerationRequest& request);
 
 // Reads temperature, top_p, top_k (-1 means off, as 0), min_p, seed (negative: random),
 // presence_penalty, frequency_penalty, repeat_penalty, repeat_last_n and logit_bias

@@ -1,6 +1,7 @@
 // Shared steps of the generating routes.
 #include "server/route_context.h"
 
+#include "multimodal/audio_input.h"
 #include "multimodal/image_input.h"
 #include "multimodal/media_prompt.h"
 
@@ -36,37 +37,66 @@ void LogWarnings(const StartedGeneration& generation, const std::vector<std::str
 
 namespace {
 
-// The request's images, decoded and prepared before any model work, and the prompt with their
-// markup and soft-token rows. Errors name the image's place in the request.
-std::vector<PromptMedia> PrepareImages(const RouteContext& context,
-                                       const GenerationRequest& request,
-                                       std::vector<int32_t>& prompt) {
-  if (request.images.empty()) return {};
-  if (context.images == nullptr) {
-    Fail(ErrorKind::kInvalidArgument,
-         request.images[0].where +
-             ": this model has no vision projector: start the server with --mmproj");
-  }
-  try {
-    context.images->CheckImageCount(request.images.size());
-  } catch (const Error& e) {
-    Fail(ErrorKind::kInvalidArgument,
-         request.images[context.images->options().max_per_request].where + ": " + e.what());
-  }
-  std::vector<PromptMedia> images;
-  for (const RequestImage& image : request.images) {
+// The request's images and audio, decoded and prepared before any model work, and the prompt
+// with their markup and soft-token rows. Errors name the item's place in the request.
+std::vector<PromptMedia> PrepareMedia(const RouteContext& context, const GenerationRequest& request,
+                                      std::vector<int32_t>& prompt) {
+  if (request.images.empty() && request.audio.empty()) return {};
+  std::vector<MediaList> lists;
+  if (!request.images.empty()) {
+    if (context.images == nullptr) {
+      Fail(ErrorKind::kInvalidArgument,
+           request.images[0].where +
+               ": this model has no vision projector: start the server with --mmproj");
+    }
     try {
-      images.push_back(context.images->ToMedia(context.images->Prepare(image.bytes, image.mime)));
+      context.images->CheckImageCount(request.images.size());
     } catch (const Error& e) {
-      Fail(ErrorKind::kInvalidArgument, image.where + ": " + e.what());
+      Fail(ErrorKind::kInvalidArgument,
+           request.images[context.images->options().max_per_request].where + ": " + e.what());
+    }
+    MediaList& list = lists.emplace_back();
+    list.markup = FindImageTokens(*context.tokenizer);
+    for (const RequestImage& image : request.images) {
+      try {
+        list.items.push_back(
+            context.images->ToMedia(context.images->Prepare(image.bytes, image.mime)));
+      } catch (const Error& e) {
+        Fail(ErrorKind::kInvalidArgument, image.where + ": " + e.what());
+      }
+    }
+  }
+  if (!request.audio.empty()) {
+    if (context.audio == nullptr) {
+      Fail(ErrorKind::kInvalidArgument,
+           request.audio[0].where +
+               ": this model has no audio encoder: start the server with an --mmproj that has "
+               "one (Gemma 4 E2B or E4B)");
+    }
+    try {
+      context.audio->CheckCount(request.audio.size());
+    } catch (const Error& e) {
+      Fail(ErrorKind::kInvalidArgument,
+           request.audio[context.audio->options().max_per_request].where + ": " + e.what());
+    }
+    MediaList& list = lists.emplace_back();
+    list.markup = FindAudioTokens(*context.tokenizer);
+    list.noun = "audio";
+    for (const RequestAudio& audio : request.audio) {
+      try {
+        list.items.push_back(
+            context.audio->ToMedia(context.audio->Prepare(audio.bytes, audio.format)));
+      } catch (const Error& e) {
+        Fail(ErrorKind::kInvalidArgument, audio.where + ": " + e.what());
+      }
     }
   }
   EngineRequest expanded;
-  ExpandImages(prompt, std::move(images), FindImageTokens(*context.tokenizer), expanded);
+  ExpandMedia(prompt, std::move(lists), expanded);
   if (static_cast<int64_t>(expanded.prompt.size()) >= context.limits.n_ctx) {
     Fail(ErrorKind::kInvalidArgument,
          "the prompt has " + std::to_string(expanded.prompt.size()) +
-             " tokens with its images' soft tokens, but the context is " +
+             " tokens with its media's soft tokens, but the context is " +
              std::to_string(context.limits.n_ctx) +
              " (it must leave room for at least one new token)");
   }
@@ -81,7 +111,7 @@ StartedGeneration StartGeneration(const RouteContext& context, const HttpRequest
   StartedGeneration started;
   started.request_id = http.Header("x-request-id");
   std::vector<int32_t> prompt = BuildPrompt(request, *context.tokenizer, context.limits);
-  std::vector<PromptMedia> media = PrepareImages(context, request, prompt);
+  std::vector<PromptMedia> media = PrepareMedia(context, request, prompt);
   std::shared_ptr<CompiledGrammar> grammar = CompileConstraint(request, context.grammars.get());
   started.params =
       BuildGenerateParams(request, *context.tokenizer, context.limits, std::move(grammar));

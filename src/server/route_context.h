@@ -19,8 +19,9 @@
 #include "tokenizer/tokenizer.h"
 
 namespace tandem {
+class AudioInput;
 class ImageInput;
-}
+}  // namespace tandem
 
 namespace tandem::server {
 
@@ -36,6 +37,7 @@ struct RouteContext {
   std::vector<std::string> model_names;  // names requests may use (id, stem, aliases)
   int retry_after_seconds = 1;           // Retry-After on 503 queue full
   ImageInput* images = nullptr;          // -mm: the vision tower's input; null: no images
+  AudioInput* audio = nullptr;           // -mm: the audio tower's input; null: no audio
 };
 
 // A request preset with the server's defaults (sampling, JSON whitespace; the rest empty).

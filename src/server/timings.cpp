@@ -35,8 +35,11 @@ Json TimingsJson(const GenerationTotals& totals, const SpecOptions& spec) {
       {"draft_n_accepted", r.spec.accepted},
       {"speculative", speculative},
   };
-  // Requests with images: the encodes this request ran (0 when every image came from a cache).
-  if (r.prompt_media > 0) timings["image_encode_ms"] = r.media_encode_ms;
+  // Requests with media: the encodes this request ran (0 when every item came from a cache).
+  if (r.prompt_media > r.prompt_audio) {
+    timings["image_encode_ms"] = r.media_encode_ms - r.audio_encode_ms;
+  }
+  if (r.prompt_audio > 0) timings["audio_encode_ms"] = r.audio_encode_ms;
   return timings;
 }
 

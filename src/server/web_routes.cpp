@@ -65,26 +65,27 @@ HttpResponse HandleProps(const RouteContext& context, const HttpRequest&) {
   const SamplingParams& s = context.default_sampling;
   const Json reason = InactiveReason(context);
   return JsonResponse(
-      200, {{"model", context.model_id},
-            {"assistant", context.assistant_id.empty() ? Json() : Json(context.assistant_id)},
-            {"n_ctx", context.limits.n_ctx},
-            {"modalities", {{"vision", context.images != nullptr}, {"audio", false}}},
-            {"total_slots", m.n_slots},
-            {"slots_busy", m.busy_slots},
-            {"queue_depth", m.queue_depth},
-            {"speculative",
-             {{"type", SpecTypeName(spec.type)},
-              {"active", reason.is_null()},
-              {"inactive_reason", reason},
-              {"draft_max", spec.draft_max},
-              {"draft_min", spec.draft_min},
-              {"adaptive", spec.adaptive}}},
-            {"default_generation_settings",
-             {{"temperature", s.temperature},
-              {"top_p", s.top_p},
-              {"top_k", s.top_k},
-              {"min_p", s.min_p},
-              {"n_predict", context.limits.default_n_predict}}}});
+      200,
+      {{"model", context.model_id},
+       {"assistant", context.assistant_id.empty() ? Json() : Json(context.assistant_id)},
+       {"n_ctx", context.limits.n_ctx},
+       {"modalities", {{"vision", context.images != nullptr}, {"audio", context.audio != nullptr}}},
+       {"total_slots", m.n_slots},
+       {"slots_busy", m.busy_slots},
+       {"queue_depth", m.queue_depth},
+       {"speculative",
+        {{"type", SpecTypeName(spec.type)},
+         {"active", reason.is_null()},
+         {"inactive_reason", reason},
+         {"draft_max", spec.draft_max},
+         {"draft_min", spec.draft_min},
+         {"adaptive", spec.adaptive}}},
+       {"default_generation_settings",
+        {{"temperature", s.temperature},
+         {"top_p", s.top_p},
+         {"top_k", s.top_k},
+         {"min_p", s.min_p},
+         {"n_predict", context.limits.default_n_predict}}}});
 }
 
 }  // namespace tandem::server

@@ -40,6 +40,8 @@ std::string MessageText(const ChatMessage& message) {
   for (const ContentPart& part : message.parts) {
     if (part.type == ContentType::kImage) {
       out += m::kImage;
+    } else if (part.type == ContentType::kAudio) {
+      out += m::kAudio;
     } else {
       out += Trim(part.text);
     }

@@ -23,13 +23,14 @@ struct ToolCall {
   std::string arguments;  // JSON object text, e.g. {"city":"Paris"}; "" means {}
 };
 
-// One part of a message's content: text, or a media item of the request (an image), which the
-// chat format writes as its placeholder and the prompt builder expands into soft tokens.
-enum class ContentType { kText, kImage };
+// One part of a message's content: text, or a media item of the request (an image or a
+// recording), which the chat format writes as its placeholder and the prompt builder expands
+// into soft tokens.
+enum class ContentType { kText, kImage, kAudio };
 struct ContentPart {
   ContentType type = ContentType::kText;
   std::string text;  // kText
-  int media = -1;    // kImage: index into the request's images
+  int media = -1;    // kImage: index into the request's images; kAudio: into its audio
 };
 
 // One message of a conversation.

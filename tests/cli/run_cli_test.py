@@ -160,7 +160,7 @@ def mmproj_is_written_and_inspected():
                  "mm.a.input_projection.weight"):
         assert want in text, f"{want!r} missing from:\n{text}"
     j = json.loads(tandem("inspect", "--json", mmproj).stdout)
-    assert j["mmproj"] == "vision gemma4v, audio gemma4a (not supported yet)", j.get("mmproj")
+    assert j["mmproj"] == "vision gemma4v, audio gemma4a", j.get("mmproj")
     meta = j["metadata"]
     assert meta["general.architecture"]["value"] == "clip", meta["general.architecture"]
     assert meta["clip.vision.projection_dim"] == {"type": "u32", "value": 128}, meta

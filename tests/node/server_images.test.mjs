@@ -45,7 +45,7 @@ describe('images', { skip: skip(), timeout: 170000 }, () => {
 
   test('/props and /v1/models say vision is loaded', async () => {
     const props = await (await fetch(`${server.base}/props`)).json();
-    assert.deepEqual(props.modalities, { vision: true, audio: false });
+    assert.deepEqual(props.modalities, { vision: true, audio: true });
     const models = await openai.models.list();
     assert.equal(models.data[0].meta.modalities.vision, true);
   });

@@ -253,7 +253,7 @@ TEST(Gemma4Mmproj, OneFileHoldsBothTowers) {
   auto file = std::shared_ptr<const MmprojFile>(MmprojFile::Open(both));
   EXPECT_EQ(file->Projector(Modality::kVision), "gemma4v");
   EXPECT_EQ(file->Projector(Modality::kAudio), "gemma4a");
-  EXPECT_EQ(file->Describe(), "vision gemma4v, audio gemma4a (not supported yet)");
+  EXPECT_EQ(file->Describe(), "vision gemma4v, audio gemma4a");
   const Gemma4AudioConfig a = Gemma4AudioConfig::FromMmproj(*file);
   EXPECT_EQ(a.n_embd, 32);
   const Gemma4AudioWeights aw = Gemma4AudioWeights::Bind(file->gguf(), a);

@@ -1,9 +1,13 @@
-#include "server/image_fields.h"
+#include "server/media_fields.h"
+
+#include <algorithm>
 
 #include "base/error.h"
+#include "media/audio_format.h"
 #include "media/base64.h"
 #include "media/data_url.h"
 #include "multimodal/media_prompt.h"
+#include "tokenizer/chat_format.h"
 
 namespace tandem::server {
 
@@ -27,9 +31,10 @@ RequestImage FromDataUrl(const std::string& url, const std::string& where) {
   }
 }
 
-std::vector<uint8_t> FromBase64(const std::string& text, const std::string& where) {
+std::vector<uint8_t> FromBase64(const std::string& text, const std::string& where,
+                                size_t max_bytes = kMaxImageBytes) {
   try {
-    return DecodeBase64(text, kMaxImageBytes);
+    return DecodeBase64(text, max_bytes);
   } catch (const Error& e) {
     Fail(ErrorKind::kInvalidArgument, where + ": " + e.what());
   }
@@ -67,6 +72,30 @@ RequestImage AnthropicImageBlock(const Json& block, const std::string& where) {
   return image;
 }
 
+RequestAudio OpenAiInputAudioPart(const Json& part, const std::string& where) {
+  const std::string aw = FieldPath(where, "input_audio");
+  const Json& input = RequiredField(part, "input_audio", where);
+  ExpectType(input, "object", aw);
+  for (const auto& [key, value] : input.items()) {
+    if (key != "data" && key != "format") {
+      Fail(ErrorKind::kInvalidArgument, FieldPath(aw, key) + " is not supported (data, format)");
+    }
+  }
+  RequestAudio audio;
+  audio.format = RequiredString(input, "format", aw);
+  if (audio.format.empty()) {
+    Fail(ErrorKind::kInvalidArgument, FieldPath(aw, "format") + " must not be empty");
+  }
+  const std::string data = RequiredString(input, "data", aw);
+  if (IsDataUrl(data)) {
+    Fail(ErrorKind::kInvalidArgument,
+         FieldPath(aw, "data") + ": expected plain base64, not a data URL");
+  }
+  audio.bytes = FromBase64(data, FieldPath(aw, "data"), kMaxAudioBytes);
+  audio.where = where;
+  return audio;
+}
+
 void ParseMultimodalData(const Json& body, GenerationRequest& request) {
   const Json* data = FindField(body, "multimodal_data");
   if (data == nullptr) return;
@@ -75,16 +104,36 @@ void ParseMultimodalData(const Json& body, GenerationRequest& request) {
     Fail(ErrorKind::kInvalidArgument,
          "multimodal_data needs a text prompt with a <__media__> marker per item, not token ids");
   }
-  const size_t markers = static_cast<size_t>(ReplaceMediaMarkers(request.prompt));
+  std::vector<std::string_view> placeholders;
+  for (size_t i = 0; i < data->size(); ++i) {
+    const std::string where = ElementPath("multimodal_data", i);
+    ExpectType((*data)[i], "string", where);
+    std::vector<uint8_t> bytes =
+        FromBase64((*data)[i].get<std::string>(), where, std::max(kMaxImageBytes, kMaxAudioBytes));
+    bool audio = true;
+    try {
+      (void)SniffAudioFormat(bytes);
+    } catch (const Error&) {
+      audio = false;
+    }
+    if (audio) {
+      request.audio.push_back({std::move(bytes), "", where});
+      placeholders.push_back(chat_marker::kAudio);
+    } else {
+      if (bytes.size() > kMaxImageBytes) {
+        Fail(ErrorKind::kInvalidArgument, where + ": an image of " + std::to_string(bytes.size()) +
+                                              " bytes is over the limit of " +
+                                              std::to_string(kMaxImageBytes));
+      }
+      request.images.push_back({std::move(bytes), "", where});
+      placeholders.push_back(chat_marker::kImage);
+    }
+  }
+  const size_t markers = static_cast<size_t>(ReplaceMediaMarkers(request.prompt, placeholders));
   if (markers != data->size()) {
     Fail(ErrorKind::kInvalidArgument, "multimodal_data has " + std::to_string(data->size()) +
                                           " items, the prompt " + std::to_string(markers) +
                                           " <__media__> markers: they must match");
-  }
-  for (size_t i = 0; i < data->size(); ++i) {
-    const std::string where = ElementPath("multimodal_data", i);
-    ExpectType((*data)[i], "string", where);
-    request.images.push_back({FromBase64((*data)[i].get<std::string>(), where), "", where});
   }
 }
 
