@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   tandem::cli::AddTokenizeCommands(app, runner);
   tandem::cli::AddMkmodelCommand(app, runner);
   tandem::cli::AddRunCommand(app, runner);
+  tandem::cli::AddTranscribeCommand(app, runner);
   tandem::cli::AddBenchCommand(app, runner);
 #ifdef TANDEM_HAVE_SERVER
   tandem::cli::AddServeCommand(app, runner);

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/generation_report.h"
 #include "cli/grammar_options.h"
+#include "cli/media_files.h"
 #include "cli/model_options.h"
 #include "engine/generator.h"
 #include "multimodal/media_prompt.h"
@@ -38,6 +39,7 @@ struct RunArgs {
   bool no_special = false;
   bool verbose_prompt = false;
   std::vector<std::string> images;
+  std::vector<std::string> audio;
   GrammarOptions grammar;
 };
 
@@ -45,35 +47,26 @@ std::string ReadAll(std::istream& in) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// An image file, prepared; errors name the file.
-PreparedImage ReadImage(const std::string& path, LoadedModels& m) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) Fail(ErrorKind::kIo, path + ": cannot open image");
-  const std::string bytes = ReadAll(in);
-  try {
-    return m.images->Prepare(
-        std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), "");
-  } catch (const Error& e) {
-    Fail(e.kind(), path + ": " + e.what());
+// The prompt's media lists from --image and --audio files, and the prompt with each marker made
+// the image placeholder (the images first when the prompt names none, as llama.cpp's CLI does;
+// the recordings likewise where the prompt has no audio placeholder).
+std::vector<MediaList> PrepareMedia(const RunArgs& a, LoadedModels& m, std::string& prompt) {
+  std::vector<MediaList> lists;
+  if (!a.audio.empty()) {
+    CheckAudio(a.audio.size(), m);
+    if (prompt.find(chat_marker::kAudio) == std::string::npos) {
+      std::string front;
+      for (size_t i = 0; i < a.audio.size(); ++i) front += chat_marker::kAudio;
+      prompt = front + prompt;
+    }
+    MediaList& list = lists.emplace_back();
+    list.markup = FindAudioTokens(*m.tokenizer);
+    list.noun = "audio";
+    for (const std::string& path : a.audio) {
+      list.items.push_back(m.audio->ToMedia(ReadAudioFile(path, m)));
+    }
   }
-}
-
-void CheckImages(size_t count, const LoadedModels& m) {
-  if (!m.images) {
-    Fail(ErrorKind::kInvalidArgument,
-         "--image: this model has no vision projector: pass it with -mm/--mmproj");
-  }
-  try {
-    m.images->CheckImageCount(count);
-  } catch (const Error& e) {
-    Fail(e.kind(), std::string("--image: ") + e.what());
-  }
-}
-
-// The prompt's image media from --image files, and the prompt with each marker made the image
-// placeholder (the images first when the prompt names none, as llama.cpp's CLI does).
-std::vector<PromptMedia> PrepareImages(const RunArgs& a, LoadedModels& m, std::string& prompt) {
-  if (a.images.empty()) return {};
+  if (a.images.empty()) return lists;
   CheckImages(a.images.size(), m);
   const int markers = ReplaceMediaMarkers(prompt);
   if (markers == 0 && prompt.find(chat_marker::kImage) == std::string::npos) {
@@ -81,9 +74,12 @@ std::vector<PromptMedia> PrepareImages(const RunArgs& a, LoadedModels& m, std::s
     for (size_t i = 0; i < a.images.size(); ++i) front += chat_marker::kImage;
     prompt = front + prompt;
   }
-  std::vector<PromptMedia> media;
-  for (const std::string& path : a.images) media.push_back(m.images->ToMedia(ReadImage(path, m)));
-  return media;
+  MediaList& list = lists.emplace_back();
+  list.markup = FindImageTokens(*m.tokenizer);
+  for (const std::string& path : a.images) {
+    list.items.push_back(m.images->ToMedia(ReadImageFile(path, m)));
+  }
+  return lists;
 }
 
 GenerateParams MakeParams(const RunArgs& a, const LoadedModels& m,
@@ -124,13 +120,13 @@ int RunPrompt(const RunArgs& a, const CLI::App& app) {
 
   LoadedModels m = LoadModels(a.model, app);
   const GrammarConstraint grammar = LoadGrammarConstraint(a.grammar, *m.tokenizer, false);
-  std::vector<PromptMedia> images = PrepareImages(a, m, prompt);
+  std::vector<MediaList> media = PrepareMedia(a, m, prompt);
   std::vector<int32_t> ids = m.tokenizer->Encode(
-      prompt, {.add_special = true, .parse_special = !a.no_special || !images.empty()});
-  EngineRequest with_images;
-  if (!images.empty()) {
-    ExpandImages(ids, std::move(images), FindImageTokens(*m.tokenizer), with_images);
-    ids = with_images.prompt;
+      prompt, {.add_special = true, .parse_special = !a.no_special || !media.empty()});
+  EngineRequest with_media;
+  if (!media.empty()) {
+    ExpandMedia(ids, std::move(media), with_media);
+    ids = with_media.prompt;
   }
   if (static_cast<int>(ids.size()) >= m.kv.n_ctx) {
     Fail(ErrorKind::kInvalidArgument, "the prompt has " + std::to_string(ids.size()) +
@@ -149,12 +145,12 @@ int RunPrompt(const RunArgs& a, const CLI::App& app) {
       std::fflush(stdout);
     }
   };
-  GenerateResult r = gen.Generate(ids, std::move(with_images.media), MakeParams(a, m, grammar),
-                                  [&](int32_t token) {
-                                    if (m.tokenizer->IsEog(token)) return true;
-                                    show(stops.Feed(decoder.Push(token)));
-                                    return !stops.stopped();
-                                  });
+  GenerateResult r =
+      gen.Generate(ids, std::move(with_media.media), MakeParams(a, m, grammar), [&](int32_t token) {
+        if (m.tokenizer->IsEog(token)) return true;
+        show(stops.Feed(decoder.Push(token)));
+        return !stops.stopped();
+      });
   if (!stops.stopped()) show(stops.Feed(decoder.Flush()) + stops.Flush());
   if (stops.stopped()) r.stop_reason = StopReason::kStopString;
   const size_t kv_bytes = gen.cache().bytes();
@@ -177,7 +173,14 @@ int RunChat(const RunArgs& a, const CLI::App& app) {
   size_t attached = 0;
   if (!a.images.empty()) {
     CheckImages(a.images.size(), m);
-    for (const std::string& path : a.images) images.push_back(ReadImage(path, m));
+    for (const std::string& path : a.images) images.push_back(ReadImageFile(path, m));
+  }
+  // The conversation's recordings likewise.
+  std::vector<PreparedAudio> recordings;
+  size_t heard = 0;
+  if (!a.audio.empty()) {
+    CheckAudio(a.audio.size(), m);
+    for (const std::string& path : a.audio) recordings.push_back(ReadAudioFile(path, m));
   }
   const GrammarConstraint grammar = LoadGrammarConstraint(a.grammar, *m.tokenizer, true);
   Generator gen(*m.target, m.Drafters(), *m.pool, m.kv, !a.model.no_warmup);
@@ -187,8 +190,9 @@ int RunChat(const RunArgs& a, const CLI::App& app) {
   ChatRenderOptions render;
   // 26B/31B (no per-layer embeddings) take an empty thought block when thinking is off.
   render.empty_thought_when_thinking_off = m.target->config().n_embd_per_layer == 0;
-  std::fprintf(stderr, "chat: /reset clears the conversation, /think on|off, %s/exit quits\n",
-               m.images ? "/image FILE attaches an image to your next message, " : "");
+  std::fprintf(stderr, "chat: /reset clears the conversation, /think on|off, %s%s/exit quits\n",
+               m.images ? "/image FILE attaches an image to your next message, " : "",
+               m.audio ? "/audio FILE attaches a recording, " : "");
   std::string line;
   while (true) {
     std::fprintf(stderr, "> ");
@@ -197,6 +201,8 @@ int RunChat(const RunArgs& a, const CLI::App& app) {
       messages.clear();
       images.clear();
       attached = 0;
+      recordings.clear();
+      heard = 0;
       std::fprintf(stderr, "(conversation cleared)\n");
       continue;
     }
@@ -208,10 +214,22 @@ int RunChat(const RunArgs& a, const CLI::App& app) {
     if (line.rfind("/image ", 0) == 0) {
       try {
         CheckImages(images.size() + 1, m);
-        const PreparedImage image = ReadImage(line.substr(7), m);
+        const PreparedImage image = ReadImageFile(line.substr(7), m);
         images.push_back(image);
         std::fprintf(stderr, "(image attached: %dx%d, %d soft tokens)\n", image.pixels->width,
                      image.pixels->height, image.tokens);
+      } catch (const Error& e) {
+        LogError(e.what());
+      }
+      continue;
+    }
+    if (line.rfind("/audio ", 0) == 0) {
+      try {
+        CheckAudio(recordings.size() + 1, m, "/audio");
+        const PreparedAudio audio = ReadAudioFile(line.substr(7), m);
+        recordings.push_back(audio);
+        std::fprintf(stderr, "(audio attached: %.1f s, %d soft tokens)\n", audio.seconds,
+                     audio.tokens);
       } catch (const Error& e) {
         LogError(e.what());
       }
@@ -224,6 +242,10 @@ int RunChat(const RunArgs& a, const CLI::App& app) {
       user.parts.push_back(
           {.type = ContentType::kImage, .text = {}, .media = static_cast<int>(attached)});
     }
+    for (; heard < recordings.size(); ++heard) {
+      user.parts.push_back(
+          {.type = ContentType::kAudio, .text = {}, .media = static_cast<int>(heard)});
+    }
     if (user.parts.empty()) {
       user.content = line;
     } else {
@@ -232,18 +254,28 @@ int RunChat(const RunArgs& a, const CLI::App& app) {
     messages.push_back(user);
     render.thinking = thinking;
     const std::string prompt = RenderChat(messages, {}, render);
-    // The images' soft tokens in place of their placeholders; images seen in earlier turns come
-    // from the encoder's cache and their rows from the prompt cache.
+    // The media's soft tokens in place of their placeholders; items seen in earlier turns come
+    // from the encoders' caches and their rows from the prompt cache.
     EngineRequest request;
     {
-      std::vector<PromptMedia> media;
-      for (const PreparedImage& image : images) media.push_back(m.images->ToMedia(image));
+      std::vector<MediaList> lists;
+      if (!images.empty()) {
+        MediaList& list = lists.emplace_back();
+        list.markup = FindImageTokens(*m.tokenizer);
+        for (const PreparedImage& image : images) list.items.push_back(m.images->ToMedia(image));
+      }
+      if (!recordings.empty()) {
+        MediaList& list = lists.emplace_back();
+        list.markup = FindAudioTokens(*m.tokenizer);
+        list.noun = "audio";
+        for (const PreparedAudio& audio : recordings) list.items.push_back(m.audio->ToMedia(audio));
+      }
       const std::vector<int32_t> tokens =
           m.tokenizer->Encode(prompt, {.add_special = false, .parse_special = true});
-      if (media.empty()) {
+      if (lists.empty()) {
         request.prompt = tokens;
       } else {
-        ExpandImages(tokens, std::move(media), FindImageTokens(*m.tokenizer), request);
+        ExpandMedia(tokens, std::move(lists), request);
       }
     }
     StreamingDecoder decoder(*m.tokenizer, /*render_special=*/true);
@@ -292,6 +324,11 @@ void AddRunCommand(CLI::App& app, CommandRunner& runner) {
       "An image (PNG, JPEG, WebP) for the prompt, needs -mm; repeatable. Each "
       "<__media__> in the prompt is where the next one goes (all first if none); with --chat "
       "they go with the first message, and /image FILE attaches more");
+  sub->add_option("--audio", a->audio,
+                  "A recording (WAV, FLAC, Ogg, MP3) for the prompt, needs -mm with an audio "
+                  "tower; repeatable. Each goes where the prompt has <|audio|> (all first if "
+                  "none); with --chat they go with the first message, and /audio FILE attaches "
+                  "more");
   sub->add_option("-n,--n-predict", a->n_predict, "Tokens to generate (-1: until end of text)")
       ->capture_default_str();
   sub->add_option("--stop", a->stop, "Stop string (repeatable)");

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""End-to-end tests of `tandem run` on generated fixture models: greedy output is reproducible and
+"""End-to-end tests of `tandem run` (and `tandem transcribe`) on generated fixture models: greedy
+output is reproducible and
 identical with and without MTP speculation, stop strings are honoured, sampling is reproducible
 from the seed, flags that cannot act are warned about, and errors give a clear message and a
 non-zero exit code. Usage: run_cli_test.py TANDEM_BINARY WORK_DIR"""
@@ -246,12 +247,66 @@ def images_in_run_and_chat():
     assert "no vision projector" in r.stderr, r.stderr
 
 
+def wav_bytes(seconds, hz, rate=16000):
+    import math
+    import struct
+    n = int(seconds * rate)
+    data = b"".join(struct.pack("<h", int(12000 * math.sin(2 * math.pi * hz * i / rate)))
+                    for i in range(n))
+    return (b"RIFF" + struct.pack("<I", 36 + len(data)) + b"WAVEfmt " +
+            struct.pack("<IHHIIHH", 16, 1, 1, rate, 2 * rate, 2, 16) + b"data" +
+            struct.pack("<I", len(data)) + data)
+
+
+def audio_in_run_chat_and_transcribe():
+    mmproj = os.path.join(WORK, "cli-run-mmproj-audio.gguf")
+    tandem("mkmodel", "--config", "tiny-e2b", "--mmproj", "--type", "f16", "-o", mmproj)
+    clips = []
+    for i, hz in enumerate((440, 1200)):
+        clips.append(os.path.join(WORK, f"cli-audio-{i}.wav"))
+        with open(clips[-1], "wb") as f:
+            f.write(wav_bytes(1.0, hz))
+    text = run_json("-n", "4", "--temp", "0")
+    args = ("-mm", mmproj, "--audio", clips[0], "-n", "24", "--temp", "0")
+    plain = run_json(*args)
+    # One second: 25 soft tokens and the two markers.
+    assert plain["timings"]["prompt_n"] == text["timings"]["prompt_n"] + 27, plain["timings"]
+    assert plain["timings"]["audio_encode_ms"] > 0, plain["timings"]
+    spec = run_json(*args, "-md", ASSISTANT, "--draft-max", "4", "--no-adaptive")
+    assert spec["tokens"] == plain["tokens"], "speculation after audio changed greedy output"
+    assert spec["speculative"]["drafted"] > 0, spec["speculative"]
+    other = run_json("-mm", mmproj, "--audio", clips[1], "-n", "24", "--temp", "0")
+    assert other["tokens"] != plain["tokens"], "another recording made no difference"
+    # transcribe: the same text with and without the assistant; the JSON names the task.
+    base = ("transcribe", clips[0], "-m", TARGET, "-mm", mmproj, "-n", "16", "--json")
+    t = json.loads(tandem(*base).stdout)
+    t_spec = json.loads(tandem(*base, "-md", ASSISTANT, "--draft-max", "4", "--no-adaptive").stdout)
+    assert t["tokens"] == t_spec["tokens"] and t["task"] == "transcribe", (t, t_spec)
+    assert abs(t["duration"] - 1.0) < 1e-6, t
+    tr = json.loads(tandem(*base, "--translate").stdout)
+    assert tr["task"] == "translate" and tr["timings"]["prompt_n"] != t["timings"]["prompt_n"], tr
+    # --chat: /audio attaches a recording to the next message.
+    r = subprocess.run([TANDEM, "run", "-m", TARGET, "-mm", mmproj, "--chat", "-n", "4",
+                        "--temp", "0"], input=f"/audio {clips[1]}\nwhat is it?\n/exit\n",
+                       capture_output=True, text=True, errors="replace", timeout=120)
+    assert r.returncode == 0 and "(audio attached: 1.0 s, 25 soft tokens)" in r.stderr, r.stderr
+    assert "audio encoded" in r.stderr, r.stderr
+    for bad, want in (((TARGET,), "no audio encoder is loaded"),
+                      ((TARGET, "-mm", mmproj, "--audio", mmproj), "not a WAV, FLAC, Ogg or MP3")):
+        r = tandem("run", "-m", bad[0], *bad[1:], "-p", "x", *(() if "--audio" in bad
+                                                              else ("--audio", clips[0])),
+                   check=False)
+        assert r.returncode != 0 and want in r.stderr, r.stderr
+    r = tandem("transcribe", "/nonexistent.wav", "-m", TARGET, "-mm", mmproj, check=False)
+    assert r.returncode != 0 and "/nonexistent.wav: cannot open audio file" in r.stderr, r.stderr
+
+
 tandem("mkmodel", "--config", "tiny-e2b", "--type", "q8_0", "-o", TARGET)
 tandem("mkmodel", "--config", "tiny-e2b", "--assistant", "--type", "q8_0", "-o", ASSISTANT)
 for test in (greedy_is_reproducible_and_identical_with_speculation, stop_strings_are_honoured,
              sampling_is_reproducible_from_the_seed, flags_without_effect_are_warned,
              errors_are_clear, bench_reports_every_section, mmproj_is_written_and_inspected,
-             images_in_run_and_chat):
+             images_in_run_and_chat, audio_in_run_chat_and_transcribe):
     case(test)
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
