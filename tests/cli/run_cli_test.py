@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
 """End-to-end tests of `tandem run` (and `tandem transcribe`) on generated fixture models: greedy
-output is reproducible and
-identical with and without MTP speculation, stop strings are honoured, sampling is reproducible
-from the seed, flags that cannot act are warned about, and errors give a clear message and a
-non-zero exit code. Usage: run_cli_test.py TANDEM_BINARY WORK_DIR"""
+output is reproducible and identical with and without MTP speculation (after images and audio
+too), stop strings are honoured, sampling is reproducible from the seed, flags that cannot act
+are warned about, and errors give a clear message and a non-zero exit code. Usage: run_cli_test.py TANDEM_BINARY WORK_DIR"""
 import json
 import os
 import re
