@@ -11,8 +11,8 @@ F32 also a whole 30 s piece of 2999 frames) and compares the soft tokens [tokens
 piece with `reference.py audio-encode`. Bounds are relative to the reference's RMS (about 1).
 Also checked: the token counts and the output layout; every ISA path on F32; --threads 2 and
 each piece encoded alone give the bits of one call on one thread; the exit codes of a bad input
-(1) and a bad command line (2). For Q8_0 weights it also prints, as INFO, the distance to the
-reference with the engine's Q8_0 activation rounding emulated (emulation.emulate_audio).
+(1) and a bad command line (2). For Q8_0 weights most rows must also match the reference with
+the engine's Q8_0 activation rounding emulated (emulation.emulate_audio) to float precision.
 
 Prints one line per check and "N passed, M failed". Exit code 0 = all passed, 1 = a check failed
 or a run broke, 77 = skipped (NumPy or the reference's audio_encoder.py absent).
@@ -36,6 +36,9 @@ sys.dont_write_bytecode = True
 F32_BOUND = 1e-4
 F16_BOUND = 1e-4
 Q8_BOUND = 0.25
+# Q8_0 again, against the reference with the engine's activation rounding emulated: max |Δ| of a
+# row / rms(reference), for the rows before any rounding-boundary flip.
+EMULATED_ROW_BOUND = 1e-5
 WEIGHT_TYPES = (("f32", F32_BOUND), ("f16", F16_BOUND), ("bf16", F16_BOUND), ("q8_0", Q8_BOUND))
 VARIANTS = (("tiny", []), ("tiny-no-clamps", ["--no-clamps"]))
 MEL_FRAMES = (1, 7, 99, 250)
@@ -165,13 +168,19 @@ def main(argv=None):
             bitwise(f"{label}: each piece alone bitwise equal to all {len(paths)} in one call",
                     alone, one)
             if wtype == "q8_0":
+                # Row by row against the reference that rounds where the engine rounds: equal up
+                # to float order until a Q8_0 rounding-boundary flip, which then moves its row
+                # and the later rows it reaches. Most rows must agree.
                 enc = audio_encoder.AudioEncoder.load(mmproj)
                 with emulation.emulate_audio(enc):
                     emulated = [enc.encode(np.load(pth)) for pth in paths]
-                worst = max(rel(c, e) for c, e in zip(one, emulated))
-                plain = max(rel(c, r) for c, r in zip(one, refs))
-                print(f"INFO {label}: max|Δ|/rms vs the reference with Q8_0 activations "
-                      f"{worst:.2e} (plain reference {plain:.2e})", flush=True)
+                rows = np.concatenate([np.abs(c - e).max(axis=1) / np.sqrt(np.mean(r ** 2))
+                                       for c, e, r in zip(one, emulated, refs)])
+                agree = int(np.sum(rows <= EMULATED_ROW_BOUND))
+                report.check(2 * agree >= rows.size,
+                             f"{label}: {agree} of {rows.size} rows within "
+                             f"{EMULATED_ROW_BOUND:g} of the reference with Q8_0 activations "
+                             f"(need half; the others up to {rows.max():.2e})")
 
     # Exit codes: a bad input is a tandem error (1), a bad command line a usage error (2).
     mmproj = os.path.join(work, "tiny-f32.gguf")
