@@ -7,6 +7,7 @@
   quantized weights: Q8_0 activations in front of every matmul whose weight is quantized, and
   the embedding in f32. The rest stays float64, so what remains is float order and the Q8_0
   rounding-boundary flips that float order causes.
+* emulate_audio(): the same Q8_0 activation rounding for a loaded gemma4a AudioEncoder.
 """
 
 import contextlib
@@ -131,3 +132,38 @@ def emulate(model, q8_widths):
         model.__dict__.pop("embed", None)
         for ly, g, u, d in saved_experts:
             ly.exp_gate, ly.exp_up, ly.exp_down = g, u, d
+
+
+QUANTIZED_TYPES = ("Q8_0", "Q4_0", "Q5_0")  # the types whose matmuls take Q8_0 activations
+
+
+@contextlib.contextmanager
+def emulate_audio(encoder):
+    """`with emulate_audio(enc): enc.encode(mel)` runs the audio reference (audio_encoder.py)
+    with Q8_0 activations in front of every matmul whose weight its file stores quantized: the
+    layers' linears, attn_k_rel, the output projection and the two input projections, whichever
+    are quantized. Restores ops.linear on exit."""
+    f = encoder.file
+    quantized = set()
+
+    def add(name, w):
+        if w is not None and f.info(name).type_name.upper() in QUANTIZED_TYPES:
+            quantized.add(id(w))
+
+    for ly in encoder.layers:
+        for name, lin in ly.lin.items():
+            add(f"a.blk.{ly.index}.{name}.weight", lin.w)
+        add(f"a.blk.{ly.index}.attn_k_rel.weight", ly.k_rel)
+    add("a.input_projection.weight", encoder.input_proj)
+    add("a.pre_encode.out.weight", encoder.out_proj)
+    add("mm.a.input_projection.weight", encoder.mm_proj)
+    plain = ops.linear
+
+    def linear(x, w):
+        return plain(q8_0_roundtrip(x) if id(w) in quantized else x, w)
+
+    ops.linear = linear
+    try:
+        yield encoder
+    finally:
+        ops.linear = plain

@@ -8,6 +8,8 @@
   reference.py vision MMPROJ.gguf --pixels IMG.npy --out OUT.npz [--vision-gelu tanh|quick]
   reference.py audio-mel (--wav IN.wav | --samples IN.npy) --out OUT.npy \
                [--log-floor add|clamp] [--long-audio chunk|truncate]
+  reference.py audio-encode MMPROJ.gguf (--mel A.npy[,B.npy] | --wav IN.wav) --out OUT.npz \
+               [--log-floor add|clamp] [--trace]
 
 logits and greedy also take images: --mmproj MMPROJ.gguf --image-pixels A.npy[,B.npy]
 --media-mask causal|bidirectional|bidirectional-sliding[-windowed], with the placeholder id -1 once per
@@ -28,6 +30,7 @@ import numpy as np  # noqa: E402
 
 import assistant  # noqa: E402
 import audio  # noqa: E402
+import audio_encoder  # noqa: E402
 import gemma4  # noqa: E402
 import ops  # noqa: E402
 import vision  # noqa: E402
@@ -137,13 +140,18 @@ def cmd_vision(args):
     np.savez(args.out, **arrays)
 
 
+def read_wav_16k(path):
+    samples, rate = audio.read_wav(path)
+    if rate != audio.SAMPLE_RATE:
+        raise ValueError(f"{path}: {rate} Hz; the reference does not resample (16000 Hz)")
+    return samples
+
+
 def cmd_audio_mel(args):
     if (args.wav is None) == (args.samples is None):
         raise ValueError("give exactly one of --wav and --samples")
     if args.wav is not None:
-        samples, rate = audio.read_wav(args.wav)
-        if rate != audio.SAMPLE_RATE:
-            raise ValueError(f"{args.wav}: {rate} Hz; the reference does not resample (16000 Hz)")
+        samples = read_wav_16k(args.wav)
     else:
         samples = np.load(args.samples)
         if samples.ndim != 1:
@@ -154,10 +162,47 @@ def cmd_audio_mel(args):
     print(json.dumps({"chunks": [len(c) for c in chunks], "samples": len(samples)}))
 
 
+def load_mel(path):
+    """An .npy log-mel piece: float [frames, mel bins]."""
+    m = np.load(path, allow_pickle=False)
+    if not isinstance(m, np.ndarray):
+        raise ValueError(f"{path}: not a single .npy array")
+    return m
+
+
+def cmd_audio_encode(args):
+    if (args.mel is None) == (args.wav is None):
+        raise ValueError("give exactly one of --mel and --wav")
+    encoder = audio_encoder.AudioEncoder.load(args.mmproj)
+    if args.wav is not None:
+        pieces = audio.log_mel_chunks(read_wav_16k(args.wav), args.log_floor, "chunk")
+        if not pieces:
+            raise ValueError(f"{args.wav}: too short for one log-mel frame")
+        names = [f"{args.wav} piece {i}" for i in range(len(pieces))]
+    else:
+        names = args.mel
+        pieces = [load_mel(p) for p in args.mel]
+    trace = {} if args.trace else None
+    outputs, counts = [], []
+    for name, mel in zip(names, pieces):
+        t = {} if trace is not None else None
+        try:
+            outputs.append(encoder.encode(mel, t))
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
+        counts.append(outputs[-1].shape[0])
+        for key, value in (t or {}).items():
+            trace.setdefault(key, []).append(value)
+    arrays = {"embeddings": np.concatenate(outputs), "tokens": np.array(counts, np.int64)}
+    arrays.update({k: np.concatenate(v) for k, v in (trace or {}).items()})
+    np.savez(args.out, **arrays)
+    print(json.dumps({"tokens": counts, "n_embd": encoder.n_embd_out}))
+
+
 def parse_paths(text):
     paths = [p for p in text.split(",") if p != ""]
     if not paths:
-        raise argparse.ArgumentTypeError("--image-pixels is empty")
+        raise argparse.ArgumentTypeError("the list of .npy paths is empty")
     return paths
 
 
@@ -242,6 +287,22 @@ def build_parser():
     sp.add_argument("--long-audio", choices=audio.LONG_AUDIO, default="chunk",
                     help="30 s chunks as llama.cpp (default) or the first 30 s as transformers")
     sp.set_defaults(fn=cmd_audio_mel)
+
+    sp = sub.add_parser("audio-encode",
+                        help="soft tokens of log-mel pieces (gemma4a mmproj) -> npz")
+    sp.add_argument("mmproj", help="mmproj GGUF (arch clip, audio projector gemma4a)")
+    sp.add_argument("--mel", type=parse_paths,
+                    help="comma-separated .npy float [frames, mel bins], one per piece, each "
+                         "encoded on its own")
+    sp.add_argument("--wav", help="16-bit PCM WAV at 16 kHz: log-mel first (audio-mel), cut into "
+                                  "30 s pieces")
+    sp.add_argument("--out", required=True,
+                    help=".npz: embeddings [tokens of all pieces, Dt], tokens [pieces]")
+    sp.add_argument("--log-floor", choices=audio.LOG_FLOORS, default="add",
+                    help="with --wav: ln(x + 0.001) (default) or ln(max(x, 0.001))")
+    sp.add_argument("--trace", action="store_true",
+                    help="also store subsample, layer_N and encoder_out (rows of all pieces)")
+    sp.set_defaults(fn=cmd_audio_encode)
     return p
 
 

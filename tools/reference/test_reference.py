@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""Tests of the NumPy reference: GGUF reader, writer and dequantizers and the gemma4v vision tower
-(self-contained, on tiny random mmproj files), then the Gemma 4 target and MTP assistant against
-llama.cpp's outputs in ../shared/fixtures/llamacpp-tiny, and the image rules of the text side on
-that fixture's target.
+"""Tests of the NumPy reference: GGUF reader, writer and dequantizers, the gemma4v vision tower,
+the gemma4a audio front end and encoder (self-contained, on tiny random mmproj files), then the
+Gemma 4 target and MTP assistant against llama.cpp's outputs in ../shared/fixtures/llamacpp-tiny,
+and the image rules of the text side on that fixture's target.
 
 Usage: test_reference.py [SHARED_DIR]   (default: <repo>/../shared, or $TANDEM_SHARED_DIR)
 Exit code: 0 = all passed, 77 = skipped (fixture or NumPy absent), 1 = a check failed.
@@ -34,6 +34,7 @@ import gguf_checks  # noqa: E402
 import ops  # noqa: E402
 import vision_checks  # noqa: E402
 import audio_checks  # noqa: E402
+import audio_encoder_checks  # noqa: E402
 
 # Tolerances for the top-10 log-probabilities of logprobs-prompt0-top10.json. llama.cpp's own
 # evaluation orders differ by up to 0.013 on this file (fixture README); float64 GELU adds up to
@@ -229,7 +230,8 @@ def shared_dir(argv):
 
 
 def main(argv):
-    self_contained = gguf_checks.CHECKS + vision_checks.CHECKS + audio_checks.CHECKS
+    self_contained = (gguf_checks.CHECKS + vision_checks.CHECKS + audio_checks.CHECKS
+                      + audio_encoder_checks.CHECKS)
     results = [run(fn.__name__, fn) for fn in self_contained]
     fixture_dir = os.path.join(shared_dir(argv), "fixtures", "llamacpp-tiny")
     if not os.path.isfile(os.path.join(fixture_dir, "tiny-gemma4-f32.gguf")):
