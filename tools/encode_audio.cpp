@@ -164,6 +164,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (a.mmproj.empty()) throw CLI::RequiredError("--mmproj");
+    if (a.mel.empty() && a.frames <= 0 && a.write_random.empty()) {
+      throw CLI::ValidationError("nothing to do: give --mel, --frames or --write-random");
+    }
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
