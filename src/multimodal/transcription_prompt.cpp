@@ -1,38 +1,10 @@
 #include "multimodal/transcription_prompt.h"
 
 #include <cctype>
-#include <string_view>
+
+#include "multimodal/language_names.h"
 
 namespace tandem {
-namespace {
-
-struct Language {
-  std::string_view code, name;
-};
-
-// The languages Whisper-style clients name most often.
-constexpr Language kLanguages[] = {
-    {"ar", "Arabic"},     {"bn", "Bengali"},  {"ca", "Catalan"},    {"cs", "Czech"},
-    {"da", "Danish"},     {"de", "German"},   {"el", "Greek"},      {"en", "English"},
-    {"es", "Spanish"},    {"fa", "Persian"},  {"fi", "Finnish"},    {"fr", "French"},
-    {"he", "Hebrew"},     {"hi", "Hindi"},    {"hu", "Hungarian"},  {"id", "Indonesian"},
-    {"it", "Italian"},    {"ja", "Japanese"}, {"ko", "Korean"},     {"nl", "Dutch"},
-    {"no", "Norwegian"},  {"pl", "Polish"},   {"pt", "Portuguese"}, {"ro", "Romanian"},
-    {"ru", "Russian"},    {"sv", "Swedish"},  {"sw", "Swahili"},    {"ta", "Tamil"},
-    {"th", "Thai"},       {"tr", "Turkish"},  {"uk", "Ukrainian"},  {"ur", "Urdu"},
-    {"vi", "Vietnamese"}, {"zh", "Chinese"},
-};
-
-}  // namespace
-
-std::string LanguageName(const std::string& code) {
-  std::string lower;
-  for (char c : code) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (const Language& l : kLanguages) {
-    if (l.code == lower) return std::string(l.name);
-  }
-  return "";
-}
 
 ChatMessage TranscriptionMessage(const TranscriptionTask& task) {
   std::string text;
@@ -41,9 +13,13 @@ ChatMessage TranscriptionMessage(const TranscriptionTask& task) {
   } else if (task.language.empty()) {
     text = "Transcribe the following speech segment in its original language.";
   } else {
-    const std::string name = LanguageName(task.language);
-    text = "Transcribe the following speech segment in " +
-           (name.empty() ? "the language with code '" + task.language + "'" : name) + ".";
+    std::string name = LanguageName(task.language);
+    if (name == task.language) {
+      name = "the language with code '" + task.language + "'";
+    } else {
+      name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
+    }
+    text = "Transcribe the following speech segment in " + name + ".";
   }
   text += " Write only the text that is spoken.";
   if (!task.prompt.empty()) text += "\nEarlier text, for context and spelling: " + task.prompt;

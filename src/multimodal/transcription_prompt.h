@@ -18,7 +18,4 @@ struct TranscriptionTask {
 // A user message: the instruction text, then an audio part pointing at media index 0.
 ChatMessage TranscriptionMessage(const TranscriptionTask& task);
 
-// The English name of an ISO-639-1 code tandem knows ("fr" -> "French"), or empty.
-std::string LanguageName(const std::string& code);
-
 }  // namespace tandem

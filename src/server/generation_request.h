@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "multimodal/audio_input.h"
 #include "sampling/sampling_params.h"
 #include "tokenizer/chat_types.h"
 
@@ -29,6 +31,9 @@ struct RequestAudio {
   std::vector<uint8_t> bytes;
   std::string format;
   std::string where;
+  // Already decoded and prepared by its route (the audio routes need the duration first); the
+  // bytes are then unused.
+  std::shared_ptr<const PreparedAudio> prepared = nullptr;
 };
 
 struct GenerationRequest {

@@ -132,6 +132,17 @@ HttpResponse ServeGeneration(const RouteContext& context, const HttpRequest& htt
                              std::shared_ptr<ApiDialect> dialect) {
   GenerationRequest request = ParseRequest(
       context, http, [&](const Json& body, GenerationRequest& r) { dialect->Parse(body, r); });
+  return ServeParsedGeneration(context, http, std::move(dialect), std::move(request));
+}
+
+HttpResponse ApiDialect::WholeResponse(GenerationRun& run, const ChatOutput& output,
+                                       const Json& timings) {
+  return JsonResponse(200, Whole(run, output, timings));
+}
+
+HttpResponse ServeParsedGeneration(const RouteContext& context, const HttpRequest& http,
+                                   std::shared_ptr<ApiDialect> dialect, GenerationRequest request) {
+  CheckModel(context, request.model);
   StartedGeneration generation = StartGeneration(context, http, request);
   GenerationRun run{context, std::move(request), std::move(generation)};
   dialect->Admitted(run);
@@ -146,7 +157,7 @@ HttpResponse ServeGeneration(const RouteContext& context, const HttpRequest& htt
     return response;
   }
   const ChatOutput output = FinishGeneration(http, run, dialect->tool_id_prefix());
-  HttpResponse response = JsonResponse(200, dialect->Whole(run, output, RunTimings(run)));
+  HttpResponse response = dialect->WholeResponse(run, output, RunTimings(run));
   response.tokens = [n = run.stream().totals().completion_tokens] { return n; };
   return response;
 }

@@ -83,6 +83,10 @@ class ApiDialect {
 
   // The body of a whole (non-streaming) response. `timings` is TimingsJson of the run.
   virtual Json Whole(GenerationRun& run, const ChatOutput& output, const Json& timings) = 0;
+  // The whole response: Whole's body as JSON with status 200, unless the dialect answers in
+  // another media type (transcriptions in text, SRT or WebVTT).
+  virtual HttpResponse WholeResponse(GenerationRun& run, const ChatOutput& output,
+                                     const Json& timings);
 
   // A streamed response (GenerationRequest::stream): Open once, then Parts after every read (the
   // delta is often empty; its tool calls have ids), KeepAlive when nothing was written for
@@ -115,5 +119,9 @@ GenerationRequest ParseRequest(const RouteContext& context, const HttpRequest& h
 // ended the generation and HttpError(500) when it failed.
 HttpResponse ServeGeneration(const RouteContext& context, const HttpRequest& http,
                              std::shared_ptr<ApiDialect> dialect);
+// The same for a request its route already read (a body that is not JSON: the audio routes'
+// multipart forms); the model is checked here.
+HttpResponse ServeParsedGeneration(const RouteContext& context, const HttpRequest& http,
+                                   std::shared_ptr<ApiDialect> dialect, GenerationRequest request);
 
 }  // namespace tandem::server

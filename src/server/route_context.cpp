@@ -84,8 +84,8 @@ std::vector<PromptMedia> PrepareMedia(const RouteContext& context, const Generat
     list.noun = "audio";
     for (const RequestAudio& audio : request.audio) {
       try {
-        list.items.push_back(
-            context.audio->ToMedia(context.audio->Prepare(audio.bytes, audio.format)));
+        list.items.push_back(context.audio->ToMedia(
+            audio.prepared ? *audio.prepared : context.audio->Prepare(audio.bytes, audio.format)));
       } catch (const Error& e) {
         Fail(ErrorKind::kInvalidArgument, audio.where + ": " + e.what());
       }

@@ -19,6 +19,11 @@ HttpResponse HandleModels(const RouteContext& context, const HttpRequest& reques
 // native_routes.cpp: llama-server's native /completion (its fields and its response shape).
 HttpResponse HandleCompletion(const RouteContext& context, const HttpRequest& request);
 
+// audio_routes.cpp: OpenAI's /v1/audio/transcriptions and /v1/audio/translations
+// (multipart/form-data; needs an audio tower).
+HttpResponse HandleTranscriptions(const RouteContext& context, const HttpRequest& request);
+HttpResponse HandleTranslations(const RouteContext& context, const HttpRequest& request);
+
 // anthropic_routes.cpp
 HttpResponse HandleMessages(const RouteContext& context, const HttpRequest& request);
 HttpResponse HandleCountTokens(const RouteContext& context, const HttpRequest& request);

@@ -27,6 +27,8 @@ constexpr RouteEntry kRoutes[] = {
     {"POST", "/completions", HandleCompletions, true},
     {"POST", "/completion", HandleCompletion, true},
     {"POST", "/v1/messages", HandleMessages, true},
+    {"POST", "/v1/audio/transcriptions", HandleTranscriptions, true},
+    {"POST", "/v1/audio/translations", HandleTranslations, true},
     {"POST", "/v1/messages/count_tokens", HandleCountTokens, false},
     {"GET", "/v1/models", HandleModels, false},
     {"GET", "/models", HandleModels, false},

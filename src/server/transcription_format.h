@@ -71,8 +71,4 @@ TranscriptionBody RenderTranscription(const TranscriptionResult& result, Transcr
 // non-finite seconds are 0.
 std::string SubtitleTimestamp(double seconds, char decimal_mark);
 
-// The lower-case English name OpenAI's verbose_json gives for an ISO-639-1 `code` ("en":
-// "english"); the code itself when tandem's table does not name it; "" for "".
-std::string LanguageName(std::string_view code);
-
 }  // namespace tandem::server

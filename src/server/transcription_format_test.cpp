@@ -28,6 +28,14 @@ TranscriptionResult Hello() {
   return r;
 }
 
+TEST(TranscriptionFormat, Names) {
+  EXPECT_EQ(TranscriptionFormatFromName("verbose_json"), TranscriptionFormat::kVerboseJson);
+  EXPECT_EQ(TranscriptionFormatFromName("vtt"), TranscriptionFormat::kVtt);
+  EXPECT_EQ(TranscriptionFormatFromName("JSON"), std::nullopt);
+  EXPECT_EQ(TranscriptionFormatFromName("diarized_json"), std::nullopt);
+  EXPECT_STREQ(TranscriptionFormatName(TranscriptionFormat::kSrt), "srt");
+}
+
 TEST(TranscriptionFormat, JsonAndText) {
   TranscriptionBody b = RenderTranscription(Hello(), TranscriptionFormat::kJson, false);
   EXPECT_EQ(b.content_type, "application/json");
@@ -143,23 +151,6 @@ TEST(TranscriptionFormat, Timestamps) {
   EXPECT_EQ(SubtitleTimestamp(-1.0, ','), "00:00:00,000");
   EXPECT_EQ(SubtitleTimestamp(std::nan(""), ','), "00:00:00,000");
   EXPECT_EQ(SubtitleTimestamp(std::numeric_limits<double>::infinity(), ','), "00:00:00,000");
-}
-
-TEST(TranscriptionFormat, NamesAndLanguages) {
-  EXPECT_EQ(TranscriptionFormatFromName("verbose_json"), TranscriptionFormat::kVerboseJson);
-  EXPECT_EQ(TranscriptionFormatFromName("vtt"), TranscriptionFormat::kVtt);
-  EXPECT_EQ(TranscriptionFormatFromName("JSON"), std::nullopt);
-  EXPECT_EQ(TranscriptionFormatFromName("diarized_json"), std::nullopt);
-  EXPECT_STREQ(TranscriptionFormatName(TranscriptionFormat::kSrt), "srt");
-  EXPECT_EQ(LanguageName("en"), "english");
-  EXPECT_EQ(LanguageName("af"), "afrikaans");  // the table's first
-  EXPECT_EQ(LanguageName("zh"), "chinese");    // and last
-  EXPECT_EQ(LanguageName("ht"), "haitian creole");
-  EXPECT_EQ(LanguageName("jv"), "javanese");
-  EXPECT_EQ(LanguageName("nn"), "nynorsk");
-  EXPECT_EQ(LanguageName("no"), "norwegian");
-  EXPECT_EQ(LanguageName("xx"), "xx");
-  EXPECT_EQ(LanguageName(""), "");
 }
 
 }  // namespace
