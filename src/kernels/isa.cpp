@@ -40,8 +40,9 @@ const MatMulKernelTable& Avx512QuantMatMulKernels() {
 // Indexed by Isa. Constant-initialized: nothing here runs before main.
 #define TANDEM_KERNEL_TABLE(isa, ns, quant)                                                       \
   KernelTable {                                                                                   \
-    isa, ns::RmsNorm, ns::Gelu, ns::GeGlu, ns::Softcap, ns::Softmax, ns::ToHalf, ns::AttendHeads, \
-        ns::AttendDenseRows, ns::MatMulPanelRows, ns::MatMulKernels, quant                        \
+    isa, ns::RmsNorm, ns::Gelu, ns::GeGlu, ns::Silu, ns::SigmoidGlu, ns::Softcap, ns::Softmax,    \
+        ns::ToHalf, ns::AttendHeads, ns::AttendDenseRows, ns::MatMulPanelRows, ns::MatMulKernels, \
+        quant                                                                                     \
   }
 constexpr KernelTable kTables[] = {
     TANDEM_KERNEL_TABLE(Isa::kScalar, ref, ref::MatMulKernels),

@@ -45,6 +45,8 @@ struct KernelTable {
   void (*rms_norm)(const float* x, const float* weight, float eps, int64_t n, float* y);
   void (*gelu)(const float* x, int64_t n, float* y);
   void (*geglu)(const float* gate, const float* up, int64_t n, float* y);
+  void (*silu)(const float* x, int64_t n, float* y);
+  void (*sigmoid_glu)(const float* value, const float* gate, int64_t n, float* y);
   void (*softcap)(const float* x, float cap, int64_t n, float* y);
   void (*softmax)(const float* x, int64_t n, float* y);
   void (*to_half)(const float* x, int64_t n, uint16_t* y);

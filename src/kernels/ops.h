@@ -46,6 +46,14 @@ void GeGlu(const float* gate, const float* up, int64_t n, float* y);
 // is computed).
 void GeGlu(const float* gate, const float* up, int64_t n, float* y, ThreadPool& pool);
 
+// y = silu(x) = x·sigmoid(x), evaluated in f32 as x / (1 + e^(-x)) (the audio conformer's
+// activation). x, y: [n].
+void Silu(const float* x, int64_t n, float* y);
+void Silu(const float* x, int64_t n, float* y, ThreadPool& pool);
+// y = value ⊙ sigmoid(gate), evaluated in f32 as value / (1 + e^(-gate)) (the conformer's GLU).
+// value, gate, y: [n].
+void SigmoidGlu(const float* value, const float* gate, int64_t n, float* y);
+
 // y = gelu_quick(gate) ⊙ up with gelu_quick(x) = x·sigmoid(1.702·x), evaluated in f32 as
 // x / (1 + e^(-1.702·x)) with std::exp: the GELU approximation llama.cpp's vision towers use
 // by default. One plain implementation for every ISA (the same bits on each). gate, up, y: [n].

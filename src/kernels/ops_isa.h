@@ -12,6 +12,8 @@
   void RmsNorm(const float* x, const float* weight, float eps, int64_t n, float* y); \
   void Gelu(const float* x, int64_t n, float* y);                                    \
   void GeGlu(const float* gate, const float* up, int64_t n, float* y);               \
+  void Silu(const float* x, int64_t n, float* y);                                    \
+  void SigmoidGlu(const float* value, const float* gate, int64_t n, float* y);       \
   void Softcap(const float* x, float cap, int64_t n, float* y);                      \
   void Softmax(const float* x, int64_t n, float* y);                                 \
   void Exp(const float* x, int64_t n, float* y);                                     \

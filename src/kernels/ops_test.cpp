@@ -66,6 +66,13 @@ void GeGluOp(const float* x, int64_t n, float* y) {
   std::vector<float> up = RandomVector(n, 7);
   GeGlu(x, up.data(), n, y);
 }
+void SiluOp(const float* x, int64_t n, float* y) {
+  Silu(x, n, y);
+}
+void SigmoidGluOp(const float* x, int64_t n, float* y) {
+  std::vector<float> value = RandomVector(n, 8);
+  SigmoidGlu(value.data(), x, n, y);
+}
 void SoftcapOp(const float* x, int64_t n, float* y) {
   Softcap(x, 30.0f, n, y);
 }
@@ -81,6 +88,8 @@ const NamedOp kOps[] = {{"rms_norm", RmsNormWithWeight},
                         {"rms_norm_no_weight", RmsNormNoWeight},
                         {"gelu", GeluOp},
                         {"geglu", GeGluOp},
+                        {"silu", SiluOp},
+                        {"sigmoid_glu", SigmoidGluOp},
                         {"softcap", SoftcapOp},
                         {"softmax", SoftmaxOp}};
 
@@ -143,6 +152,26 @@ TEST(OpsTest, GeluMatchesDoubleTanhFormula) {
     EXPECT_EQ(y[n - 4], 40.0f);  // saturates to x
     EXPECT_EQ(y[n - 3], 0.0f);   // saturates to 0
     EXPECT_EQ(y[n - 2], 1e4f);
+  }
+}
+
+TEST(OpsTest, SiluAndSigmoidGluMatchDouble) {
+  for (Isa isa : SupportedIsas()) {
+    IsaScope scope(isa);
+    for (int64_t n : kLengths) {
+      SCOPED_TRACE(std::string(IsaName(isa)) + " n=" + std::to_string(n));
+      std::vector<float> x = RandomVector(n, 3, -12.0f, 12.0f);
+      const std::vector<float> v = RandomVector(n, 4);
+      if (n > 2) x[0] = -100.0f, x[1] = 100.0f;  // past exp's range either way
+      std::vector<float> y(n), g(n);
+      Silu(x.data(), n, y.data());
+      SigmoidGlu(v.data(), x.data(), n, g.data());
+      for (int64_t i = 0; i < n; ++i) {
+        const double s = 1.0 / (1.0 + std::exp(-static_cast<double>(x[i])));
+        EXPECT_NEAR(y[i], x[i] * s, 4e-7 * std::fabs(x[i] * s) + 1e-37) << i;
+        EXPECT_NEAR(g[i], v[i] * s, 4e-7 * std::fabs(v[i] * s) + 1e-37) << i;
+      }
+    }
   }
 }
 

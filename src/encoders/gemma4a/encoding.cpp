@@ -23,14 +23,6 @@ using Config = Gemma4AudioConfig;
 constexpr int kMaxDistance = Config::kContextLeft - 2;
 constexpr int kDistances = kMaxDistance + 1;
 
-// silu and sigmoid in f32 with std::exp: one plain implementation, the same bits on every ISA.
-float Silu(float x) {
-  return x / (1.0f + std::exp(-x));
-}
-float Sigmoid(float x) {
-  return 1.0f / (1.0f + std::exp(-x));
-}
-
 // The sinusoidal vector of each distance d < n: [n][D], sines then cosines of d·τ_i with
 // τ_i = exp(-i·ln(10000) / (D/2 - 1)), i < D/2. Computed in double and rounded once, so the
 // same on every ISA.
@@ -123,10 +115,7 @@ void Gemma4AudioEncoding::State::FeedForward(const std::vector<float>& pre,
   const int64_t n = T * encoder.config().n_embd;
   Norm(x.data(), pre, h.data(), pool);
   ClippedMatMul(up_w, h.data(), T, wide.data(), clamp, pool);
-  ForRows(T, pool, [&](int64_t t) {
-    float* row = wide.data() + t * F;
-    for (int j = 0; j < F; ++j) row[j] = Silu(row[j]);
-  });
+  kernels::Silu(wide.data(), T * F, wide.data(), pool);
   ClippedMatMul(down_w, wide.data(), T, o.data(), clamp, pool);
   Norm(o.data(), post, o.data(), pool);
   kernels::Scale(o.data(), Config::kFfnResidual, n, o.data());
@@ -208,8 +197,7 @@ void Gemma4AudioEncoding::State::Convolution(const Gemma4AudioLayerWeights& lw, 
   ClippedMatMul(lw.conv_pw1, h.data(), T, wide.data(), clamp, pool);
   ForRows(T, pool, [&](int64_t t) {
     const float* row = wide.data() + t * 2 * D;
-    float* g = a.data() + t * D;
-    for (int j = 0; j < D; ++j) g[j] = row[j] * Sigmoid(row[D + j]);
+    kernels::SigmoidGlu(row, row + D, D, a.data() + t * D);
   });
   ForRows(T, pool, [&](int64_t t) {
     float* y = h.data() + t * D;
@@ -224,10 +212,7 @@ void Gemma4AudioEncoding::State::Convolution(const Gemma4AudioLayerWeights& lw, 
     }
   });
   Norm(h.data(), lw.norm_conv, h.data(), pool);
-  ForRows(T, pool, [&](int64_t t) {
-    float* row = h.data() + t * D;
-    for (int j = 0; j < D; ++j) row[j] = Silu(row[j]);
-  });
+  kernels::Silu(h.data(), T * D, h.data(), pool);
   ClippedMatMul(lw.conv_pw2, h.data(), T, o.data(), clamp, pool);
   kernels::Add(x.data(), o.data(), T * D, x.data());
 }

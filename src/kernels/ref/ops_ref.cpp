@@ -40,6 +40,14 @@ void GeGlu(const float* gate, const float* up, int64_t n, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = GeluOne(gate[i]) * up[i];
 }
 
+void Silu(const float* x, int64_t n, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1.0f + std::exp(-x[i]));
+}
+
+void SigmoidGlu(const float* value, const float* gate, int64_t n, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = value[i] / (1.0f + std::exp(-gate[i]));
+}
+
 void ToHalf(const float* x, int64_t n, uint16_t* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = Fp32ToFp16(x[i]);
 }

@@ -62,6 +62,12 @@ inline typename V::V Gelu(typename V::V x) {
   return V::Div(x, V::Add(V::Set1(1.0f), e));
 }
 
+// x·sigmoid(x) as x / (1 + e^(-x)).
+template <VecTrait V>
+inline typename V::V Silu(typename V::V x) {
+  return V::Div(x, V::Add(V::Set1(1.0f), Exp<V>(V::Sub(V::Zero(), x))));
+}
+
 // Applies f (one vector -> vector) to x[0..n) -> y, the tail through masked loads/stores.
 template <VecTrait V, typename F>
 inline void Map(const float* x, int64_t n, float* y, F f) {
@@ -110,6 +116,22 @@ void RmsNorm(const float* x, const float* weight, float eps, int64_t n, float* y
     const auto mask = V::FirstN(n - i);
     const auto v = V::Mul(V::MaskLoad(mask, x + i), scale);
     V::MaskStore(mask, y + i, V::Mul(v, V::MaskLoad(mask, weight + i)));
+  }
+}
+
+// value / (1 + e^(-gate)): value ⊙ sigmoid(gate).
+template <VecTrait V>
+void SigmoidGlu(const float* value, const float* gate, int64_t n, float* y) {
+  const auto f = [](typename V::V v, typename V::V g) {
+    return V::Div(v, V::Add(V::Set1(1.0f), Exp<V>(V::Sub(V::Zero(), g))));
+  };
+  int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) {
+    V::Store(y + i, f(V::Load(value + i), V::Load(gate + i)));
+  }
+  if (i < n) {
+    const auto mask = V::FirstN(n - i);
+    V::MaskStore(mask, y + i, f(V::MaskLoad(mask, value + i), V::MaskLoad(mask, gate + i)));
   }
 }
 
@@ -195,6 +217,12 @@ void ToHalf(const float* x, int64_t n, uint16_t* y) {
   }                                                                                   \
   void GeGlu(const float* gate, const float* up, int64_t n, float* y) {               \
     simd::GeGlu<V>(gate, up, n, y);                                                   \
+  }                                                                                   \
+  void Silu(const float* x, int64_t n, float* y) {                                    \
+    simd::Map<V>(x, n, y, simd::Silu<V>);                                             \
+  }                                                                                   \
+  void SigmoidGlu(const float* value, const float* gate, int64_t n, float* y) {       \
+    simd::SigmoidGlu<V>(value, gate, n, y);                                           \
   }                                                                                   \
   void Softcap(const float* x, float cap, int64_t n, float* y) {                      \
     simd::Softcap<V>(x, cap, n, y);                                                   \
