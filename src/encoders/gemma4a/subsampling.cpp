@@ -1,5 +1,6 @@
 #include "encoders/gemma4a/subsampling.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/error.h"
@@ -20,40 +21,50 @@ void ConvStage(const float* x, int T, int F, int cin, const std::vector<float>& 
   const kernels::WeightMatrix w =
       kernels::DenseWeightMatrix(TensorType::kF32, kernel.data(), cout, patch);
   y.assign(static_cast<size_t>(T_out) * F_out * cout, 0.0f);
-  std::vector<float> patches(static_cast<size_t>(F_out) * patch);
-  // One output time step at a time: its F' patches, gathered in the kernel's (channel, time,
-  // frequency) order with zeros outside the input, as one product.
-  for (int t = 0; t < T_out; ++t) {
-    for (int f = 0; f < F_out; ++f) {
-      float* p = patches.data() + static_cast<size_t>(f) * patch;
-      for (int c = 0; c < cin; ++c) {
-        for (int kt = 0; kt < 3; ++kt) {
-          for (int kf = 0; kf < 3; ++kf) {
-            const int ti = 2 * t - 1 + kt, fi = 2 * f - 1 + kf;
-            const bool inside = ti >= 0 && ti < T && fi >= 0 && fi < F;
-            p[(c * 3 + kt) * 3 + kf] =
-                inside ? x[(static_cast<size_t>(ti) * F + fi) * cin + c] : 0.0f;
+  // Output time steps in groups of about kGroupValues gathered values: each step's F' patches,
+  // in the kernel's (channel, time, frequency) order with zeros outside the input, one product
+  // per group (a row's result does not depend on the group: kernels::MatMul's rows are
+  // independent).
+  constexpr size_t kGroupValues = size_t{1} << 20;
+  const int group = std::max(1, static_cast<int>(kGroupValues / (size_t(F_out) * patch)));
+  std::vector<float> patches(static_cast<size_t>(std::min(group, T_out)) * F_out * patch);
+  for (int t0 = 0; t0 < T_out; t0 += group) {
+    const int t1 = std::min(T_out, t0 + group);
+    for (int t = t0; t < t1; ++t) {
+      for (int f = 0; f < F_out; ++f) {
+        float* p = patches.data() + (static_cast<size_t>(t - t0) * F_out + f) * patch;
+        for (int c = 0; c < cin; ++c) {
+          for (int kt = 0; kt < 3; ++kt) {
+            for (int kf = 0; kf < 3; ++kf) {
+              const int ti = 2 * t - 1 + kt, fi = 2 * f - 1 + kf;
+              const bool inside = ti >= 0 && ti < T && fi >= 0 && fi < F;
+              p[(c * 3 + kt) * 3 + kf] =
+                  inside ? x[(static_cast<size_t>(ti) * F + fi) * cin + c] : 0.0f;
+            }
           }
         }
       }
     }
-    float* out = y.data() + static_cast<size_t>(t) * F_out * cout;
-    kernels::MatMul(w, patches.data(), F_out, out, pool);
-    for (int f = 0; f < F_out; ++f) {
-      float* row = out + static_cast<size_t>(f) * cout;
-      float mean = 0.0f;
-      for (int c = 0; c < cout; ++c) mean += row[c];
-      mean /= static_cast<float>(cout);
-      float var = 0.0f;
-      for (int c = 0; c < cout; ++c) var += (row[c] - mean) * (row[c] - mean);
-      var /= static_cast<float>(cout);
-      const float inv = 1.0f / std::sqrt(var + Gemma4AudioConfig::kNormEps);
-      for (int c = 0; c < cout; ++c) {
-        float v = (row[c] - mean) * inv;
-        if (!gain.empty()) v *= gain[c];
-        row[c] = v > 0.0f ? v : 0.0f;
+    float* out = y.data() + static_cast<size_t>(t0) * F_out * cout;
+    const int64_t rows = static_cast<int64_t>(t1 - t0) * F_out;
+    kernels::MatMul(w, patches.data(), rows, out, pool);
+    pool.ParallelForRange(static_cast<size_t>(rows), [&](size_t begin, size_t end, int) {
+      for (size_t r = begin; r < end; ++r) {
+        float* row = out + r * cout;
+        float mean = 0.0f;
+        for (int c = 0; c < cout; ++c) mean += row[c];
+        mean /= static_cast<float>(cout);
+        float var = 0.0f;
+        for (int c = 0; c < cout; ++c) var += (row[c] - mean) * (row[c] - mean);
+        var /= static_cast<float>(cout);
+        const float inv = 1.0f / std::sqrt(var + Gemma4AudioConfig::kNormEps);
+        for (int c = 0; c < cout; ++c) {
+          float v = (row[c] - mean) * inv;
+          if (!gain.empty()) v *= gain[c];
+          row[c] = v > 0.0f ? v : 0.0f;
+        }
       }
-    }
+    });
   }
 }
 
