@@ -28,6 +28,7 @@ void AddMkmodelCommand(CLI::App& app, CommandRunner& runner) {
     bool mmproj = false;
     bool clip_use_gelu = false;
     bool no_clamps = false;
+    int projection_dim = 0;
     std::string centroids = "auto";
     float echo_epsilon = -1.0f;
   };
@@ -55,6 +56,9 @@ void AddMkmodelCommand(CLI::App& app, CommandRunner& runner) {
                 "vision towers), "
                 "for comparisons with llama.cpp, whose clamped linears differ (tests/node/"
                 "server_images_llamacpp.test.mjs)");
+  sub->add_option("--projection-dim", args->projection_dim,
+                  "With --mmproj: the text width the towers project into (default: the config's "
+                  "text model), to match another text model");
   sub->add_option("--centroids", args->centroids,
                   "Assistant centroid head: on, off, auto (on for e2b/e4b shapes)")
       ->check(CLI::IsMember({"on", "off", "auto"}))
@@ -81,6 +85,10 @@ void AddMkmodelCommand(CLI::App& app, CommandRunner& runner) {
       if (args->no_clamps && !args->mmproj) {
         Fail(ErrorKind::kInvalidArgument, "mkmodel: --no-clamps needs --mmproj");
       }
+      if (args->projection_dim != 0 && (!args->mmproj || args->projection_dim < 0)) {
+        Fail(ErrorKind::kInvalidArgument,
+             "mkmodel: --projection-dim needs --mmproj and a width > 0");
+      }
       if (args->mmproj) {
         Gemma4VisionConfig vision = Gemma4VisionPreset(args->config);
         // The projection's width is the text model's: take it from the text preset of the same
@@ -88,6 +96,7 @@ void AddMkmodelCommand(CLI::App& app, CommandRunner& runner) {
         for (const auto& n : Gemma4PresetNames()) {
           if (n == args->config) vision.n_embd_text = Gemma4Preset(n).n_embd;
         }
+        if (args->projection_dim > 0) vision.n_embd_text = args->projection_dim;
         if (args->clip_use_gelu) vision.use_gelu = true;
         if (args->no_clamps) vision.clipped_linears = false;
         // The E-series checkpoints have an audio tower too, written into the same file as
