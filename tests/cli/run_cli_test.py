@@ -172,6 +172,13 @@ def mmproj_is_written_and_inspected():
     assert types["a.blk.0.attn_q.weight"] == "q8_0" and types["a.blk.0.conv_dw.weight"] == "f32"
     assert meta["clip.audio.projection_dim"] == {"type": "u32", "value": 128}, meta
     # The 26B/31B checkpoints have no audio tower.
+    wide = os.path.join(WORK, "cli-mmproj-wide.gguf")
+    tandem("mkmodel", "--config", "tiny", "--mmproj", "--projection-dim", "256", "-o", wide)
+    text = tandem("inspect", wide).stdout
+    for key in ("clip.vision.projection_dim", "clip.audio.projection_dim"):
+        assert re.search(key + r"\s+u32\s+256\b", text), (key, text)
+    r = tandem("mkmodel", "--config", "tiny", "--projection-dim", "256", "-o", wide, check=False)
+    assert r.returncode != 0 and "--projection-dim needs --mmproj" in r.stderr, r.stderr
     vision_only = os.path.join(WORK, "cli-mmproj-31b.gguf")
     tandem("mkmodel", "--config", "tiny-31b", "--mmproj", "-o", vision_only)
     assert json.loads(tandem("inspect", "--json", vision_only).stdout)["mmproj"] == "vision gemma4v"
