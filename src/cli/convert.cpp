@@ -17,7 +17,7 @@ void AddConvertCommand(CLI::App& app, CommandRunner& runner) {
   auto* sub = app.add_subcommand(
       "convert",
       "Convert a Hugging Face Gemma 4 checkpoint (target or MTP assistant) to GGUF; with "
-      "--mmproj, also its vision projector as a llama.cpp mmproj GGUF");
+      "--mmproj, also its vision and audio towers as a llama.cpp mmproj GGUF");
   struct Args {
     std::string input;
     std::string output;
@@ -37,10 +37,10 @@ void AddConvertCommand(CLI::App& app, CommandRunner& runner) {
       ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0"}, CLI::ignore_case))
       ->capture_default_str();
   sub->add_option("--mmproj", args->mmproj,
-                  "Also write the vision tower (Gemma4ForConditionalGeneration only) to this "
-                  "mmproj GGUF (general.architecture clip, projector gemma4v), in llama.cpp's "
-                  "layout and dtype rules for --type; the audio tower is not converted yet (a "
-                  "warning says so)");
+                  "Also write the vision tower (Gemma4ForConditionalGeneration only) and, for "
+                  "E2B/E4B, the audio tower to this mmproj GGUF (general.architecture clip, "
+                  "projectors gemma4v and gemma4a), in llama.cpp's layout and dtype rules for "
+                  "--type");
   sub->add_flag(
       "--clip-use-gelu", args->clip_use_gelu,
       "With --mmproj: also write clip.use_gelu = true, so llama.cpp runs the tanh GELU "
@@ -65,9 +65,10 @@ void AddConvertCommand(CLI::App& app, CommandRunner& runner) {
                   s.n_shards == 1 ? "" : "s", s.gguf_arch.c_str(), s.n_tensors,
                   FormatBytes(s.tensor_bytes).c_str(), args->type.c_str());
       if (!args->mmproj.empty()) {
-        std::printf("wrote %s: vision projector gemma4v, %zu tensors, %s%s\n", args->mmproj.c_str(),
-                    s.n_mmproj_tensors, FormatBytes(s.mmproj_bytes).c_str(),
-                    s.n_audio_skipped > 0 ? " (audio tower not converted)" : "");
+        std::printf(
+            "wrote %s: %s, %zu tensors, %s\n", args->mmproj.c_str(),
+            s.n_mmproj_audio_tensors > 0 ? "vision gemma4v, audio gemma4a" : "vision gemma4v",
+            s.n_mmproj_tensors, FormatBytes(s.mmproj_bytes).c_str());
       }
       return 0;
     };

@@ -22,6 +22,8 @@ struct PlannedTensor {
     kRopeFreqs,      // generated (docs/gemma4.md § RoPE)
     kPatchKernel,    // inputs[0], a patch linear [D, p·p·3] over (row, col, channel) written as
                    // the conv kernel {p, p, 3, D} (docs/vision.md § Conversion from Hugging Face)
+    kSoftplus,  // inputs[0] with softplus ln(1 + e^x) applied to every value (the audio tower's
+                // per_dim_scale, docs/audio.md § Conversion)
   };
   std::string name;          // GGUF name
   std::vector<uint64_t> ne;  // GGUF order, ne[0] innermost

@@ -13,6 +13,7 @@
 #include "base/mapped_file.h"
 #include "base/thread_pool.h"
 #include "convert/conversion_plan.h"
+#include "convert/hf_audio_config.h"
 #include "convert/hf_config.h"
 #include "convert/hf_tokenizer.h"
 #include "convert/hf_vision_config.h"
@@ -52,6 +53,13 @@ bool ReadElements(const SafetensorsTensor& t, uint64_t first, uint64_t n, float*
   return ok;
 }
 
+// ln(1 + e^x) in double precision, rounded once to float; written as x + ln(1 + e^-x) for
+// positive x so that large values do not overflow.
+float Softplus(float x) {
+  const double v = x;
+  return static_cast<float>(v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v)));
+}
+
 // Row r of the GGUF tensor, read from its checkpoint source(s).
 RowReader MakeRowReader(const PlannedTensor& p) {
   const uint64_t n = p.ne[0];
@@ -75,6 +83,13 @@ RowReader MakeRowReader(const PlannedTensor& p) {
       bool ok = true;
       for (uint64_t j = 0; j < n; ++j)
         ok &= ReadElements(*t, o * 3 * n * n + (i * n + j) * 3 + c, 1, out + j);
+      return ok;
+    };
+  }
+  if (p.source == PlannedTensor::Source::kSoftplus) {
+    return [t, n](uint64_t row, float* out) {
+      const bool ok = ReadElements(*t, row * n, n, out);
+      for (uint64_t i = 0; i < n; ++i) out[i] = Softplus(out[i]);
       return ok;
     };
   }
@@ -199,7 +214,8 @@ void AddTensors(const std::vector<PlannedTensor>& tensors, const HfModelConfig& 
       }
       case PlannedTensor::Source::kRows:
       case PlannedTensor::Source::kExpertHalves:
-      case PlannedTensor::Source::kPatchKernel: {
+      case PlannedTensor::Source::kPatchKernel:
+      case PlannedTensor::Source::kSoftplus: {
         const RowEncodeJob job{p.name, p.type, p.ne[0], RowCount(p.ne)};
         RowReader reader = MakeRowReader(p);
         std::vector<const SafetensorsTensor*> inputs = p.inputs;
@@ -258,11 +274,12 @@ ConvertSummary ConvertHfToGguf(const ConvertOptions& options) {
       LoadHfTokenizer(dir, hf.bos_token_id, hf.eos_token_id, hf.pad_token_id);
   const ConversionPlan plan = PlanConversion(hf, static_cast<int>(tokenizer.vocab.size()),
                                              *checkpoint, options.out_type, dir);
-  // The projector is planned before anything is written, so a bad vision tower leaves no file.
+  // The projector is planned before anything is written, so a bad tower leaves no file.
   std::optional<MmprojPlan> mm_plan;
   if (mmproj) {
-    mm_plan = PlanMmprojConversion(LoadHfVisionConfig(dir), *checkpoint, options.out_type, dir);
-    if (options.clip_use_gelu) mm_plan->config.use_gelu = true;
+    mm_plan = PlanMmprojConversion(LoadHfVisionConfig(dir), LoadHfAudioConfig(dir), *checkpoint,
+                                   options.out_type, dir);
+    if (options.clip_use_gelu) mm_plan->vision.use_gelu = true;
   }
 
   std::string name = options.name;
@@ -283,18 +300,16 @@ ConvertSummary ConvertHfToGguf(const ConvertOptions& options) {
   AddTensors(plan.tensors, plan.hf, w, bar, pool);
   if (plan.n_multimodal > 0 && !mm_plan) {
     LogInfo(dir + ": skipped " + std::to_string(plan.n_multimodal) +
-            " vision/audio tensors (a text-only GGUF; --mmproj FILE writes the vision projector)");
+            " vision/audio tensors (a text-only GGUF; --mmproj FILE writes the projector)");
   }
   w.Write(options.output_path);
 
   if (mm_plan) {
-    if (mm_plan->n_audio > 0) {
-      LogWarn(dir + ": the audio tower (" + std::to_string(mm_plan->n_audio) +
-              " tensors) is not converted yet: " + options.mmproj_path +
-              " holds the vision encoder only");
-    }
+    // One file for both towers, keys and tensors in WriteRandomMmproj's order: general, vision,
+    // audio.
     GgufWriter mw;
-    WriteGemma4VisionMmprojKeys(mm_plan->config, options.out_type, name, mw);
+    WriteGemma4VisionMmprojKeys(mm_plan->vision, options.out_type, name, mw);
+    if (mm_plan->audio) mm_plan->audio->WriteToGguf(mw);
     AddTensors(mm_plan->tensors, plan.hf, mw, bar, pool);
     mw.Write(options.mmproj_path);
   }
@@ -310,7 +325,7 @@ ConvertSummary ConvertHfToGguf(const ConvertOptions& options) {
   s.tensor_bytes = total;
   if (mm_plan) {
     s.n_mmproj_tensors = mm_plan->tensors.size();
-    s.n_audio_skipped = mm_plan->n_audio;
+    s.n_mmproj_audio_tensors = mm_plan->n_audio_tensors;
     s.mmproj_bytes = mm_total;
   }
   return s;

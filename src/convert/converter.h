@@ -1,7 +1,8 @@
 // `tandem convert`: a Hugging Face Gemma 4 checkpoint directory (target or MTP assistant) to one
 // GGUF file with the metadata and tensors llama.cpp's converter writes, streamed tensor by tensor;
-// for a Gemma4ForConditionalGeneration checkpoint, optionally also its vision projector as a
-// llama.cpp mmproj file (docs/vision.md § Conversion from Hugging Face).
+// for a Gemma4ForConditionalGeneration checkpoint, optionally also its vision and audio towers as
+// one llama.cpp mmproj file (docs/vision.md § Conversion from Hugging Face, docs/audio.md
+// § Conversion).
 #pragma once
 
 #include <cstdint>
@@ -18,8 +19,8 @@ struct ConvertOptions {
   std::string name;                        // general.name; empty: the directory's name
   bool progress = true;                    // draw a progress bar if stderr is a terminal
   int n_threads = 0;                       // conversion threads; 0 = physical cores
-  // Also write the vision tower (gemma4v) here as an mmproj GGUF; empty: text model only. The
-  // audio tower is not converted yet (a warning says so).
+  // Also write the vision tower (gemma4v) and, when the checkpoint has one, the audio tower
+  // (gemma4a) here as one mmproj GGUF; empty: text model only.
   std::string mmproj_path;
   bool clip_use_gelu = false;  // with mmproj_path: write clip.use_gelu = true (see VisionGelu)
 };
@@ -33,19 +34,19 @@ struct ConvertSummary {
   size_t n_shards = 0;
   uint64_t tensor_bytes = 0;  // tensor data written
   // With ConvertOptions::mmproj_path:
-  size_t n_mmproj_tensors = 0;  // tensors of the mmproj file
-  size_t n_audio_skipped = 0;   // audio tower / embedder tensors not converted
-  uint64_t mmproj_bytes = 0;    // its tensor data
+  size_t n_mmproj_tensors = 0;        // tensors of the mmproj file
+  size_t n_mmproj_audio_tensors = 0;  // of them, the audio tower's (0: vision only)
+  uint64_t mmproj_bytes = 0;          // its tensor data
 };
 
 // Converts options.input_dir into options.output_path (and options.mmproj_path). Memory stays
 // bounded by one chunk of rows per thread (the checkpoint is mapped, not loaded). Nothing is
 // written until the whole plan checks out (config, tokenizer, every tensor's name, shape and
-// dtype, the vision tower's too when an mmproj is asked for); each file is written to
+// dtype, the towers' too when an mmproj is asked for); each file is written to
 // `path + ".tmp"` and renamed into place, so a failure never leaves a partial file (an older file
 // there survives). Throws Error naming the file, tensor or field at fault (see PlanConversion,
-// PlanMmprojConversion, ParseHfConfig, ParseHfVisionConfig, SafetensorsCheckpoint::Open,
-// LoadHfTokenizer).
+// PlanMmprojConversion, ParseHfConfig, ParseHfVisionConfig, ParseHfAudioConfig,
+// SafetensorsCheckpoint::Open, LoadHfTokenizer).
 ConvertSummary ConvertHfToGguf(const ConvertOptions& options);
 
 // llama.cpp's `general.file_type` for a conversion to `out_type` (F32 0, F16 1, Q8_0 7, BF16 32).

@@ -4,13 +4,38 @@
 #pragma once
 
 #include <cmath>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
+#include <string_view>
 
 #include "base/error.h"
 
 namespace tandem {
+
+// The whole file at `path`; Error(kIo) naming it when it cannot be read.
+inline std::string ReadHfTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) Fail(ErrorKind::kIo, path + ": cannot open for reading");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) Fail(ErrorKind::kIo, path + ": read failed");
+  return text.str();
+}
+
+// `text` parsed as a JSON object; Error(kCorrupt) naming `source` otherwise.
+inline nlohmann::json ParseHfJsonObject(std::string_view text, const std::string& source) {
+  nlohmann::json root;
+  try {
+    root = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    Fail(ErrorKind::kCorrupt, source + ": bad JSON: " + e.what());
+  }
+  if (!root.is_object()) Fail(ErrorKind::kCorrupt, source + ": not a JSON object");
+  return root;
+}
 
 class HfJsonFields {
  public:

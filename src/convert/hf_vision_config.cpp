@@ -1,9 +1,7 @@
 #include "convert/hf_vision_config.h"
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "base/error.h"
 #include "convert/hf_json_fields.h"
@@ -15,26 +13,6 @@ using Json = nlohmann::json;
 
 constexpr char kVisionArchitecture[] = "Gemma4ForConditionalGeneration";
 constexpr double kRopeTheta = 100.0;  // fixed by llama.cpp and tandem's encoder (not in the file)
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) Fail(ErrorKind::kIo, path + ": cannot open for reading");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) Fail(ErrorKind::kIo, path + ": read failed");
-  return text.str();
-}
-
-Json ParseObject(std::string_view text, const std::string& source) {
-  Json root;
-  try {
-    root = Json::parse(text);
-  } catch (const Json::exception& e) {
-    Fail(ErrorKind::kCorrupt, source + ": bad JSON: " + e.what());
-  }
-  if (!root.is_object()) Fail(ErrorKind::kCorrupt, source + ": not a JSON object");
-  return root;
-}
 
 // image_mean / image_std: three numbers, or absent.
 void ReadTriple(const HfJsonFields& f, const char* key, std::array<float, 3>& out) {
@@ -50,7 +28,7 @@ void ReadTriple(const HfJsonFields& f, const char* key, std::array<float, 3>& ou
 }  // namespace
 
 HfVisionConfig ParseHfVisionConfig(std::string_view json_text, const std::string& source) {
-  const Json root = ParseObject(json_text, source);
+  const Json root = ParseHfJsonObject(json_text, source);
   const HfJsonFields top(root, "", source);
   bool known = false;
   if (const Json* archs = top.Find("architectures"); archs != nullptr && archs->is_array()) {
@@ -107,19 +85,18 @@ HfVisionConfig ParseHfVisionConfig(std::string_view json_text, const std::string
   c.standardize = vc->Bool("standardize", false);
   c.n_embd_text = tc->RequiredInt("hidden_size");
   c.Validate(source);
-  out.has_audio = top.Find("audio_config") != nullptr;
   return out;
 }
 
 HfVisionConfig LoadHfVisionConfig(const std::string& dir) {
   namespace fs = std::filesystem;
   const std::string config_path = (fs::path(dir) / "config.json").string();
-  HfVisionConfig hf = ParseHfVisionConfig(ReadText(config_path), config_path);
+  HfVisionConfig hf = ParseHfVisionConfig(ReadHfTextFile(config_path), config_path);
   std::error_code ec;
   for (const char* file : {"preprocessor_config.json", "processor_config.json"}) {
     const std::string path = (fs::path(dir) / file).string();
     if (!fs::exists(path, ec)) continue;
-    const Json root = ParseObject(ReadText(path), path);
+    const Json root = ParseHfJsonObject(ReadHfTextFile(path), path);
     const HfJsonFields top(root, "", path);
     const std::optional<HfJsonFields> nested = top.Object("image_processor");
     const HfJsonFields& f = nested ? *nested : top;

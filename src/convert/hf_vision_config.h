@@ -16,7 +16,6 @@ struct HfVisionConfig {
   // conversion plan turns it on if the checkpoint has layer scalars); n_embd_text is
   // text_config.hidden_size.
   Gemma4VisionConfig config;
-  bool has_audio = false;  // config.json has an audio_config (E2B/E4B)
 };
 
 // Parses the text of config.json. Throws Error(kUnsupported) for an architecture without a

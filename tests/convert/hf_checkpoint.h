@@ -1,6 +1,7 @@
 // Test helper: small synthetic Hugging Face Gemma 4 checkpoints for every layout (E2B-like,
 // 26B-like MoE, 31B-like, MTP assistant with centroids), written from the HF side of the specs
-// with the GGUF name each tensor should become, plus config.json and the tokenizer files.
+// with the GGUF name each tensor should become (text model or mmproj), plus config.json and the
+// tokenizer files.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +21,16 @@ struct HfVisionSpec {
   int patch = 16, pooling = 3, positions = 64;
   bool clipped = true;      // use_clipped_linears: 0-d bounds on every linear (one left at +inf)
   bool standardize = true;  // std_bias / std_scale
-  bool audio = true;        // audio tower tensors and audio_config (not converted)
+};
+
+// The audio tower of a multimodal checkpoint (HF naming, transformers' Gemma4AudioModel and the
+// audio Gemma4MultimodalEmbedder), by default the tiny gemma4a shape: width 32, 2 layers of 2
+// heads, subsampling channels 128 and 4, output projection 48, clamp bounds. The mel bins are
+// transformers' fixed 128 (its input projection takes (channels0 / 4)·channels1 inputs).
+struct HfAudioSpec {
+  bool present = true;  // audio_config and the tower's tensors (E2B/E4B)
+  int hidden = 32, layers = 2, heads = 2, channels0 = 128, channels1 = 4, output = 48;
+  bool clipped = true;  // use_clipped_linears: 0-d bounds on every clippable linear
 };
 
 struct HfSpec {
@@ -40,6 +50,7 @@ struct HfSpec {
   bool shared_kv_tensors = false;  // K/V projections on KV-shared layers too (to be dropped)
   bool multimodal = false;         // vision tower (+ audio tensors): skipped by the text GGUF
   HfVisionSpec vision;             // with multimodal
+  HfAudioSpec audio;               // with multimodal
   bool lm_head = false;            // a tied lm_head.weight (to be dropped)
   float softcap = 30.0f;
   bool assistant = false;
@@ -55,7 +66,7 @@ struct HfTensor {
   std::vector<uint64_t> shape;  // PyTorch order
   std::vector<float> values;    // float tensors: exactly the stored values
   std::vector<int64_t> ints;    // integer tensors
-  std::string mmproj;           // the mmproj tensor it becomes (vision tensors); else empty
+  std::string mmproj;           // the mmproj tensor it becomes (vision, audio); else empty
   bool multimodal = false;      // a vision or audio tensor
 };
 

@@ -4,6 +4,7 @@
   hf_reference.py logits HF_DIR --tokens 2,10,11 --out OUT.f64
   hf_reference.py draft TARGET_HF_DIR ASSISTANT_HF_DIR --tokens 2,10,11 --out OUT.f64
   hf_reference.py vision HF_DIR --pixels IMG.f32 --width W --height H --out OUT.f64
+  hf_reference.py audio HF_DIR --mel MEL.f32 --frames N --out OUT.f64
 
 It reads config.json and the safetensors files itself and maps the HF tensor names to the names
 the reference expects, written here from the specs independently of tandem's C++ name map. No
@@ -16,6 +17,9 @@ token t0, then the assistant's first draft step logits [V] (-inf outside the kep
 [H, W, 3], already normalised) from the vision tower of a Gemma4ForConditionalGeneration
 checkpoint, with transformers' tanh GELU. The patch embedding stays the HF linear over patches
 flattened (row, column, channel), so the converter's reshape into a conv kernel is checked too.
+`audio` writes the soft tokens [tokens, Dt] of one piece of log-mel frames (mel: little-endian
+float32 [N, 128]) from the audio tower of a checkpoint with an audio_config; per_dim_scale gets
+its softplus here and the depthwise kernel its squeeze, so the converter's are checked too.
 Exit code 0 on success, 1 on bad input, 77 when NumPy is missing.
 """
 
@@ -36,6 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "reference"))
 
 import assistant  # noqa: E402
+import audio_encoder  # noqa: E402
 import gemma4  # noqa: E402
 import vision  # noqa: E402
 
@@ -322,6 +327,91 @@ class HfVisionTower(vision.VisionTower):
         return blocks.reshape(hp * wp, p * p * 3) @ self.file.hf_patch.T
 
 
+AUDIO_TOWER = {
+    "subsample_conv_projection.layer0.conv.weight": "a.conv1d.0.weight",
+    "subsample_conv_projection.layer0.norm.weight": "a.conv1d.0.norm.weight",
+    "subsample_conv_projection.layer1.conv.weight": "a.conv1d.1.weight",
+    "subsample_conv_projection.layer1.norm.weight": "a.conv1d.1.norm.weight",
+    "subsample_conv_projection.input_proj_linear.weight": "a.input_projection.weight",
+    "output_proj.weight": "a.pre_encode.out.weight",
+    "output_proj.bias": "a.pre_encode.out.bias",
+}
+AUDIO_LAYER = {
+    "feed_forward1.pre_layer_norm.weight": "ffn_norm.weight",
+    "feed_forward1.post_layer_norm.weight": "ffn_post_norm.weight",
+    "feed_forward2.pre_layer_norm.weight": "ffn_norm_1.weight",
+    "feed_forward2.post_layer_norm.weight": "ffn_post_norm_1.weight",
+    "norm_pre_attn.weight": "attn_pre_norm.weight",
+    "norm_post_attn.weight": "attn_post_norm.weight",
+    "norm_out.weight": "ln2.weight",
+    "self_attn.relative_k_proj.weight": "attn_k_rel.weight",
+    "self_attn.per_dim_scale": "per_dim_scale.weight",
+    "lconv1d.pre_layer_norm.weight": "conv_norm.weight",  # the conv module's PRE-norm
+    "lconv1d.conv_norm.weight": "norm_conv.weight",  # the norm after the depthwise conv
+    "lconv1d.depthwise_conv1d.weight": "conv_dw.weight",
+}
+AUDIO_LINEAR = {"feed_forward1.ffw_layer_1": "ffn_up", "feed_forward1.ffw_layer_2": "ffn_down",
+                "feed_forward2.ffw_layer_1": "ffn_up_1", "feed_forward2.ffw_layer_2": "ffn_down_1",
+                "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
+                "self_attn.v_proj": "attn_v", "self_attn.post": "attn_out",
+                "lconv1d.linear_start": "conv_pw1", "lconv1d.linear_end": "conv_pw2"}
+
+
+class HfAudioFile:
+    """What audio_encoder.AudioEncoder reads from an mmproj GGUF, served from a HF checkpoint's
+    audio tower (config.json audio_config with transformers' defaults) and audio embedder."""
+
+    def __init__(self, path):
+        self.path = path
+        with open(os.path.join(path, "config.json")) as f:
+            cfg = json.load(f)
+        ac = cfg.get("audio_config") or {}
+        if not ac:
+            raise ValueError(f"{path}: no audio_config")
+        d = ac.get("hidden_size", 1024)
+        self.metadata = {
+            "general.architecture": "clip",
+            "clip.audio.projector_type": "gemma4a",
+            "clip.audio.embedding_length": d,
+            "clip.audio.feed_forward_length": 4 * d,  # transformers' FFN is 4 x hidden_size
+            "clip.audio.block_count": ac.get("num_hidden_layers", 12),
+            "clip.audio.attention.head_count": ac.get("num_attention_heads", 8),
+            "clip.audio.num_mel_bins": 128,  # the feature extractor's default feature_size
+            "clip.audio.projection_dim": cfg["text_config"]["hidden_size"],
+        }
+        self.tensors = {}
+        for name, a in read_checkpoint(path).items():
+            a = a.astype(np.float64)
+            name = name.removeprefix("model.")
+            if name == "embed_audio.embedding_projection.weight":
+                self.tensors["mm.a.input_projection.weight"] = a
+            elif name.startswith("audio_tower.") and name[12:] in AUDIO_TOWER:
+                self.tensors[AUDIO_TOWER[name[12:]]] = a
+            elif m := re.match(r"audio_tower\.layers\.(\d+)\.(.+)$", name):
+                blk, rest = f"a.blk.{m.group(1)}.", m.group(2)
+                if rest == "self_attn.per_dim_scale":
+                    a = np.logaddexp(0.0, a)  # softplus, which transformers applies at run time
+                elif rest == "lconv1d.depthwise_conv1d.weight":
+                    a = a[:, 0, :]  # [Da, 1, K] -> [Da, K]
+                if rest in AUDIO_LAYER:
+                    self.tensors[blk + AUDIO_LAYER[rest]] = a
+                    continue
+                lm = re.match(r"(.+)\.(linear\.weight|input_min|input_max|output_min|output_max)$",
+                              rest)
+                if not lm or lm.group(1) not in AUDIO_LINEAR:
+                    raise ValueError(f"{path}: unknown audio tensor {name}")
+                suffix = "weight" if lm.group(2) == "linear.weight" else lm.group(2)
+                self.tensors[f"{blk}{AUDIO_LINEAR[lm.group(1)]}.{suffix}"] = a.reshape(-1) \
+                    if a.ndim == 0 else a
+            elif name.startswith(("audio_tower.", "embed_audio.")):
+                raise ValueError(f"{path}: unknown audio tensor {name}")
+
+    get = HfVisionFile.get
+    require = HfVisionFile.require
+    info = HfVisionFile.info
+    tensor = HfVisionFile.tensor
+
+
 def target_model(path):
     f = HfFile(path)
     return gemma4.Model(f, "exact", f.partial_rotary_factor)
@@ -329,12 +419,14 @@ def target_model(path):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("command", choices=["logits", "draft", "vision"])
+    p.add_argument("command", choices=["logits", "draft", "vision", "audio"])
     p.add_argument("dirs", nargs="+")
     p.add_argument("--tokens", default="")
     p.add_argument("--pixels")
     p.add_argument("--width", type=int)
     p.add_argument("--height", type=int)
+    p.add_argument("--mel")
+    p.add_argument("--frames", type=int)
     p.add_argument("--out", required=True)
     args = p.parse_args()
     tokens = [int(t) for t in args.tokens.split(",") if t]
@@ -342,6 +434,9 @@ def main():
         if args.command == "vision":
             px = np.fromfile(args.pixels, "<f4").reshape(args.height, args.width, 3)
             result = HfVisionTower(HfVisionFile(args.dirs[0]), gelu="tanh").encode(px).reshape(-1)
+        elif args.command == "audio":
+            mel = np.fromfile(args.mel, "<f4").reshape(args.frames, 128)
+            result = audio_encoder.AudioEncoder(HfAudioFile(args.dirs[0])).encode(mel).reshape(-1)
         elif args.command == "logits":
             result = target_model(args.dirs[0]).run(tokens).logits.reshape(-1)
         else:

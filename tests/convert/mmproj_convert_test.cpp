@@ -1,9 +1,10 @@
-// `tandem convert --mmproj`: the vision tower of a synthetic Gemma4ForConditionalGeneration
-// checkpoint (HF naming) becomes a llama.cpp mmproj file. Checked against the checkpoint itself
-// (every value after the documented transform, read from the file and through tandem's gemma4v
-// loader), against what `tandem mkmodel --mmproj` writes for the same config (keys, key types,
-// tensor names, shapes and dtypes), against the NumPy reference run on the HF weights (the
-// encoded soft tokens), and with broken checkpoints. Also `tandem quantize` of the result.
+// `tandem convert --mmproj`: the vision and audio towers of a synthetic
+// Gemma4ForConditionalGeneration checkpoint (HF naming) become one llama.cpp mmproj file. Checked
+// against the checkpoint itself (every value after the documented transform, read from the file
+// and through tandem's gemma4v loader), against what `tandem mkmodel --mmproj` writes for the same
+// configs (keys, key types, tensor names, shapes and dtypes), against the NumPy reference run on
+// the HF weights (the encoded soft tokens), and with broken checkpoints. Also `tandem quantize`
+// of the result. The audio tower's own checks are in mmproj_audio_convert_test.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,10 +21,10 @@
 #include "encoders/gemma4a/presets.h"
 #include "encoders/gemma4v/encoder.h"
 #include "encoders/gemma4v/presets.h"
-#include "encoders/gemma4v/random_mmproj.h"
 #include "encoders/random_mmproj.h"
 #include "gguf/gguf_reader.h"
 #include "hf_checkpoint.h"
+#include "mmproj_test_util.h"
 #include "tensor/dequantize.h"
 #include "test_util.h"
 
@@ -39,72 +40,35 @@ HfSpec PlainVisionSpec() {
   s.dtype = "F32";
   s.vision.clipped = false;
   s.vision.standardize = false;
-  s.vision.audio = false;
+  s.audio.present = false;
   return s;
 }
 
-// The vision config the checkpoint describes, built from the spec (not by the HF parser).
-Gemma4VisionConfig ExpectedVisionConfig(const HfSpec& s) {
-  const HfVisionSpec& v = s.vision;
-  Gemma4VisionConfig c;
-  c.n_embd = v.hidden;
-  c.n_ff = v.ff;
-  c.n_layer = v.layers;
-  c.n_head = v.heads;
-  c.n_head_kv = v.heads;
-  c.head_dim = v.head_dim;
-  c.patch_size = v.patch;
-  c.pooling = v.pooling;
-  c.n_pos = v.positions;
-  c.n_embd_text = s.hidden;
-  c.clipped_linears = v.clipped;
-  c.standardize = v.standardize;
-  return c;
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-struct Converted {
-  HfCheckpoint ckpt;
-  std::string hf, text, mmproj;
-  ConvertSummary summary;
-};
-
-ConvertOptions Options(const std::string& hf, const std::string& text, const std::string& mmproj,
-                       TensorType type) {
-  ConvertOptions o;
-  o.input_dir = hf;
-  o.output_path = text;
-  o.mmproj_path = mmproj;
-  o.out_type = type;
-  o.name = "test";  // as Convert() names its files
-  o.progress = false;
-  o.n_threads = 2;
-  return o;
-}
-
-Converted ConvertWithMmproj(const HfSpec& spec, TensorType type, const std::string& tag) {
-  Converted c{MakeHfCheckpoint(spec), "", "", "", {}};
-  const std::string dir = ScratchDir(spec.name + "-" + tag);
-  c.hf = dir + "/hf";
-  c.text = dir + "/text.gguf";
-  c.mmproj = dir + "/mmproj.gguf";
-  WriteHfCheckpoint(c.ckpt, c.hf, 2);
-  c.summary = ConvertHfToGguf(Options(c.hf, c.text, c.mmproj, type));
-  return c;
-}
-
-// The GGUF shape (ne) of a vision tensor: the patch kernel {p, p, 3, D}, scalars {1}, else the
-// PyTorch shape reversed.
+// The GGUF shape (ne) of a vision or audio tensor: the patch kernel {p, p, 3, D}, the audio
+// depthwise kernel [Da, 1, K] squeezed to {K, Da}, scalars {1}, else the PyTorch shape reversed.
 std::vector<uint64_t> ExpectedNe(const HfTensor& t, const Gemma4VisionConfig& c) {
   if (t.mmproj == "v.patch_embd.weight") {
     return {uint64_t(c.patch_size), uint64_t(c.patch_size), 3, uint64_t(c.n_embd)};
   }
+  if (EndsWith(t.mmproj, ".conv_dw.weight")) return {t.shape[2], t.shape[0]};
   if (t.shape.empty()) return {1};
   return {t.shape.rbegin(), t.shape.rend()};
 }
 
 // The values in GGUF element order: the patch linear [D][p·p·3] over (row, column, channel)
-// becomes the kernel [D][3][p][p]; everything else keeps its order.
+// becomes the kernel [D][3][p][p]; the audio per_dim_scale becomes softplus(x) = ln(1 + e^x);
+// everything else keeps its values and order.
 std::vector<float> ExpectedValues(const HfTensor& t, const Gemma4VisionConfig& c) {
+  if (EndsWith(t.mmproj, ".per_dim_scale.weight")) {
+    std::vector<float> out;
+    for (float x : t.values) out.push_back(static_cast<float>(std::log(1.0 + std::exp(double(x)))));
+    return out;
+  }
   if (t.mmproj != "v.patch_embd.weight") return t.values;
   const int p = c.patch_size, d = c.n_embd;
   std::vector<float> out(t.values.size());
@@ -121,24 +85,6 @@ std::vector<float> ExpectedValues(const HfTensor& t, const Gemma4VisionConfig& c
   return out;
 }
 
-std::vector<float> Decode(const GgufFile& f, const TensorInfo& t) {
-  std::vector<float> out(t.n_elements());
-  const size_t row_bytes = RowBytes(GetTensorTypeTraits(t.type), t.ne[0]);
-  for (uint64_t r = 0; r < t.n_elements() / t.ne[0]; ++r) {
-    DequantizeRow(t.type, f.TensorData(t) + r * row_bytes, out.data() + r * t.ne[0],
-                  static_cast<int64_t>(t.ne[0]));
-  }
-  return out;
-}
-
-const HfTensor& ByMmproj(const HfCheckpoint& c, const std::string& gguf) {
-  for (const HfTensor& t : c.tensors) {
-    if (t.mmproj == gguf) return t;
-  }
-  ADD_FAILURE() << "the checkpoint has no tensor for " << gguf;
-  return c.tensors[0];
-}
-
 // Every tensor of the file is a checkpoint tensor after the documented transform: values bitwise
 // equal (f32), or equal to the checkpoint value rounded to the stored type (f16 / bf16).
 void CheckValues(const Converted& c, const Gemma4VisionConfig& config, TensorType type) {
@@ -152,7 +98,7 @@ void CheckValues(const Converted& c, const Gemma4VisionConfig& config, TensorTyp
     const std::vector<uint64_t> ne(info->ne.begin(), info->ne.begin() + info->n_dims);
     EXPECT_EQ(ne, ExpectedNe(t, config)) << t.mmproj;
     const std::vector<float> want = ExpectedValues(t, config);
-    const std::vector<float> got = Decode(*f, *info);
+    const std::vector<float> got = DecodeTensor(*f, *info);
     ASSERT_EQ(got.size(), want.size()) << t.mmproj;
     const std::string stored = info->type == TensorType::kF16    ? "F16"
                                : info->type == TensorType::kBF16 ? "BF16"
@@ -256,7 +202,8 @@ TEST(MmprojConvert, LoaderReadsTheCheckpointValues) {
 
 // Keys (with their GGUF types and values, general.name aside) and tensors (names, order, shapes,
 // dtypes) equal what the random-weight writer of `tandem mkmodel --mmproj` writes for the same
-// config and --type.
+// configs and --type: both towers in one file for the E2B-like checkpoint, vision only for the
+// other.
 TEST(MmprojConvert, LayoutEqualsMkmodelForTheSameConfig) {
   for (const HfSpec& spec : {E2bLikeSpec(), PlainVisionSpec()}) {
     for (TensorType type :
@@ -264,7 +211,10 @@ TEST(MmprojConvert, LayoutEqualsMkmodelForTheSameConfig) {
       SCOPED_TRACE(spec.name + " " + std::string(TensorTypeName(type)));
       const Converted c = ConvertWithMmproj(spec, type, std::string(TensorTypeName(type)));
       const std::string random = fs::path(c.mmproj).parent_path() / "random.gguf";
-      WriteRandomGemma4VisionMmproj(ExpectedVisionConfig(spec), {.weight_type = type}, random);
+      const Gemma4VisionConfig vision = ExpectedVisionConfig(spec);
+      const Gemma4AudioConfig audio = ExpectedAudioConfig(spec);
+      WriteRandomMmproj(&vision, spec.audio.present ? &audio : nullptr, {.weight_type = type},
+                        random);
       const auto a = GgufFile::Open(c.mmproj);
       const auto b = GgufFile::Open(random);
       std::map<std::string, const GgufValue*> ka, kb;
@@ -319,22 +269,6 @@ TEST(MmprojConvert, EncodedImageMatchesTheReferenceOnTheHfWeights) {
   }
 }
 
-TEST(MmprojConvert, AudioTowerIsReportedNotConverted) {
-  const HfSpec spec = E2bLikeSpec();
-  ::testing::internal::CaptureStderr();
-  const Converted c = ConvertWithMmproj(spec, TensorType::kF16, "audio");
-  const std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_NE(err.find("audio tower (3 tensors) is not converted yet"), std::string::npos) << err;
-  EXPECT_EQ(c.summary.n_audio_skipped, 3u);
-  size_t vision = 0;
-  for (const HfTensor& t : c.ckpt.tensors) vision += t.mmproj.empty() ? 0 : 1;
-  EXPECT_EQ(c.summary.n_mmproj_tensors, vision);
-  // The text GGUF is the one a conversion without --mmproj writes.
-  const std::string plain = fs::path(c.text).parent_path() / "plain.gguf";
-  Convert(c.hf, plain, TensorType::kF16, 2);
-  EXPECT_EQ(ReadAll(plain), ReadAll(c.text));
-}
-
 // `--clip-use-gelu` adds clip.use_gelu = true, which makes llama.cpp (and tandem's kFromFile)
 // run the tanh GELU.
 TEST(MmprojConvert, ClipUseGeluIsWritten) {
@@ -342,7 +276,7 @@ TEST(MmprojConvert, ClipUseGeluIsWritten) {
   const HfCheckpoint ckpt = MakeHfCheckpoint(spec);
   const std::string dir = ScratchDir("gelu");
   WriteHfCheckpoint(ckpt, dir + "/hf", 1);
-  ConvertOptions o = Options(dir + "/hf", dir + "/t.gguf", dir + "/m.gguf", TensorType::kF32);
+  ConvertOptions o = MmprojOptions(dir + "/hf", dir + "/t.gguf", dir + "/m.gguf", TensorType::kF32);
   o.clip_use_gelu = true;
   ConvertHfToGguf(o);
   const auto enc = Gemma4VisionEncoder::Load(dir + "/m.gguf", {.gelu = VisionGelu::kFromFile});
@@ -352,35 +286,6 @@ TEST(MmprojConvert, ClipUseGeluIsWritten) {
 }
 
 // Broken vision towers fail before anything is written, naming the tensor and the file.
-void ExpectMmprojError(const HfSpec& spec, const std::function<void(HfCheckpoint&)>& edit,
-                       ErrorKind kind, const std::vector<std::string>& needles) {
-  HfCheckpoint ckpt = MakeHfCheckpoint(spec);
-  if (edit) edit(ckpt);
-  const std::string dir = ScratchDir("bad");
-  WriteHfCheckpoint(ckpt, dir + "/hf", 1);
-  const std::string text = dir + "/text.gguf", mmproj = dir + "/mmproj.gguf";
-  try {
-    ConvertHfToGguf(Options(dir + "/hf", text, mmproj, TensorType::kF16));
-    ADD_FAILURE() << "conversion succeeded; expected an error containing '" << needles[0] << "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    for (const std::string& n : needles) {
-      EXPECT_NE(std::string(e.what()).find(n), std::string::npos)
-          << "'" << n << "' in: " << e.what();
-    }
-  }
-  EXPECT_FALSE(fs::exists(text));
-  EXPECT_FALSE(fs::exists(mmproj));
-}
-
-HfTensor& Named(HfCheckpoint& c, const std::string& name) {
-  for (HfTensor& t : c.tensors) {
-    if (t.name == name) return t;
-  }
-  ADD_FAILURE() << "no tensor " << name;
-  return c.tensors[0];
-}
-
 constexpr char kLayer1Down[] = "model.vision_tower.encoder.layers.1.mlp.down_proj.linear.weight";
 constexpr char kLayer0K[] = "model.vision_tower.encoder.layers.0.self_attn.k_proj.linear.weight";
 constexpr char kPatch[] = "model.vision_tower.patch_embedder.input_proj.weight";
@@ -463,7 +368,7 @@ TEST(MmprojConvertErrors, NanInAClampBoundIsNamed) {
   const std::string dir = ScratchDir("nan");
   WriteHfCheckpoint(ckpt, dir + "/hf", 1);
   try {
-    ConvertHfToGguf(Options(dir + "/hf", dir + "/t.gguf", dir + "/m.gguf", TensorType::kF32));
+    ConvertHfToGguf(MmprojOptions(dir + "/hf", dir + "/t.gguf", dir + "/m.gguf", TensorType::kF32));
     ADD_FAILURE() << "a NaN bound was converted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kCorrupt);

@@ -120,6 +120,18 @@ std::optional<std::vector<double>> HfVisionReference(const std::string& hf_dir,
                      {});
 }
 
+std::optional<std::vector<double>> HfAudioReference(const std::string& hf_dir,
+                                                    const std::vector<float>& mel, int frames) {
+  const std::string path = ScratchDir("mel") + "/mel.f32";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(mel.data()),
+              static_cast<std::streamsize>(mel.size() * sizeof(float)));
+  }
+  return HfReference("audio " + hf_dir + " --mel " + path + " --frames " + std::to_string(frames),
+                     {});
+}
+
 std::vector<uint8_t> ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

@@ -38,6 +38,11 @@ std::optional<std::vector<double>> HfVisionReference(const std::string& hf_dir,
                                                      const std::vector<float>& rgb, int width,
                                                      int height);
 
+// The soft tokens [tokens][Dt] of one piece of log-mel frames (mel[frames][128]) from the audio
+// tower of the HF checkpoint `hf_dir`, by `hf_reference.py audio`; nullopt without NumPy.
+std::optional<std::vector<double>> HfAudioReference(const std::string& hf_dir,
+                                                    const std::vector<float>& mel, int frames);
+
 // Whole-file byte comparison.
 std::vector<uint8_t> ReadAll(const std::string& path);
 
