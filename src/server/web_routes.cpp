@@ -9,10 +9,12 @@
 namespace tandem::server {
 namespace {
 
-// The page loads only its own files and talks only to this server.
+// The page loads only its own files (its recording worklet is a script) and talks only to this
+// server; attached images and recordings are shown and played from data: URLs.
 constexpr const char* kContentSecurityPolicy =
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-    "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+    "img-src 'self' data:; media-src data:; base-uri 'none'; form-action 'none'; "
+    "frame-ancestors 'none'";
 
 const WebAsset* FindAsset(std::string_view path) {
   std::string_view name;

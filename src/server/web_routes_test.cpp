@@ -45,8 +45,11 @@ TEST_F(WebRoutesTest, ThePageIsPublicAndLoadsOnlyItsOwnFiles) {
   EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
   EXPECT_NE(page.body.find("<title>tandem chat</title>"), std::string::npos);
   EXPECT_NE(Header(page, "Content-Security-Policy").find("default-src 'none'"), std::string::npos);
+  // Attached recordings play from data: URLs; nothing else is a media source.
+  EXPECT_NE(Header(page, "Content-Security-Policy").find("media-src data:;"), std::string::npos);
   EXPECT_EQ(Header(page, "X-Content-Type-Options"), "nosniff");
-  for (const char* name : {"app.js", "api.js", "markdown.js", "spec_panel.js"}) {
+  for (const char* name : {"app.js", "api.js", "markdown.js", "spec_panel.js", "audio.js",
+                           "recorder.js", "recorder_worklet.js"}) {
     const HttpResponse js = Get(std::string("/web/") + name);
     EXPECT_EQ(js.status, 200) << name;
     EXPECT_EQ(js.content_type, "text/javascript; charset=utf-8") << name;

@@ -5,72 +5,23 @@
 // request), and saves screenshots (desktop and phone width) under TANDEM_SCREENSHOT_DIR.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodePng } from './test_png.mjs';
-import puppeteer from 'puppeteer-core';
 import { startServer, skipReason, metric, env, waitFor } from './server_harness.mjs';
+import {
+  WAIT, lanAddress, launchBrowser, lastReply, openPage, setField, tearDown, text, waitIdle,
+} from './web_page.mjs';
 
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const SHOTS = process.env.TANDEM_SCREENSHOT_DIR || join(tmpdir(), 'tandem-web-ui');
-const WAIT = { timeout: 120000 };  // generous: CI machines are shared and slow
 const ASSISTANT_ID = () => env.assistant.split('/').pop();
 // Drafting on every round (the adaptive controller mostly decodes plainly on this small pair).
 const SERVER_ARGS = ['--no-adaptive', '--draft-max', '4', '--parallel', '1'];
 
 const reason = skipReason();
 
-async function launchBrowser(profile) {
-  return puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    userDataDir: profile,
-    protocolTimeout: 180000,
-    timeout: 120000,
-    args: [
-      '--no-sandbox',  // CI runs as root
-      '--disable-gpu',
-      '--disable-dev-shm-usage',
-      '--no-first-run',
-      '--no-default-browser-check',
-      '--disable-extensions',
-      '--disable-background-networking',
-      '--disable-sync',
-      '--metrics-recording-only',
-      '--mute-audio',
-    ],
-  });
-}
-
-// A page that fails the test on any script error, CSP violation or request to another origin.
-async function openPage(browser, base, problems) {
-  const page = await browser.newPage();
-  page.setDefaultTimeout(WAIT.timeout);
-  await page.setViewport({ width: 1280, height: 900 });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('console', (m) => {
-    // A refused /props (401) logs a resource error; the key test expects exactly that.
-    if (m.type() === 'error' && !/401/.test(m.text())) problems.push(`console: ${m.text()}`);
-  });
-  page.on('request', (r) => {
-    if (!r.url().startsWith(base) && !r.url().startsWith('data:')) problems.push(`fetched ${r.url()}`);
-  });
-  await page.evaluateOnNewDocument(() => {
-    document.addEventListener('securitypolicyviolation', (e) =>
-      console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
-  });
-  await page.goto(`${base}/`, { waitUntil: 'load', timeout: WAIT.timeout });
-  return page;
-}
-
-const text = (page, selector) => page.$eval(selector, (el) => el.textContent.trim());
 const number = async (page, selector) => Number(await text(page, selector));
-
-async function setField(page, selector, value) {
-  await page.$eval(selector, (el) => { el.value = ''; });
-  if (value !== '') await page.type(selector, String(value));
-}
 
 // Types `message`, sends it with Enter, and waits until the reply has finished.
 async function chat(page, message) {
@@ -80,23 +31,6 @@ async function chat(page, message) {
   await page.keyboard.press('Enter');
   await page.waitForFunction((n) => document.querySelectorAll('.msg.assistant').length > n, WAIT, before);
   await waitIdle(page);
-}
-
-async function waitIdle(page) {
-  await page.waitForFunction(
-    () => !document.getElementById('send-button').disabled &&
-      /^(Done|Stopped|Error)/.test(document.getElementById('chat-status').textContent),
-    WAIT);
-}
-
-const lastReply = (page) =>
-  page.$$eval('.msg.assistant .msg-body', (els) => els[els.length - 1].textContent);
-
-// Closes the browser (killing it if it does not close), stops the server, removes the profile.
-async function tearDown(browser, server, profile) {
-  if (browser) await browser.close().catch(() => browser.process()?.kill('SIGKILL'));
-  if (server) await server.stop();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 }
 
 // ---- images (test pictures: test_png.mjs) ----------------------------------------------------
@@ -167,7 +101,8 @@ describe('the chat page in Chromium', { skip: reason ?? false }, () => {
     assert.match(r.headers.get('content-type'), /^text\/html/);
     assert.match(r.headers.get('content-security-policy'), /default-src 'none'/);
     assert.match(await r.text(), /<title>tandem chat<\/title>/);
-    for (const name of ['app.js', 'api.js', 'attachments.js', 'markdown.js', 'spec_panel.js', 'style.css']) {
+    for (const name of ['app.js', 'api.js', 'attachments.js', 'audio.js', 'recorder.js',
+                        'recorder_worklet.js', 'markdown.js', 'spec_panel.js', 'style.css']) {
       const a = await fetch(`${server.base}/web/${name}`);
       assert.equal(a.status, 200, name);
     }
@@ -505,14 +440,6 @@ describe('the chat page in Chromium', { skip: reason ?? false }, () => {
     assert.deepEqual(problems, []);
   });
 });
-
-// This machine's first non-loopback IPv4 address, or null.
-function lanAddress() {
-  for (const list of Object.values(networkInterfaces())) {
-    for (const a of list || []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  }
-  return null;
-}
 
 // Served on every interface (--host 0.0.0.0) and opened through a non-loopback address when the
 // machine has one, as a phone on the same network would.

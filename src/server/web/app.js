@@ -1,10 +1,16 @@
 // The chat page: conversation (stream, stop, regenerate, edit and resend), images attached to a
-// message when the server has vision (attachments.js), request settings, server state from
-// /props, and the speculation panel (spec_panel.js).
+// message when the server has vision (attachments.js), recordings attached or recorded when it
+// has audio (audio.js, recorder.js), request settings, server state from /props, and the
+// speculation panel (spec_panel.js).
 import { ApiError, apiKey, getJson, setApiKey, streamChat } from './api.js';
 import {
   ACCEPTED, MAX_IMAGE_BYTES, messageContent, messageImages, readImages, renderThumbnails,
 } from './attachments.js';
+import {
+  ACCEPTED_AUDIO, MAX_AUDIO_BYTES, audioPart, formatDuration, isAudioFile, messageAudio,
+  readAudioFiles, renderClips,
+} from './audio.js';
+import { recordingError, recordingUnavailable, startRecording } from './recorder.js';
 import { renderMarkdown, escapeHtml } from './markdown.js';
 import {
   addTimings, comparisonLine, newRecord, renderEmptyPanel, renderPanel, statusOf, summaryLine,
@@ -13,8 +19,11 @@ import {
 const $ = (id) => document.getElementById(id);
 
 const state = {
-  messages: [],     // {role, content, images, reasoning, toolCalls, record, error, stopped}
+  messages: [],     // {role, content, images, audio, reasoning, toolCalls, record, error, stopped}
   pending: [],      // images to send with the next message ({name, type, size, url})
+  pendingAudio: [], // recordings to send with the next message ({name, format, size, url})
+  recorder: null,   // the microphone recording under way (recorder.js); {} while it starts
+  recordings: 0,    // recordings made on this page, for their names
   controller: null, // AbortController of the running request
   props: null,      // the last /props
   keyNeeded: false,
@@ -71,7 +80,14 @@ function visionLoaded() {
   return Boolean(modalities && modalities.vision === true);
 }
 
+// Recordings only when it says an audio tower is loaded; their controls are hidden otherwise.
+function audioLoaded() {
+  const modalities = state.props && state.props.modalities;
+  return Boolean(modalities && modalities.audio === true);
+}
+
 const NO_VISION = 'start the server with --mmproj to send images';
+const NO_AUDIO = 'start the server with -mm FILE, an mmproj holding an audio tower';
 
 function updateAttachControls() {
   const b = $('attach-button');
@@ -79,6 +95,15 @@ function updateAttachControls() {
   b.title = b.disabled
     ? NO_VISION
     : `Attach ${ACCEPTED} images (up to ${MAX_IMAGE_BYTES / (1024 * 1024)} MB each); you can also paste or drop them on the message box`;
+  const audio = audioLoaded();
+  $('audio-button').hidden = !audio;
+  $('audio-button').title = `Attach ${ACCEPTED_AUDIO} recordings (up to ${MAX_AUDIO_BYTES / (1024 * 1024)} MB each); you can also drop them on the message box`;
+  const record = $('record-button');
+  record.hidden = !audio && !state.recorder;  // a recording under way can still be stopped
+  // Where the browser offers no microphone the button stays pressable and says why.
+  const unavailable = recordingUnavailable();
+  record.setAttribute('aria-disabled', String(unavailable !== ''));
+  if (!state.recorder) record.title = unavailable ? `Cannot record: ${unavailable}` : 'Record from the microphone; press again to stop and attach it';
 }
 
 // The warning under the header: the assistant is loaded but speculation is inactive, for the
@@ -218,6 +243,19 @@ function renderMessage(m, index) {
     send.classList.remove('ghost');
     row.append(send, button('Cancel', () => { m.editing = false; renderLog(); }));
     li.append(label, area);
+    if (m.draftAudio.length) {
+      // The message's recordings go with the edited text; × drops one.
+      const clips = document.createElement('ul');
+      clips.className = 'attachments clips';
+      clips.setAttribute('aria-label', 'Recordings sent with the edited message');
+      const redraw = () => renderClips(clips, m.draftAudio, (i) => {
+        m.draftAudio.splice(i, 1);
+        redraw();
+        area.focus();
+      });
+      redraw();
+      li.append(clips);
+    }
     if (m.draftImages.length) {
       // The message's images go with the edited text; × drops one.
       const strip = document.createElement('ul');
@@ -245,6 +283,7 @@ function renderMessage(m, index) {
   if (streaming) body.classList.add('cursor');
   li.append(body);
   if (m.images && m.images.length) li.append(messageImages(m.images));
+  if (m.audio && m.audio.length) li.append(messageAudio(m.audio));
   if (m.record) {
     const foot = document.createElement('div');
     foot.className = 'msg-foot';
@@ -291,6 +330,7 @@ function startEdit(index) {
   const m = state.messages[index];
   m.editing = true;
   m.draftImages = [...(m.images || [])];
+  m.draftAudio = [...(m.audio || [])];
   renderLog();
   const area = $(`edit-${index}`);
   area.focus();
@@ -298,10 +338,10 @@ function startEdit(index) {
 }
 
 function finishEdit(index, text) {
-  const images = state.messages[index].draftImages;
-  if (text.trim() === '' && images.length === 0) return;
+  const { draftImages: images, draftAudio: audio } = state.messages[index];
+  if (text.trim() === '' && images.length === 0 && audio.length === 0) return;
   const before = state.messages;
-  state.messages = [...before.slice(0, index), { role: 'user', content: text, images }];
+  state.messages = [...before.slice(0, index), { role: 'user', content: text, images, audio }];
   if (!generate()) state.messages = before;  // still editing
 }
 
@@ -322,8 +362,10 @@ function buildRequest() {
   const system = $('system-prompt').value.trim();
   if (system) body.messages.push({ role: 'system', content: system });
   for (const m of state.messages) {
-    if (m.role === 'user') body.messages.push({ role: 'user', content: messageContent(m.content, m.images) });
-    else if (m.role === 'assistant' && !m.error) body.messages.push({ role: 'assistant', content: m.content });
+    if (m.role === 'user') {
+      const audio = (m.audio || []).map(audioPart);
+      body.messages.push({ role: 'user', content: messageContent(m.content, m.images, audio) });
+    } else if (m.role === 'assistant' && !m.error) body.messages.push({ role: 'assistant', content: m.content });
   }
   const fields = [
     ['temperature', 's-temperature', false],
@@ -441,15 +483,17 @@ async function run(request) {
 function send() {
   const input = $('composer-input');
   const text = input.value;
-  if ((text.trim() === '' && state.pending.length === 0) || state.controller) return;
+  const nothing = text.trim() === '' && state.pending.length === 0 && state.pendingAudio.length === 0;
+  if (nothing || state.controller) return;
   state.messages.forEach((m) => (m.editing = false));
-  state.messages.push({ role: 'user', content: text, images: state.pending });
+  state.messages.push({ role: 'user', content: text, images: state.pending, audio: state.pendingAudio });
   if (generate()) {
     input.value = '';
     state.pending = [];
+    state.pendingAudio = [];
     renderPending();
   } else {
-    state.messages.pop();  // the text and images stay in the box
+    state.messages.pop();  // the text, images and recordings stay in the box
   }
 }
 
@@ -461,8 +505,37 @@ function renderPending() {
     renderPending();
     $('composer-input').focus();
   });
-  // An image alone is a message.
-  $('composer-input').required = state.pending.length === 0;
+  renderClips($('audio-attachments'), state.pendingAudio, (i) => {
+    state.pendingAudio.splice(i, 1);
+    renderPending();
+    $('composer-input').focus();
+  });
+  // An image or a recording alone is a message.
+  $('composer-input').required = state.pending.length === 0 && state.pendingAudio.length === 0;
+}
+
+// Pasted or dropped files: recordings go with the recordings, anything else is read as an image.
+function attachDropped(files) {
+  const audio = files.filter(isAudioFile);
+  if (audio.length) attachAudio(audio);
+  attach(files.filter((f) => !isAudioFile(f)));
+}
+
+// Checks and reads `files` (picked, pasted, dropped or recorded) into the pending recordings; the
+// status line names each file refused and why. Resolves to the number attached.
+async function attachAudio(files) {
+  if (files.length === 0) return 0;
+  if (!audioLoaded()) {
+    setStatus(`This server cannot hear recordings: ${NO_AUDIO}.`, true);
+    return 0;
+  }
+  const { clips, errors } = await readAudioFiles(files);
+  state.pendingAudio.push(...clips);
+  renderPending();
+  const attached = clips.length ? `${clips.length} recording${clips.length > 1 ? 's' : ''} attached` : '';
+  if (errors.length) setStatus(errors.join('; ') + (attached ? ` (${attached})` : ''), true);
+  else setStatus(`${attached[0].toUpperCase()}${attached.slice(1)}.`);
+  return clips.length;
 }
 
 // Checks and reads `files` (picked, pasted or dropped) into the pending images; the status line
@@ -493,12 +566,20 @@ function setupAttachments() {
     picker.value = '';  // the same file can be picked again
     attach(files);
   });
+  const audioPicker = $('audio-input');
+  $('audio-button').addEventListener('click', () => audioPicker.click());
+  audioPicker.addEventListener('change', () => {
+    const files = [...audioPicker.files];
+    audioPicker.value = '';
+    attachAudio(files);
+  });
+  $('record-button').addEventListener('click', toggleRecording);
   input.addEventListener('paste', (e) => {
     const files = [...((e.clipboardData && e.clipboardData.files) || [])];
     if (files.length === 0) return;
     // Text pasted along with the image (a copied web page) is still inserted.
     if (!e.clipboardData.types.includes('text/plain')) e.preventDefault();
-    attach(files);
+    attachDropped(files);
   });
   composer.addEventListener('dragover', (e) => {
     if (!carriesFiles(e)) return;
@@ -513,7 +594,7 @@ function setupAttachments() {
     composer.classList.remove('dropping');
     if (!carriesFiles(e)) return;
     e.preventDefault();
-    attach([...e.dataTransfer.files]);
+    attachDropped([...e.dataTransfer.files]);
   });
   // A file dropped elsewhere on the page would open it in place of the conversation.
   document.addEventListener('dragover', (e) => {
@@ -524,6 +605,64 @@ function setupAttachments() {
   document.addEventListener('drop', (e) => {
     if (carriesFiles(e) && !composer.contains(e.target)) e.preventDefault();
   });
+}
+
+// ---- recording from the microphone ----------------------------------------------------------
+
+function showRecording(recorder) {
+  const b = $('record-button');
+  b.setAttribute('aria-pressed', String(recorder !== null));
+  b.classList.toggle('recording', recorder !== null);
+  b.textContent = recorder ? `Stop recording (${formatDuration(recorder.seconds())})` : 'Record';
+  if (recorder) b.title = 'Stop and attach the recording';
+}
+
+// Record starts; the same button stops and attaches a WAV file. A refused or missing microphone
+// is said on the status line and leaves the button ready to try again.
+async function toggleRecording() {
+  if (state.recorder) {
+    await stopRecording();
+    return;
+  }
+  const unavailable = recordingUnavailable();
+  if (unavailable) {
+    setStatus(`Cannot record: ${unavailable}.`, true);
+    return;
+  }
+  state.recorder = {};  // starting: a second press waits for the microphone
+  $('record-button').disabled = true;
+  setStatus('Asking for the microphone…');
+  try {
+    state.recorder = await startRecording(MAX_AUDIO_BYTES, () => stopRecording('the size limit was reached'));
+  } catch (e) {
+    state.recorder = null;
+    $('record-button').disabled = false;
+    setStatus(recordingError(e), true);
+    return;
+  }
+  $('record-button').disabled = false;
+  setStatus('Recording… press Stop recording to attach it.');
+  const recorder = state.recorder;
+  showRecording(recorder);
+  const tick = setInterval(() => (state.recorder === recorder ? showRecording(recorder) : clearInterval(tick)), 250);
+}
+
+async function stopRecording(why = '') {
+  const recorder = state.recorder;
+  if (!recorder || !recorder.stop) return;
+  state.recorder = null;
+  showRecording(null);
+  updateAttachControls();
+  const blob = await recorder.stop();
+  if (blob.size <= 44) {
+    setStatus('The recording is empty: nothing came from the microphone.', true);
+    return;
+  }
+  state.recordings += 1;
+  const file = new File([blob], `recording ${state.recordings}.wav`, { type: 'audio/wav' });
+  if ((await attachAudio([file])) === 0) return;  // the status line says why
+  const attached = `Recording attached (${formatDuration(recorder.seconds())}).`;
+  setStatus(why ? `Recording stopped: ${why}. ${attached}` : attached);
 }
 
 function setupComposer() {

@@ -17,11 +17,11 @@ export function sniffImageType(bytes) {
 }
 
 // "20 MB", "2.4 MB", "0.1 MB".
-function megabytes(n) {
+export function megabytes(n) {
   return `${Number(Math.max(n / (1024 * 1024), 0.1).toFixed(1))} MB`;
 }
 
-function readAsDataUrl(blob) {
+export function readAsDataUrl(blob) {
   return new Promise((resolve, reject) => {
     const reader = new FileReader();
     reader.onload = () => resolve(reader.result);
@@ -60,13 +60,14 @@ export async function readImages(files) {
   return { images, errors };
 }
 
-// The OpenAI content of a user message: the plain string without images, else a text part (when
-// there is text) followed by one image_url part per image.
-export function messageContent(text, images) {
-  if (!images || images.length === 0) return text;
+// The OpenAI content of a user message: the plain string without images or other parts, else a
+// text part (when there is text), one image_url part per image, then `others` (input_audio parts).
+export function messageContent(text, images, others = []) {
+  if ((!images || images.length === 0) && others.length === 0) return text;
   const parts = [];
   if (text.trim() !== '') parts.push({ type: 'text', text });
-  for (const image of images) parts.push({ type: 'image_url', image_url: { url: image.url } });
+  for (const image of images || []) parts.push({ type: 'image_url', image_url: { url: image.url } });
+  parts.push(...others);
   return parts;
 }
 
