@@ -34,6 +34,7 @@ TEST_PACKAGES=(
   python3-torch libopenblas0-pthread  # the PyTorch training model (tools/train) and its tests
   chromium                          # the web page's browser test (puppeteer-core drives it)
   haproxy                           # the load-balancer test in front of two servers
+  espeak-ng flac lame               # speech, FLAC and MP3 recordings for server_audio_llamacpp
 )
 # Node.js and npm (real-client and tokenizer-parity tests in tests/node): machines that already
 # have them from elsewhere keep theirs; Debian's packages otherwise.

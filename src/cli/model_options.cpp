@@ -144,6 +144,11 @@ void AddModelFlags(CLI::App& app, ModelOptions& o) {
                  "Most audio parts one request (or one `tandem run`) may hold")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--audio-log-floor", o.audio_log_floor,
+                 "Log-mel floor: add (transformers: ln(mel + 0.001)) or clamp (llama.cpp: "
+                 "ln(max(mel, 0.001)))")
+      ->check(CLI::IsMember({"add", "clamp"}))
+      ->capture_default_str();
   app.add_option("--vision-gelu", o.vision_gelu,
                  "Vision FFN activation: tanh (transformers), quick (GELU-quick), file "
                  "(llama.cpp's rule: quick unless the file sets clip.use_gelu)")
@@ -220,9 +225,11 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
     }
     AudioInputOptions audio;
     audio.max_per_request = o.audio_max_count;
+    audio.features.log_floor =
+        o.audio_log_floor == "clamp" ? MelLogFloor::kClamp : MelLogFloor::kAdd;
     m.audio = std::make_unique<AudioInput>(*m.audio_encoder, audio);
-  } else if (Given(app, "--audio-max-count")) {
-    LogWarn("--audio-max-count has no effect: no audio tower loaded (-mm/--mmproj with one)");
+  } else if (Given(app, "--audio-max-count") || Given(app, "--audio-log-floor")) {
+    LogWarn("audio flags have no effect: no audio tower loaded (-mm/--mmproj with one)");
   }
   if (mmproj && mmproj->Has(Modality::kVision)) {
     VisionOptions vision;

@@ -41,21 +41,21 @@ struct ModelOptions {
   std::string cache_type_v;  // empty: same as -ctk
   bool no_repack = false;    // keep every weight in the mapping (no interleaved copies)
   bool no_warmup = false;    // no EngineOptions::warmup
-  // Images (docs/media.md, docs/gemma4.md § Media rows).
+  // Images and audio (docs/media.md, docs/audio.md, docs/gemma4.md § Media rows).
   std::string mmproj;  // -mm: the projector file (llama.cpp's mmproj GGUF): vision and/or audio
   std::string image_attention = "auto";  // auto, causal, bidirectional, bidirectional-sliding
   std::string image_resize = "budget";   // budget (transformers) or llamacpp
   int image_budget = 280;                // budget: soft tokens an image fills
   int image_min_tokens = 40;             // llamacpp: the range of soft tokens
   int image_max_tokens = 280;
-  int image_max_count = 16;          // images per request
-  int audio_max_count = 8;           // audio parts per request
-  std::string vision_gelu = "tanh";  // tanh (transformers), quick, file (llama.cpp's rule)
+  int image_max_count = 16;             // images per request
+  int audio_max_count = 8;              // audio parts per request
+  std::string audio_log_floor = "add";  // add: ln(mel + 0.001) (transformers), clamp (llama.cpp)
+  std::string vision_gelu = "tanh";     // tanh (transformers), quick, file (llama.cpp's rule)
 };
 
-// Adds -m, -md, -mm, the --image-* options, --vision-gelu, --spec-type, --spec-ngram-min/max,
-// --draft-*, -c, -b, -t, -ctk/-ctv, --no-repack,
-// --no-warmup to `app`.
+// Adds -m, -md, -mm, the --image-* and --audio-* options, --vision-gelu, --spec-type,
+// --spec-ngram-min/max, --draft-*, -c, -b, -t, -ctk/-ctv, --no-repack, --no-warmup to `app`.
 void AddModelFlags(CLI::App& app, ModelOptions& options);
 // Adds --temp, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n,
 // --presence-penalty, --frequency-penalty, -s/--seed.

@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { png } from './test_png.mjs';
 import { peerBin, startPeerServer, usablePeer } from './peer.mjs';
+import { GEMMA4_TEMPLATE, chatSteps, compareSteps as compareWithin, nonUtf8Tokens, post, steps } from './peer_compare.mjs';
 import { env, startServer } from './server_harness.mjs';
 
 const files = {
@@ -44,85 +45,7 @@ const TOL = 0.02;
 // neither engine resizes it.
 const image = png(288, 336, 1);
 
-// The random model's vocabulary (tandem's tiny one) has no chat template; llama-server gets the
-// Gemma 4 turn format for one conversation, as tandem renders it (text, then the image marker).
-const TEMPLATE = `{{- bos_token -}}
-{%- for m in messages -%}
-<|turn>{{ 'model' if m['role'] == 'assistant' else m['role'] }}
-{{ m['content'] | trim }}<turn|>
-{% endfor -%}
-{%- if add_generation_prompt -%}<|turn>model
-{% endif -%}`;
-
-async function post(base, path, body) {
-  const r = await fetch(`${base}${path}`, {
-    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
-  });
-  const text = await r.text();
-  assert.equal(r.status, 200, `${base}${path}: ${text}`);
-  return JSON.parse(text);
-}
-
-// Byte tokens 0x80..0xFF: llama-server answers 500 when the output is not valid UTF-8
-// (llama.cpp issue 27543), and a random model emits them freely. Both requests ban them with
-// logit_bias; each engine still reports top log-probs from the unbiased logits.
-async function nonUtf8Tokens(base) {
-  const ids = [];
-  for (let id = 0; ; id++) {
-    const r = await fetch(`${base}/detokenize`, { method: 'POST', body: JSON.stringify({ tokens: [id] }) });
-    if (r.status !== 200) break;
-    if ((await r.json()).content === '\ufffd') ids.push(id);
-  }
-  return ids;
-}
-
-// Greedy steps of both engines: [{id, logprob, top: [[id, logprob], ...]}].
-const steps = (probs) => probs.map((p) => ({
-  id: p.id, logprob: p.logprob, top: p.top_logprobs.map((q) => [q.id, q.logprob]),
-}));
-
-// Compares step by step and stops at the first step where the engines pick different tokens,
-// which must be a near-tie (the two candidates within 2 * TOL in tandem's own log-probs): after
-// it the sequences differ by design. At every compared step: log-probs of the tokens both list
-// within TOL, and a candidate whose neighbours in tandem's list are more than 2 * TOL away at
-// the same rank in llama-server's. Returns how many steps agreed and the largest difference;
-// every problem found is in one assertion message.
-function compareSteps(ours, theirs, where) {
-  let worst = 0;
-  let agreed = Math.min(ours.length, theirs.length);
-  const problems = [];
-  for (let i = 0; i < agreed; i++) {
-    const [o, p] = [ours[i], theirs[i]];
-    const mine = new Map(o.top);
-    const peer = new Map(p.top);
-    for (const [id, lp] of o.top) {
-      if (!peer.has(id)) continue;
-      const d = Math.abs(lp - peer.get(id));
-      worst = Math.max(worst, d);
-      if (d > TOL) problems.push(`step ${i}: token ${id} logprob ${lp} vs llama-server ${peer.get(id)}`);
-    }
-    o.top.forEach(([id, lp], rank) => {
-      const clear = (rank === 0 || o.top[rank - 1][1] - lp > 2 * TOL)
-        && (rank === o.top.length - 1 || lp - o.top[rank + 1][1] > 2 * TOL);
-      if (clear && rank < p.top.length && p.top[rank][0] !== id) {
-        problems.push(`step ${i}: rank ${rank} is ${id} in tandem (${JSON.stringify(o.top)}), llama-server ${JSON.stringify(p.top)}`);
-      }
-    });
-    if (o.id !== p.id) {
-      const a = mine.get(o.id) ?? o.logprob;
-      const b = mine.get(p.id);
-      if (b === undefined || Math.abs(a - b) > 2 * TOL) {
-        problems.push(`step ${i}: tandem picks ${o.id} (${a}), llama-server ${p.id} (tandem's logprob ${b}): not a near-tie`);
-      }
-      agreed = i;
-      break;
-    }
-    worst = Math.max(worst, Math.abs(o.logprob - p.logprob));
-    if (Math.abs(o.logprob - p.logprob) > TOL) problems.push(`step ${i}: chosen logprob ${o.logprob} vs ${p.logprob}`);
-  }
-  assert.deepEqual(problems, [], `${where}: max |Δlogprob| ${worst.toFixed(4)} (bound ${TOL})`);
-  return { agreed, worst };
-}
+const compareSteps = (ours, theirs, where) => compareWithin(ours, theirs, where, TOL);
 
 describe('llama.cpp as the oracle after an image', { skip: skip(), timeout: 170000 }, () => {
   let why;
@@ -137,7 +60,7 @@ describe('llama.cpp as the oracle after an image', { skip: skip(), timeout: 1700
     }
     const dir = mkdtempSync(join(tmpdir(), 'tandem-oracle-'));
     const template = join(dir, 'gemma4.jinja');
-    writeFileSync(template, TEMPLATE);
+    writeFileSync(template, GEMMA4_TEMPLATE);
     const rules = ['--image-resize', 'llamacpp', '--image-attention', 'bidirectional', '--vision-gelu', 'file'];
     const common = ['-t', '1', '-c', '1024'];
     for (const [name, mm] of [['plain', files.mmproj], ['clamped', files.clamped]]) {
@@ -188,10 +111,7 @@ describe('llama.cpp as the oracle after an image', { skip: skip(), timeout: 1700
     const [o, p] = [await post(servers.plain.tandem.base, '/v1/chat/completions', body),
       await post(servers.plain.llama.base, '/v1/chat/completions', body)];
     assert.equal(o.usage.prompt_tokens, p.usage.prompt_tokens, 'the same rendered prompt');
-    const chat = (r) => r.choices[0].logprobs.content.map((c) => ({
-      id: c.token, logprob: c.logprob, top: c.top_logprobs.map((q) => [q.token, q.logprob]),
-    }));
-    const { agreed, worst } = compareSteps(chat(o), chat(p), 'chat');
+    const { agreed, worst } = compareSteps(chatSteps(o), chatSteps(p), 'chat');
     t.diagnostic(`${agreed} of 12 chat tokens compared before any near-tie, max |Δlogprob| ${worst.toFixed(4)}`);
     assert.ok(agreed >= 4, `only ${agreed} chat tokens before the first near-tie`);
   });

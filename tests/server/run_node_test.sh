@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs one node test file of tests/node against `tandem serve` (ctest entry point). Exits 77
-# (ctest SKIP_RETURN_CODE) when node or the npm packages are missing: `npm ci` in tests/node
-# (scripts/install-deps.sh does it) installs them.
+# (ctest SKIP_RETURN_CODE) when node or the npm packages are missing (`npm ci` in tests/node,
+# scripts/install-deps.sh does it, installs them), and for a suite comparing with llama-server
+# when the peer build cannot run.
 set -euo pipefail
 node_dir=$1
 test_file=$2
@@ -28,4 +29,12 @@ if [[ $(basename "$test_file") == web_* ]]; then
   fi
 fi
 cd "$node_dir"
+# The suites comparing with llama-server (*_llamacpp.test.mjs) need the peer build (peer.mjs:
+# ../shared/peer beside the repository, or TANDEM_PEER_BIN).
+if [[ $(basename "$test_file") == *_llamacpp.test.mjs ]]; then
+  if ! why=$(node peer_usable.mjs); then
+    echo "skipped: $why"
+    exit 77
+  fi
+fi
 exec node --test --test-reporter=spec "$test_file"
