@@ -1,5 +1,5 @@
 // Prompts with media rows (EngineRequest::media): the rows enter the forward as embeddings,
-// speculation after them stays lossless for every drafter, the prompt cache knows them by their
+// speculation after them (images and audio) stays lossless for every drafter, the prompt cache knows them by their
 // key, and an image attended both ways is never split across forwards.
 #include <gtest/gtest.h>
 
@@ -58,11 +58,17 @@ TEST(EngineMedia, RowsThatAreTokenZerosEmbeddingGenerateAsTokenZero) {
   EXPECT_EQ(plain.tokens, media.tokens);
 }
 
-TEST(EngineMedia, GreedySpeculationAfterAnImageIsLosslessForEveryDrafter) {
+PromptMedia Audio(int32_t begin, int32_t count, uint64_t key, int salt) {
+  PromptMedia m = Image(begin, count, key, salt);
+  m.audio = true;
+  return m;
+}
+
+TEST(EngineMedia, GreedySpeculationAfterAnImageAndAudioIsLosslessForEveryDrafter) {
   ThreadPool pool(2);
   Generator gen = MakeGenerator(pool);
   const std::vector<int32_t> prompt = Prompt(40, 5);
-  const std::vector<PromptMedia> media = {Image(4, 9, 11, 1), Image(20, 9, 12, 2)};
+  const std::vector<PromptMedia> media = {Image(4, 9, 11, 1), Audio(20, 9, 12, 2)};
   const GenerateResult plain = GenerateWith(gen, prompt, media, Greedy(48));
   ASSERT_EQ(plain.tokens.size(), 48u);
   for (const SpecType type :
@@ -76,10 +82,16 @@ TEST(EngineMedia, GreedySpeculationAfterAnImageIsLosslessForEveryDrafter) {
       EXPECT_GT(spec.spec.drafted, 0) << SpecTypeName(type);
     }
   }
-  // The image rows change the output: they are not ignored.
+  // The media rows change the output: they are not ignored.
   gen.Reset();
-  const std::vector<PromptMedia> other = {Image(4, 9, 11, 3), Image(20, 9, 12, 2)};
+  const std::vector<PromptMedia> other = {Image(4, 9, 11, 3), Audio(20, 9, 12, 2)};
   EXPECT_NE(GenerateWith(gen, prompt, other, Greedy(48)).tokens, plain.tokens);
+  gen.Reset();
+  const std::vector<PromptMedia> other_audio = {Image(4, 9, 11, 1), Audio(20, 9, 12, 5)};
+  EXPECT_NE(GenerateWith(gen, prompt, other_audio, Greedy(48)).tokens, plain.tokens);
+  // The audio item's encode time is reported apart.
+  gen.Reset();
+  EXPECT_EQ(GenerateWith(gen, prompt, media, Greedy(2)).prompt_audio, 1);
 }
 
 TEST(EngineMedia, ThePromptCacheKnowsAnImageByItsKey) {
