@@ -11,12 +11,16 @@
 //                      [--image-min-tokens N] [--image-max-tokens N] [--vision-gelu
 //                      tanh|quick|file]
 //                      [--pixels-out PREFIX] --out FILE
+//   tandem-dump-logits -m MODEL.gguf --tokens 2,10,P,11 --mmproj MM.gguf --audio A.wav[,B.wav]
+//                      [--image ...] --out FILE      (P: the vocabulary's <|audio|> id)
 //
-// Images (tools/prompt_images.h): each occurrence of the vocabulary's image placeholder token in
-// --tokens takes the next --image file, prepared, encoded and expanded as `tandem serve` does
-// (the markup is ExpandImages'). T is then the expanded length, and stdout gets one JSON line
-// {"tokens": [every row's token], "images": [[begin, count], ...]}. Chunked modes never split an
-// image (a chunk that would end inside one runs to its end), as the engine's prefill does.
+// Media (tools/prompt_media.h): each occurrence of the vocabulary's image placeholder token in
+// --tokens takes the next --image file, each audio placeholder the next --audio recording,
+// prepared, encoded and expanded as `tandem serve` does (the markup is ExpandMedia's). T is then
+// the expanded length, and stdout gets one JSON line {"tokens": [every row's token], "images":
+// [[begin, count], ...], "audio": [[begin, count], ...]}. Audio rows are causal whatever
+// --image-attention says. Chunked modes never split an image (a chunk that would end inside one
+// runs to its end), as the engine's prefill does; a recording's causal rows may be split.
 // --pixels-out writes image i's prepared pixels to PREFIX<i>.npy (f32 [H][W][3]).
 //
 // Output FILE: little-endian f32 logits [T][V] (soft-capped) followed by hidden [T][D] (after the
@@ -40,7 +44,7 @@
 #include "model/gemma4/presets.h"
 #include "model/gemma4/random_model.h"
 #include "model/gemma4/target.h"
-#include "prompt_images.h"
+#include "prompt_media.h"
 
 namespace tandem {
 namespace {
@@ -60,7 +64,7 @@ struct Args {
   uint64_t seed = 1234;
   bool list_isas = false;
   std::string image_attention = "auto";
-  PromptImageOptions images;
+  PromptMediaOptions media;
 };
 
 // "2,10,11" -> {2, 10, 11}. Range checks against the vocabulary happen in Forward.
@@ -153,35 +157,39 @@ void Dump(const Args& args) {
   const int D = model->config().n_embd;
   ThreadPool pool(args.threads);
 
-  // Images: the expanded prompt, and for each row the image it belongs to (-1: a token row).
+  // Media: the expanded prompt, and for each row the item it belongs to (-1: a token row).
   std::vector<int32_t> rows = tokens;
   std::vector<PromptMedia> media;
-  if (!args.images.mmproj.empty()) {
-    PromptWithImages p = ExpandPromptImages(tokens, args.images, *model, pool);
+  if (!args.media.mmproj.empty()) {
+    PromptWithMedia p = ExpandPromptMedia(tokens, args.media, *model, pool);
     rows = std::move(p.request.prompt);
     media = std::move(p.request.media);
-    std::string list, spans;
+    std::string list, images, audio;
     for (const int32_t t : rows) list += (list.empty() ? "" : ",") + std::to_string(t);
     for (const PromptMedia& m : media) {
+      std::string& spans = m.audio ? audio : images;
       spans += std::string(spans.empty() ? "" : ",") + "[" + std::to_string(m.begin) + "," +
                std::to_string(m.count) + "]";
     }
-    std::printf("{\"tokens\": [%s], \"images\": [%s]}\n", list.c_str(), spans.c_str());
-  } else if (!args.images.files.empty()) {
-    Fail(ErrorKind::kInvalidArgument, "--image needs --mmproj");
+    std::printf("{\"tokens\": [%s], \"images\": [%s], \"audio\": [%s]}\n", list.c_str(),
+                images.c_str(), audio.c_str());
+  } else if (!args.media.images.empty() || !args.media.audio.empty()) {
+    Fail(ErrorKind::kInvalidArgument, "--image and --audio need --mmproj");
   }
   const int n_rows = static_cast<int>(rows.size());
   const int chunk = ChunkSize(args.mode, n_rows);
-  std::vector<int> image_of(n_rows, -1);
+  std::vector<int> item_of(n_rows, -1);
   for (size_t i = 0; i < media.size(); ++i) {
     for (int r = media[i].begin; r < media[i].begin + media[i].count; ++r) {
-      image_of[r] = static_cast<int>(i);
+      item_of[r] = static_cast<int>(i);
     }
   }
   const bool both_ways = model->MediaBidirectional();
   // A chunk stretched to an image's end holds at most chunk - 1 rows before the image.
   int widest = chunk;
-  for (const PromptMedia& m : media) widest = std::max(widest, chunk - 1 + m.count);
+  for (const PromptMedia& m : media) {
+    if (!m.audio) widest = std::max(widest, chunk - 1 + m.count);
+  }
   auto cache = model->NewKvCache({.type = kv_type,
                                   .n_ctx = std::max(n_rows, 1),
                                   .n_seq = 1,
@@ -196,18 +204,19 @@ void Dump(const Args& args) {
     ForwardBatch batch;
     end = std::min(n_rows, start + chunk);
     // An image's rows go into one forward call.
-    if (end < n_rows && image_of[end - 1] >= 0 && image_of[end] == image_of[end - 1]) {
-      const PromptMedia& m = media[image_of[end - 1]];
+    if (end < n_rows && item_of[end - 1] >= 0 && item_of[end] == item_of[end - 1] &&
+        !media[item_of[end - 1]].audio) {
+      const PromptMedia& m = media[item_of[end - 1]];
       end = m.begin + m.count;
     }
     for (int i = start; i < end; ++i) {
-      if (image_of[i] < 0) {
+      if (item_of[i] < 0) {
         batch.Add(rows[i], i, 0, true);
         continue;
       }
-      const PromptMedia& m = media[image_of[i]];
+      const PromptMedia& m = media[item_of[i]];
       const float* row = m.embeddings->data() + static_cast<size_t>(i - m.begin) * D;
-      batch.AddEmbedding(row, i, 0, both_ways ? m.begin + m.count - 1 : i, true);
+      batch.AddEmbedding(row, i, 0, both_ways && !m.audio ? m.begin + m.count - 1 : i, true);
     }
     model->Forward(batch, *cache, out, pool);
     if (static_cast<int>(out.logit_rows.size()) != end - start || out.n_vocab != V ||
@@ -252,24 +261,28 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seed", args.seed, "Seed for --write-random")->capture_default_str();
   app.add_flag("--list-isas", args.list_isas, "Print the supported kernel paths and exit");
-  app.add_option("--mmproj", args.images.mmproj, "Vision projector (gemma4v) for --image");
-  app.add_option("--image", args.images.files,
+  app.add_option("--mmproj", args.media.mmproj,
+                 "Projector (gemma4v, gemma4a) for --image and --audio");
+  app.add_option("--image", args.media.images,
                  "Images (PNG, JPEG, WebP), one per image placeholder token in --tokens")
+      ->delimiter(',');
+  app.add_option("--audio", args.media.audio,
+                 "Recordings (WAV, MP3, FLAC), one per audio placeholder token in --tokens")
       ->delimiter(',');
   app.add_option("--image-attention", args.image_attention,
                  "auto, causal, bidirectional or bidirectional-sliding (as tandem serve)")
       ->capture_default_str();
-  app.add_option("--image-resize", args.images.resize, "budget or llamacpp (as tandem serve)")
+  app.add_option("--image-resize", args.media.resize, "budget or llamacpp (as tandem serve)")
       ->capture_default_str();
-  app.add_option("--image-budget", args.images.budget, "Soft tokens per image, budget rule")
+  app.add_option("--image-budget", args.media.budget, "Soft tokens per image, budget rule")
       ->capture_default_str();
-  app.add_option("--image-min-tokens", args.images.min_tokens, "llamacpp rule")
+  app.add_option("--image-min-tokens", args.media.min_tokens, "llamacpp rule")
       ->capture_default_str();
-  app.add_option("--image-max-tokens", args.images.max_tokens, "llamacpp rule")
+  app.add_option("--image-max-tokens", args.media.max_tokens, "llamacpp rule")
       ->capture_default_str();
-  app.add_option("--vision-gelu", args.images.gelu, "tanh, quick or file (as tandem serve)")
+  app.add_option("--vision-gelu", args.media.gelu, "tanh, quick or file (as tandem serve)")
       ->capture_default_str();
-  app.add_option("--pixels-out", args.images.pixels_out,
+  app.add_option("--pixels-out", args.media.pixels_out,
                  "Write image i's prepared pixels to <this>i.npy (f32 [H][W][3])");
   try {
     app.parse(argc, argv);

@@ -1,4 +1,4 @@
-#include "prompt_images.h"
+#include "prompt_media.h"
 
 #include <bit>
 #include <fstream>
@@ -7,8 +7,10 @@
 
 #include "base/error.h"
 #include "base/thread_pool.h"
+#include "encoders/gemma4a/encoder.h"
 #include "encoders/gemma4v/encoder.h"
 #include "model/gemma4/target.h"
+#include "multimodal/audio_input.h"
 #include "multimodal/image_input.h"
 #include "multimodal/media_prompt.h"
 #include "tokenizer/tokenizer.h"
@@ -19,11 +21,11 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little, "the .npy files are little-endian");
 
-std::vector<uint8_t> ReadBytes(const std::string& path) {
+std::vector<uint8_t> ReadBytes(const std::string& path, const std::string& option) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) Fail(ErrorKind::kIo, "--image: cannot open '" + path + "'");
+  if (!in) Fail(ErrorKind::kIo, option + ": cannot open '" + path + "'");
   std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) Fail(ErrorKind::kIo, "--image: cannot read '" + path + "'");
+  if (in.bad()) Fail(ErrorKind::kIo, option + ": cannot read '" + path + "'");
   return bytes;
 }
 
@@ -52,10 +54,23 @@ VisionGelu ParseGelu(const std::string& name) {
   Fail(ErrorKind::kInvalidArgument, "--vision-gelu: '" + name + "' is not tanh, quick or file");
 }
 
-}  // namespace
+void CheckWidth(const std::string& mmproj, const char* tower, int width, int n_embd) {
+  if (width != n_embd) {
+    Fail(ErrorKind::kInvalidArgument, mmproj + ": the " + tower + " projector writes rows of " +
+                                          std::to_string(width) + " values, the model takes " +
+                                          std::to_string(n_embd));
+  }
+}
 
-PromptWithImages ExpandPromptImages(const std::vector<int32_t>& tokens,
-                                    const PromptImageOptions& options, const Gemma4Model& model,
+// Runs the item's encode job (if its rows are not there yet) to the end.
+void Encode(PromptMedia& m, ThreadPool& pool) {
+  while (m.job && !m.job->Step(pool)) {
+  }
+  if (m.job) m.embeddings = m.job->Result();
+  m.job = nullptr;
+}
+
+std::vector<PromptMedia> ImageItems(const PromptMediaOptions& options, const Gemma4Model& model,
                                     ThreadPool& pool) {
   if (options.resize != "budget" && options.resize != "llamacpp") {
     Fail(ErrorKind::kInvalidArgument,
@@ -63,38 +78,54 @@ PromptWithImages ExpandPromptImages(const std::vector<int32_t>& tokens,
   }
   VisionOptions vision;
   vision.gelu = ParseGelu(options.gelu);
+  std::vector<PromptMedia> items;
+  if (options.images.empty()) return items;
   auto encoder = Gemma4VisionEncoder::Load(options.mmproj, vision);
-  if (encoder->n_embd_out() != model.n_embd()) {
-    Fail(ErrorKind::kInvalidArgument, options.mmproj + ": the projector writes rows of " +
-                                          std::to_string(encoder->n_embd_out()) +
-                                          " values, the model takes " +
-                                          std::to_string(model.n_embd()));
-  }
+  CheckWidth(options.mmproj, "vision", encoder->n_embd_out(), model.n_embd());
   ImageInputOptions input;
   input.prepare.rule = options.resize == "llamacpp" ? ResizeRule::kLlamaCpp : ResizeRule::kBudget;
   input.prepare.budget_tokens = options.budget;
   input.prepare.min_tokens = options.min_tokens;
   input.prepare.max_tokens = options.max_tokens;
   ImageInput images(*encoder, input);
-
-  std::vector<PromptMedia> media;
-  for (size_t i = 0; i < options.files.size(); ++i) {
-    const PreparedImage prepared = images.Prepare(ReadBytes(options.files[i]), "");
+  for (size_t i = 0; i < options.images.size(); ++i) {
+    const PreparedImage prepared = images.Prepare(ReadBytes(options.images[i], "--image"), "");
     if (!options.pixels_out.empty()) {
       WriteNpy(options.pixels_out + std::to_string(i) + ".npy", *prepared.pixels);
     }
-    PromptMedia m = images.ToMedia(prepared);
-    while (m.job && !m.job->Step(pool)) {
-    }
-    if (m.job) m.embeddings = m.job->Result();
-    m.job = nullptr;
-    media.push_back(std::move(m));
+    items.push_back(images.ToMedia(prepared));
+    Encode(items.back(), pool);
   }
+  return items;
+}
+
+std::vector<PromptMedia> AudioItems(const PromptMediaOptions& options, const Gemma4Model& model,
+                                    ThreadPool& pool) {
+  auto encoder = Gemma4AudioEncoder::Load(options.mmproj);
+  CheckWidth(options.mmproj, "audio", encoder->n_embd_out(), model.n_embd());
+  AudioInput audio(*encoder, {});
+  std::vector<PromptMedia> items;
+  for (const std::string& file : options.audio) {
+    items.push_back(audio.ToMedia(audio.Prepare(ReadBytes(file, "--audio"), "")));
+    Encode(items.back(), pool);
+  }
+  return items;
+}
+
+}  // namespace
+
+PromptWithMedia ExpandPromptMedia(const std::vector<int32_t>& tokens,
+                                  const PromptMediaOptions& options, const Gemma4Model& model,
+                                  ThreadPool& pool) {
   const Tokenizer tokenizer(LoadVocabFromGguf(model.file()));
-  const MediaTokens markup = FindImageTokens(tokenizer);
-  PromptWithImages out;
-  out.placeholder = markup.placeholder;
-  ExpandImages(tokens, std::move(media), markup, out.request);
+  // The image list always: an image placeholder with no --image file is an error.
+  std::vector<MediaList> lists;
+  lists.push_back({FindImageTokens(tokenizer), ImageItems(options, model, pool), "image"});
+  if (!options.audio.empty()) {
+    lists.push_back({FindAudioTokens(tokenizer), AudioItems(options, model, pool), "audio"});
+  }
+  PromptWithMedia out;
+  ExpandMedia(tokens, std::move(lists), out.request);
   return out;
 }
 
