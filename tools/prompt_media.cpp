@@ -122,7 +122,7 @@ PromptWithMedia ExpandPromptMedia(const std::vector<int32_t>& tokens,
   std::vector<MediaList> lists;
   lists.push_back({FindImageTokens(tokenizer), ImageItems(options, model, pool), "image"});
   if (!options.audio.empty()) {
-    lists.push_back({FindAudioTokens(tokenizer), AudioItems(options, model, pool), "audio"});
+    lists.push_back({FindAudioTokens(tokenizer), AudioItems(options, model, pool), "recording"});
   }
   PromptWithMedia out;
   ExpandMedia(tokens, std::move(lists), out.request);

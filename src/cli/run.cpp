@@ -61,7 +61,7 @@ std::vector<MediaList> PrepareMedia(const RunArgs& a, LoadedModels& m, std::stri
     }
     MediaList& list = lists.emplace_back();
     list.markup = FindAudioTokens(*m.tokenizer);
-    list.noun = "audio";
+    list.noun = "recording";
     for (const std::string& path : a.audio) {
       list.items.push_back(m.audio->ToMedia(ReadAudioFile(path, m)));
     }
@@ -267,7 +267,7 @@ int RunChat(const RunArgs& a, const CLI::App& app) {
       if (!recordings.empty()) {
         MediaList& list = lists.emplace_back();
         list.markup = FindAudioTokens(*m.tokenizer);
-        list.noun = "audio";
+        list.noun = "recording";
         for (const PreparedAudio& audio : recordings) list.items.push_back(m.audio->ToMedia(audio));
       }
       const std::vector<int32_t> tokens =

@@ -37,7 +37,7 @@ int Transcribe(const TranscribeArgs& a, const CLI::App& app) {
   const std::string prompt = RenderChat({&message, 1}, {}, render);
   std::vector<MediaList> lists(1);
   lists[0].markup = FindAudioTokens(*m.tokenizer);
-  lists[0].noun = "audio";
+  lists[0].noun = "recording";
   lists[0].items.push_back(m.audio->ToMedia(audio));
   EngineRequest request;
   ExpandMedia(m.tokenizer->Encode(prompt, {.add_special = false, .parse_special = true}),

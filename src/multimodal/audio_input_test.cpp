@@ -89,7 +89,7 @@ TEST(AudioInput, GreedyOutputAfterAudioIsCausalAndTheSameWithAndWithoutSpeculati
   AudioInput input(*m.audio, {});
   std::vector<MediaList> lists(1);
   lists[0].markup = FindAudioTokens(*m.tokenizer);
-  lists[0].noun = "audio";
+  lists[0].noun = "recording";
   lists[0].items = {input.ToMedia(input.Prepare(Wav(0.6, 4), ""))};
   EngineRequest request;
   ExpandMedia(m.tokenizer->Encode("Listen: <|audio|> and say"), lists, request);

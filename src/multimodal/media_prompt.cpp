@@ -75,7 +75,7 @@ void ExpandMedia(const std::vector<int32_t>& tokens, std::vector<MediaList> list
     Fail(ErrorKind::kInvalidArgument,
          "the prompt has " + std::to_string(placeholders[k]) + " " + noun + " placeholder" +
              (placeholders[k] == 1 ? "" : "s") + " for " + std::to_string(n) + " " + noun +
-             (n == 1 ? "" : (noun == "audio" ? " parts" : "s")));
+             (n == 1 ? "" : "s"));
   }
 }
 

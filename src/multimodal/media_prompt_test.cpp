@@ -43,7 +43,7 @@ TEST(MediaPrompt, ImagesAndAudioTakeTheirOwnPlaceholdersInPromptOrder) {
   lists[1].markup = {.open = 600, .close = 601, .placeholder = 602};
   lists[1].items = {Rows(3, 7), Rows(1, 8)};
   lists[1].items[0].audio = lists[1].items[1].audio = true;
-  lists[1].noun = "audio";
+  lists[1].noun = "recording";
   EngineRequest request;
   ExpandMedia({2, 602, 9, 502, 602}, lists, request);
   EXPECT_EQ(request.prompt, (std::vector<int32_t>{2, 600, 602, 602, 602, 601, 9, 500, 502, 502, 501,
@@ -63,7 +63,7 @@ TEST(MediaPrompt, ImagesAndAudioTakeTheirOwnPlaceholdersInPromptOrder) {
     ExpandMedia({2, 602, 9, 502, 602}, lists, request);
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "the prompt has 2 audio placeholders for 3 audio parts");
+    EXPECT_EQ(std::string(e.what()), "the prompt has 2 recording placeholders for 3 recordings");
   }
 }
 

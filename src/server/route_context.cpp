@@ -81,7 +81,7 @@ std::vector<PromptMedia> PrepareMedia(const RouteContext& context, const Generat
     }
     MediaList& list = lists.emplace_back();
     list.markup = FindAudioTokens(*context.tokenizer);
-    list.noun = "audio";
+    list.noun = "recording";
     for (const RequestAudio& audio : request.audio) {
       try {
         list.items.push_back(context.audio->ToMedia(
