@@ -1,5 +1,6 @@
 #include "encoders/clipped_linear.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -43,6 +44,22 @@ void Clamp(const float* x, float lo, float hi, int64_t n, float* y) {
   }
 }
 
+namespace {
+
+// Clamp over the pool in chunks (an element's result is the same wherever it is computed): a
+// layer's clamps touch millions of values, which the calling thread alone made the workers wait
+// for.
+void ClampOverPool(const float* x, float lo, float hi, int64_t n, float* y, ThreadPool& pool) {
+  constexpr int64_t kChunk = 16384;
+  if (n < 2 * kChunk || pool.size() == 1) return Clamp(x, lo, hi, n, y);
+  pool.ParallelFor(static_cast<size_t>((n + kChunk - 1) / kChunk), [&](size_t c) {
+    const int64_t begin = static_cast<int64_t>(c) * kChunk;
+    Clamp(x + begin, lo, hi, std::min(kChunk, n - begin), y + begin);
+  });
+}
+
+}  // namespace
+
 void ClippedMatMulEach(std::span<const ClippedProduct> products, const float* x, int64_t T,
                        std::vector<float>& scratch, ThreadPool& pool) {
   if (products.empty()) return;
@@ -65,7 +82,7 @@ void ClippedMatMulEach(std::span<const ClippedProduct> products, const float* x,
     const float* input = x;
     if (first.ClipsInput()) {
       scratch.resize(static_cast<size_t>(T * cols));
-      Clamp(x, first.in_min, first.in_max, T * cols, scratch.data());
+      ClampOverPool(x, first.in_min, first.in_max, T * cols, scratch.data(), pool);
       input = scratch.data();
     }
     size_t m = 0;
@@ -80,7 +97,7 @@ void ClippedMatMulEach(std::span<const ClippedProduct> products, const float* x,
   }
   for (const ClippedProduct& p : products) {
     if (p.linear->ClipsOutput()) {
-      Clamp(p.y, p.linear->out_min, p.linear->out_max, T * p.linear->w.rows, p.y);
+      ClampOverPool(p.y, p.linear->out_min, p.linear->out_max, T * p.linear->w.rows, p.y, pool);
     }
   }
 }
