@@ -386,7 +386,7 @@ Json FunctionCallItem(const std::string& id, const ToolCall& call, const char* s
           {"name", call.name}, {"arguments", call.arguments.empty() ? "{}" : call.arguments}};
 }
 
-Json OutputItems(const ChatOutput& output) {
+Json OutputItems(const ChatOutput& output, bool cut_off) {
   Json items = Json::array();
   if (!output.reasoning.empty()) {
     items.push_back(ReasoningItem(RandomId("rs_"), output.reasoning, "completed"));
@@ -397,6 +397,7 @@ Json OutputItems(const ChatOutput& output) {
   for (const ToolCall& call : output.tool_calls) {
     items.push_back(FunctionCallItem(RandomId("fc_"), call, "completed"));
   }
+  if (cut_off && output.tool_calls.empty()) items.back()["status"] = "incomplete";
   return items;
 }
 

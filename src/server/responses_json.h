@@ -42,8 +42,10 @@ Json ReasoningTextPart(const std::string& text);
 Json FunctionCallItem(const std::string& id, const ToolCall& call, const char* status);
 
 // The output items of a whole response: reasoning (when any), the message (when there is text,
-// or nothing else), then one function_call per tool call. Item ids are made here.
-Json OutputItems(const ChatOutput& output);
+// or nothing else), then one function_call per tool call. Item ids are made here. `cut_off`
+// (the generation ran out of tokens): the last item, when it is the message or the reasoning,
+// is "incomplete".
+Json OutputItems(const ChatOutput& output, bool cut_off);
 
 // {input_tokens, input_tokens_details: {cached_tokens}, output_tokens, output_tokens_details:
 // {reasoning_tokens}, total_tokens}. Reasoning tokens are not counted apart (0).

@@ -216,8 +216,8 @@ TEST(ResponsesJson, ResponseObjectHasOpenAisShape) {
   totals.prompt_tokens = 5;
   totals.cached_prompt_tokens = 2;
   totals.completion_tokens = 3;
-  Json r = ResponseObject({"resp_1", 42, "m"}, ResponsesEcho(body, request), OutputItems(output),
-                          &totals);
+  Json r = ResponseObject({"resp_1", 42, "m"}, ResponsesEcho(body, request),
+                          OutputItems(output, false), &totals);
   EXPECT_EQ(r["object"], "response");
   EXPECT_EQ(r["status"], "completed");
   EXPECT_EQ(r["instructions"], "i");
@@ -241,14 +241,20 @@ TEST(ResponsesJson, ResponseObjectHasOpenAisShape) {
   EXPECT_EQ(r["usage"]["total_tokens"], 8);
   EXPECT_TRUE(r["incomplete_details"].is_null());
   totals.finish = FinishReason::kLength;
-  r = ResponseObject({"resp_1", 42, "m"}, ResponsesEcho(body, request), Json::array(), &totals);
+  output.tool_calls.clear();
+  r = ResponseObject({"resp_1", 42, "m"}, ResponsesEcho(body, request), OutputItems(output, true),
+                     &totals);
   EXPECT_EQ(r["status"], "incomplete");
   EXPECT_EQ(r["incomplete_details"]["reason"], "max_output_tokens");
+  ASSERT_EQ(r["output"].size(), 2u);
+  EXPECT_EQ(r["output"][0]["status"], "completed");  // the reasoning ended before the message
+  EXPECT_EQ(r["output"][1]["status"], "incomplete");
+  output.tool_calls.push_back({"call_1", "f", "{}"});
   // Only tool calls: no empty message item.
   output.content.clear();
   output.reasoning.clear();
-  EXPECT_EQ(OutputItems(output).size(), 1u);
-  EXPECT_EQ(OutputItems(ChatOutput{})[0]["type"], "message");
+  EXPECT_EQ(OutputItems(output, false).size(), 1u);
+  EXPECT_EQ(OutputItems(ChatOutput{}, false)[0]["type"], "message");
 }
 
 }  // namespace

@@ -30,7 +30,9 @@ class ResponsesDialect final : public ApiDialect {
   }
 
   Json Whole(GenerationRun& run, const ChatOutput& output, const Json& timings) override {
-    Json response = ResponseObject(meta_, echo_, OutputItems(output), &run.stream().totals());
+    const GenerationTotals& totals = run.stream().totals();
+    Json response = ResponseObject(
+        meta_, echo_, OutputItems(output, totals.finish == FinishReason::kLength), &totals);
     response["timings"] = timings;
     if (!output.warnings.empty()) response["warnings"] = output.warnings;
     return response;
@@ -50,12 +52,14 @@ class ResponsesDialect final : public ApiDialect {
   }
 
   bool Finish(GenerationRun& run, SseWriter& out, Json timings) override {
-    if (!CloseItem(out)) return false;
+    const GenerationTotals& totals = run.stream().totals();
+    // The item being written when the tokens ran out is incomplete, as the whole response has it.
+    const char* status = totals.finish == FinishReason::kLength ? "incomplete" : "completed";
+    if (!CloseItem(out, status)) return false;
     // Nothing generated: one empty message, as the whole response has.
-    if (output_.empty() && (!OpenItem(out, ChatPartKind::kContent) || !CloseItem(out))) {
+    if (output_.empty() && (!OpenItem(out, ChatPartKind::kContent) || !CloseItem(out, status))) {
       return false;
     }
-    const GenerationTotals& totals = run.stream().totals();
     Json response = ResponseObject(meta_, echo_, output_, &totals);
     response["timings"] = std::move(timings);
     if (!run.generation.warnings.empty()) response["warnings"] = run.generation.warnings;
@@ -142,8 +146,8 @@ class ResponsesDialect final : public ApiDialect {
            Send(out, std::move(part_added));
   }
 
-  // Ends the open item: its text done, its part done, the item done.
-  bool CloseItem(SseWriter& out) {
+  // Ends the open item: its text done, its part done, the item done with `status`.
+  bool CloseItem(SseWriter& out, const char* status = "completed") {
     if (!item_open_) return true;
     item_open_ = false;
     const bool content = open_ == ChatPartKind::kContent;
@@ -153,8 +157,8 @@ class ResponsesDialect final : public ApiDialect {
     if (content) text_done["logprobs"] = Json::array();
     Json part_done = InContent("response.content_part.done");
     part_done["part"] = content ? OutputTextPart(text_) : ReasoningTextPart(text_);
-    Json item = content ? MessageItem(item_id_, text_, "completed")
-                        : ReasoningItem(item_id_, text_, "completed");
+    Json item =
+        content ? MessageItem(item_id_, text_, status) : ReasoningItem(item_id_, text_, status);
     const size_t index = output_.size();
     output_.push_back(item);
     return Send(out, std::move(text_done)) && Send(out, std::move(part_done)) &&

@@ -64,6 +64,7 @@ describe('responses', { skip: skipReason() ?? false, timeout: 170000 }, () => {
     const message = r.output.find((item) => item.type === 'message');
     assert.equal(message.role, 'assistant');
     assert.equal(message.content[0].type, 'output_text');
+    assert.equal(message.status, r.status, 'the message cut off by max_output_tokens is incomplete');
 
     const chat = await client.chat.completions.create({
       model: MODEL_ID(), max_tokens: 40, temperature: 0,
