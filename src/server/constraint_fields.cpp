@@ -127,8 +127,7 @@ void ParseTextFormat(const Json& text, GenerationRequest& request) {
       Fail(ErrorKind::kInvalidArgument, "text.format." + key + ": unknown field");
     }
   }
-  const bool schema = OptionalString(*format, "type", "text.format") == "json_schema";
-  ApplyFormat(*format, "text.format", schema ? format : nullptr, "text.format", request);
+  ApplyFormat(*format, "text.format", format, "text.format", request);  // flat: no json_schema
 }
 
 void ParseGrammarFields(const Json& body, GenerationRequest& request) {
