@@ -77,32 +77,57 @@ void ParseStructuredOutputs(const Json& body, GenerationRequest& request) {
   }
 }
 
+namespace {
+
+// A format object of OpenAI's kind: {type: "text" | "json_object" | "json_schema"}, the
+// json_schema's {name, description, schema, strict} in `spec` (spec_field names it).
+void ApplyFormat(const Json& format, const std::string& field, const Json* spec,
+                 const std::string& spec_field, GenerationRequest& request) {
+  const std::string type = OptionalString(format, "type", field).value_or("text");
+  if (type == "text") return;
+  if (type == "json_object") {
+    SetGrammar(request, field, JsonObjectGbnf(Syntax(request)));
+    return;
+  }
+  if (type != "json_schema") {
+    Fail(ErrorKind::kInvalidArgument, field +
+                                          ".type: expected \"text\", \"json_object\" or "
+                                          "\"json_schema\", got \"" +
+                                          type + "\"");
+  }
+  if (spec == nullptr) spec = &RequiredField(format, "json_schema", field);
+  ExpectType(*spec, "object", spec_field);
+  (void)OptionalString(*spec, "name", spec_field);
+  (void)OptionalString(*spec, "description", spec_field);
+  (void)OptionalBool(*spec, "strict", spec_field);  // always enforced
+  const Json* schema = FindField(*spec, "schema");
+  // OpenAI's own default when the schema is left out: any JSON object.
+  SetGrammar(request, field,
+             schema == nullptr ? JsonObjectGbnf(Syntax(request))
+                               : SchemaGbnf(*schema, FieldPath(spec_field, "schema"), request));
+}
+
+}  // namespace
+
 void ParseResponseFormat(const Json& body, GenerationRequest& request) {
   const Json* format = FindField(body, "response_format");
   if (format == nullptr) return;
   ExpectType(*format, "object", "response_format");
-  const std::string type = OptionalString(*format, "type", "response_format").value_or("text");
-  if (type == "text") return;
-  if (type == "json_object") {
-    SetGrammar(request, "response_format", JsonObjectGbnf(Syntax(request)));
-    return;
+  const Json* spec = FindField(*format, "json_schema");
+  ApplyFormat(*format, "response_format", spec, "response_format.json_schema", request);
+}
+
+void ParseTextFormat(const Json& text, GenerationRequest& request) {
+  const Json* format = FindField(text, "format");
+  if (format == nullptr) return;
+  ExpectType(*format, "object", "text.format");
+  for (const auto& [key, value] : format->items()) {
+    if (key != "type" && key != "name" && key != "description" && key != "schema" &&
+        key != "strict") {
+      Fail(ErrorKind::kInvalidArgument, "text.format." + key + ": unknown field");
+    }
   }
-  if (type != "json_schema") {
-    Fail(ErrorKind::kInvalidArgument,
-         "response_format.type: expected \"text\", \"json_object\" or \"json_schema\", got \"" +
-             type + "\"");
-  }
-  const Json& spec = RequiredField(*format, "json_schema", "response_format");
-  ExpectType(spec, "object", "response_format.json_schema");
-  (void)OptionalString(spec, "name", "response_format.json_schema");
-  (void)OptionalString(spec, "description", "response_format.json_schema");
-  (void)OptionalBool(spec, "strict", "response_format.json_schema");  // always enforced
-  const Json* schema = FindField(spec, "schema");
-  // OpenAI's own default when the schema is left out: any JSON object.
-  SetGrammar(request, "response_format",
-             schema == nullptr
-                 ? JsonObjectGbnf(Syntax(request))
-                 : SchemaGbnf(*schema, "response_format.json_schema.schema", request));
+  ApplyFormat(*format, "text.format", format, "text.format", request);  // flat: no json_schema
 }
 
 void ParseGrammarFields(const Json& body, GenerationRequest& request) {

@@ -3,6 +3,8 @@
 //
 //   OpenAI     response_format {type: "text" | "json_object" |
 //                               "json_schema", json_schema: {name, schema, strict}}
+//   Responses  text.format {type: "text" | "json_object" |
+//                           "json_schema", name, schema, strict}
 //   llama.cpp  grammar (GBNF text), json_schema (a schema object)
 //   vLLM       structured_outputs {json (a schema object or its text), json_object: true,
 //                                  disable_any_whitespace}; its other members (regex, choice,
@@ -31,6 +33,9 @@ namespace tandem::server {
 void ParseStructuredOutputs(const Json& body, GenerationRequest& request);
 // response_format (OpenAI chat and completions).
 void ParseResponseFormat(const Json& body, GenerationRequest& request);
+// The Responses API's text.format (`text` is the body's "text" object; its other members are the
+// caller's). Its unknown members are a 400 naming them.
+void ParseTextFormat(const Json& text, GenerationRequest& request);
 // llama-server's grammar and json_schema (absent, null or "" leave the request unconstrained).
 void ParseGrammarFields(const Json& body, GenerationRequest& request);
 

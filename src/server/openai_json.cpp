@@ -24,24 +24,6 @@ constexpr ContentNames kContentNames = {"content parts", "content type",
 constexpr MediaPartReaders kMediaParts = {"image_url", OpenAiImagePart, "input_audio",
                                           OpenAiInputAudioPart};
 
-// Tool-call arguments: JSON object text (or an object), stored compact.
-std::string ArgumentsText(const Json& function, const std::string& where) {
-  const Json* args = FindField(function, "arguments");
-  if (args == nullptr) return "{}";
-  Json parsed;
-  if (args->is_string()) {
-    const std::string& text = args->get_ref<const std::string&>();
-    if (text.empty()) return "{}";
-    parsed = ParseBoundedJson(text, where + ".arguments");
-  } else {
-    parsed = *args;
-  }
-  if (!parsed.is_object()) {
-    Fail(ErrorKind::kInvalidArgument, where + ".arguments: expected a JSON object");
-  }
-  return JsonText(parsed);
-}
-
 ToolCall ParseToolCall(const Json& call, const std::string& where) {
   ExpectType(call, "object", where);
   if (auto type = OptionalString(call, "type", where); type && *type != "function") {
@@ -53,7 +35,7 @@ ToolCall ParseToolCall(const Json& call, const std::string& where) {
   ToolCall tc;
   tc.id = OptionalString(call, "id", where).value_or("");
   tc.name = RequiredString(function, "name", fn_where);
-  tc.arguments = ArgumentsText(function, fn_where);
+  tc.arguments = ToolArgumentsText(function, fn_where);
   return tc;
 }
 
@@ -144,19 +126,8 @@ void ApplyToolChoice(const Json& body, GenerationRequest& request) {
 }
 
 void ParseThinking(const Json& body, GenerationRequest& request) {
-  // reasoning_effort: none/minimal no thinking; low/medium/high thought budgets.
   if (auto effort = OptionalString(body, "reasoning_effort")) {
-    static const std::pair<const char*, int> kEfforts[] = {
-        {"none", 0}, {"minimal", 0}, {"low", 1024}, {"medium", 4096}, {"high", 16384}};
-    const auto* e = std::find_if(std::begin(kEfforts), std::end(kEfforts),
-                                 [&](const auto& k) { return *effort == k.first; });
-    if (e == std::end(kEfforts)) {
-      Fail(
-          ErrorKind::kInvalidArgument,
-          "reasoning_effort: expected none, minimal, low, medium or high, got \"" + *effort + "\"");
-    }
-    request.thinking = e->second > 0;
-    request.thinking_budget = e->second > 0 ? e->second : -1;
+    ApplyReasoningEffort(*effort, "reasoning_effort", request);
   }
   if (const Json* kwargs = FindField(body, "chat_template_kwargs")) {
     ExpectType(*kwargs, "object", "chat_template_kwargs");
@@ -191,6 +162,37 @@ void ParseCommonFields(const Json& body, GenerationRequest& request) {
 }
 
 }  // namespace
+
+std::string ToolArgumentsText(const Json& function, const std::string& where) {
+  const Json* args = FindField(function, "arguments");
+  if (args == nullptr) return "{}";
+  Json parsed;
+  if (args->is_string()) {
+    const std::string& text = args->get_ref<const std::string&>();
+    if (text.empty()) return "{}";
+    parsed = ParseBoundedJson(text, where + ".arguments");
+  } else {
+    parsed = *args;
+  }
+  if (!parsed.is_object()) {
+    Fail(ErrorKind::kInvalidArgument, where + ".arguments: expected a JSON object");
+  }
+  return JsonText(parsed);
+}
+
+void ApplyReasoningEffort(const std::string& effort, const std::string& field,
+                          GenerationRequest& request) {
+  static const std::pair<const char*, int> kEfforts[] = {
+      {"none", 0}, {"minimal", 0}, {"low", 1024}, {"medium", 4096}, {"high", 16384}};
+  const auto* e = std::find_if(std::begin(kEfforts), std::end(kEfforts),
+                               [&](const auto& k) { return effort == k.first; });
+  if (e == std::end(kEfforts)) {
+    Fail(ErrorKind::kInvalidArgument,
+         field + ": expected none, minimal, low, medium or high, got \"" + effort + "\"");
+  }
+  request.thinking = e->second > 0;
+  request.thinking_budget = e->second > 0 ? e->second : -1;
+}
 
 void ParseChatCompletionBody(const Json& body, GenerationRequest& request) {
   request.chat = true;

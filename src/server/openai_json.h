@@ -26,6 +26,16 @@ void ParseChatCompletionBody(const Json& body, GenerationRequest& request);
 // array of either), stream, max_tokens, stop, sampling, speculative. Sets request.chat = false.
 void ParseCompletionBody(const Json& body, GenerationRequest& request);
 
+// Tool-call arguments of `function` (its "arguments": JSON object text or an object; absent or
+// "" is {}), as compact JSON text. Throws Error(kInvalidArgument) naming WHERE.arguments.
+std::string ToolArgumentsText(const Json& function, const std::string& where);
+
+// OpenAI's reasoning effort (chat `reasoning_effort`, Responses `reasoning.effort`): none and
+// minimal turn thinking off; low, medium and high turn it on with a thought budget. Throws
+// Error(kInvalidArgument) naming `field` for another value.
+void ApplyReasoningEffort(const std::string& effort, const std::string& field,
+                          GenerationRequest& request);
+
 // Response identity shared by a response and all its chunks.
 struct ResponseMeta {
   std::string id;

@@ -120,7 +120,7 @@ std::string ContentText(const Json& content, const std::string& where, const Con
     const std::string part_where = ElementPath(where, i);
     ExpectType(content[i], "object", part_where);
     const std::string type = RequiredString(content[i], "type", part_where);
-    if (type != "text") {
+    if (type != names.text_type) {
       Fail(ErrorKind::kInvalidArgument, part_where + ": " + names.part_type + " '" + type +
                                             "' is not supported (" + names.served + ")");
     }
@@ -161,7 +161,7 @@ std::vector<ContentPart> ContentParts(const Json& content, const std::string& wh
       part.type = ContentType::kAudio;
       part.media = static_cast<int>(request.audio.size());
       request.audio.push_back(readers.read_audio(content[i], part_where));
-    } else if (type == "text") {
+    } else if (type == names.text_type) {
       part.text = RequiredString(content[i], "text", part_where);
     } else {
       Fail(ErrorKind::kInvalidArgument, part_where + ": " + names.part_type + " '" + type +

@@ -32,12 +32,13 @@ void KeepNamedTool(const std::string& name, std::string_view noun, GenerationReq
 
 // How a dialect names the parts of message content in its messages.
 struct ContentNames {
-  const char* parts;      // the array's elements: "content parts", "blocks"
-  const char* part_type;  // a part's type: "content type", "block type"
-  const char* served;     // why another type is refused: "tandem serves text only"
+  const char* parts;               // the array's elements: "content parts", "blocks"
+  const char* part_type;           // a part's type: "content type", "block type"
+  const char* served;              // why another type is refused: "tandem serves text only"
+  const char* text_type = "text";  // a text part's type ("input_text" in OpenAI's Responses)
 };
 
-// The text of message content: a string as it is, or an array of {"type": "text", "text": ...}
+// The text of message content: a string as it is, or an array of {"type": TEXT_TYPE, "text": ...}
 // parts, concatenated in order. Throws Error(kInvalidArgument) naming `where` for another JSON
 // type, and the part's path for a part that is not text ("PATH: TYPE_NAME 'T' is not supported
 // (SERVED)").

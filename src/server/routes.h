@@ -16,6 +16,9 @@ HttpResponse HandleChatCompletions(const RouteContext& context, const HttpReques
 HttpResponse HandleCompletions(const RouteContext& context, const HttpRequest& request);
 HttpResponse HandleModels(const RouteContext& context, const HttpRequest& request);
 
+// responses_routes.cpp: OpenAI's Responses API (POST /v1/responses; nothing stored).
+HttpResponse HandleResponses(const RouteContext& context, const HttpRequest& request);
+
 // native_routes.cpp: llama-server's native /completion (its fields and its response shape).
 HttpResponse HandleCompletion(const RouteContext& context, const HttpRequest& request);
 

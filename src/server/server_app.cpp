@@ -26,6 +26,7 @@ constexpr RouteEntry kRoutes[] = {
     {"POST", "/v1/completions", HandleCompletions, true},
     {"POST", "/completions", HandleCompletions, true},
     {"POST", "/completion", HandleCompletion, true},
+    {"POST", "/v1/responses", HandleResponses, true},
     {"POST", "/v1/messages", HandleMessages, true},
     {"POST", "/v1/audio/transcriptions", HandleTranscriptions, true},
     {"POST", "/v1/audio/translations", HandleTranslations, true},
