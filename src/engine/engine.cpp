@@ -11,8 +11,8 @@
 #include "base/log.h"
 #include "base/thread_pool.h"
 #include "engine/engine_impl.h"
-#include "engine/slot_file.h"
 #include "engine/prompt_media.h"
+#include "engine/slot_file.h"
 #include "model/target_model.h"
 #include "tokenizer/vocab_gguf.h"
 
@@ -53,8 +53,7 @@ void Engine::Impl::Run() {
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] {
-        return stopping_ || !queue_.empty() || !cancels_.empty() || !tasks_.empty() ||
-               AnyActive();
+        return stopping_ || !queue_.empty() || !cancels_.empty() || !tasks_.empty() || AnyActive();
       });
       cancel_ids.swap(cancels_);
       tasks.swap(tasks_);

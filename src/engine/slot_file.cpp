@@ -55,8 +55,8 @@ class Reader {
     return n;
   }
   [[noreturn]] void Corrupt(const char* field, const std::string& why) const {
-    Fail(ErrorKind::kCorrupt,
-         name_ + ": slot file field '" + field + "' at offset " + std::to_string(pos_) + ": " + why);
+    Fail(ErrorKind::kCorrupt, name_ + ": slot file field '" + field + "' at offset " +
+                                  std::to_string(pos_) + ": " + why);
   }
   size_t pos() const { return pos_; }
   size_t left() const { return bytes_.size() - pos_; }
@@ -109,10 +109,9 @@ void CheckSlotImage(const SlotImage& image, const KvCache& cache, uint64_t model
          what + "saved by another model (its model digest differs from the loaded model's)");
   }
   if (image.kv_type != cache.type()) {
-    Fail(ErrorKind::kInvalidArgument, what + "saved with KV cache type " +
-                                          std::string(TensorTypeName(image.kv_type)) +
-                                          ", this server uses " +
-                                          std::string(TensorTypeName(cache.type())));
+    Fail(ErrorKind::kInvalidArgument,
+         what + "saved with KV cache type " + std::string(TensorTypeName(image.kv_type)) +
+             ", this server uses " + std::string(TensorTypeName(cache.type())));
   }
   if (static_cast<int>(image.layers.size()) != cache.n_layers()) {
     Fail(ErrorKind::kInvalidArgument, what + "has " + std::to_string(image.layers.size()) +
@@ -123,8 +122,8 @@ void CheckSlotImage(const SlotImage& image, const KvCache& cache, uint64_t model
     const KvLayerSpec& a = image.layers[l];
     const KvLayerSpec& b = cache.layer_spec(l);
     if (a.n_kv_heads != b.n_kv_heads || a.head_dim != b.head_dim || a.window != b.window) {
-      Fail(ErrorKind::kInvalidArgument, what + "KV layer " + std::to_string(l) +
-                                            " has another shape than this model's");
+      Fail(ErrorKind::kInvalidArgument,
+           what + "KV layer " + std::to_string(l) + " has another shape than this model's");
     }
   }
   if (image.n_positions() > cache.n_ctx()) {

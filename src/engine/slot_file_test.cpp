@@ -129,9 +129,9 @@ TEST(SlotFile, ARestoreIntoAnotherModelOrKvTypeIsRefusedSayingWhy) {
   auto other_type = NewEngine(pool, Options(TensorType::kQ8_0, 1));
   EXPECT_NE(RestoreError(*other_type, 0, path, ErrorKind::kInvalidArgument).find("f16"),
             std::string::npos);
-  EXPECT_NE(RestoreError(*engine, 0, TempPath("missing.bin"), ErrorKind::kNotFound)
-                .find("missing.bin"),
-            std::string::npos);
+  EXPECT_NE(
+      RestoreError(*engine, 0, TempPath("missing.bin"), ErrorKind::kNotFound).find("missing.bin"),
+      std::string::npos);
   EXPECT_THROW(engine->RestoreSlot(1, path), Error);  // no slot 1
 }
 
@@ -154,13 +154,11 @@ TEST(SlotFile, CorruptOrTruncatedFilesNameTheFileAndOffset) {
   std::string flipped = bytes;
   flipped[bytes.size() / 2] ^= 0x40;  // a KV byte: only the checksum sees it
   WriteAll(bad, flipped);
-  EXPECT_NE(RestoreError(*engine, 0, bad, ErrorKind::kCorrupt).find("checksum"),
-            std::string::npos);
+  EXPECT_NE(RestoreError(*engine, 0, bad, ErrorKind::kCorrupt).find("checksum"), std::string::npos);
   std::string huge = bytes;
   huge[8 + 4 + 8 + 4 + 3] = '\x7f';  // n_layers' high byte
   WriteAll(bad, huge);
-  EXPECT_NE(RestoreError(*engine, 0, bad, ErrorKind::kCorrupt).find("n_layers"),
-            std::string::npos);
+  EXPECT_NE(RestoreError(*engine, 0, bad, ErrorKind::kCorrupt).find("n_layers"), std::string::npos);
   // The failed restores left the slot usable.
   EXPECT_EQ(RunOne(*engine, Prompt(12, 3), Greedy(4)).error, "");
 }
