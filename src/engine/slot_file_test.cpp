@@ -26,6 +26,7 @@ using testing_engine::Outcome;
 using testing_engine::Prompt;
 using testing_engine::Recorder;
 using testing_engine::RunAlone;
+using testing_engine::Sampled;
 using testing_engine::WithMtp;
 
 constexpr uint64_t kDigest = 0x5eed;
@@ -94,9 +95,12 @@ TEST(SlotFile, RestoredSlotContinuesBitwiseAsTheOriginal) {
   EXPECT_EQ(saved.n_bytes, ReadAll(path).size());
 
   const std::vector<int32_t> follow = Concat(Concat(first, turn.result.tokens), {3, 4});
-  const std::vector<GenerateParams> params = {Greedy(16), WithMtp(Greedy(16), 4, false)};
+  const std::vector<GenerateParams> params = {Greedy(16), WithMtp(Greedy(16), 4, false),
+                                              WithMtp(Sampled(16, 5), 3, false)};
   for (const GenerateParams& p : params) {
-    SCOPED_TRACE(p.spec.type == SpecType::kNone ? "plain" : "mtp");
+    SCOPED_TRACE(p.spec.type == SpecType::kNone ? "plain"
+                 : p.sampling.greedy()          ? "mtp"
+                                                : "sampled");
     const std::vector<int32_t> want = RunAlone(follow, p, options.kv).tokens;
     // A fresh engine with two slots; the file goes into slot 1.
     auto restored = NewEngine(pool, Options(TensorType::kQ8_0, 2));
