@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/file_digest.h"
 #include "base/log.h"
 #include "cli/commands.h"
 #include "cli/model_options.h"
@@ -48,6 +49,8 @@ struct ServeArgs {
   std::vector<std::string> allowed_hosts;
   double shutdown_timeout = 10.0;
   bool json_one_line = false;
+  std::string slot_save_path;  // directory of saved slot files; empty: save/restore refused
+  std::string slot_restore;    // a saved slot file restored into every slot at start
 };
 
 std::vector<std::string> ReadKeyFile(const std::string& path) {
@@ -90,6 +93,10 @@ void DrainEngine(Engine& engine, double seconds) {
 int Serve(ServeArgs a, const CLI::App& app) {
   if (a.parallel < 1) Fail(ErrorKind::kInvalidArgument, "--parallel must be >= 1");
   if (a.max_queue < 0) Fail(ErrorKind::kInvalidArgument, "--max-queue must be >= 0");
+  if (!a.slot_save_path.empty() && !std::filesystem::is_directory(a.slot_save_path)) {
+    Fail(ErrorKind::kInvalidArgument,
+         "--slot-save-path " + a.slot_save_path + " is not an existing directory");
+  }
   if (!a.api_key_file.empty()) {
     for (std::string& k : ReadKeyFile(a.api_key_file)) a.api_keys.push_back(std::move(k));
   }
@@ -131,8 +138,19 @@ int Serve(ServeArgs a, const CLI::App& app) {
   engine_options.prefill_chunk = a.prefill_chunk;
   engine_options.spec = m.spec;
   engine_options.warmup = !a.model.no_warmup;
+  if (!a.slot_save_path.empty() || !a.slot_restore.empty()) {
+    engine_options.model_digest = FileDigest(a.model.model);
+  }
   Engine engine(*m.target, m.Drafters(), *m.pool, engine_options);
   server::EngineBackend backend(engine);
+  if (!a.slot_restore.empty()) {  // every slot starts with the file's prompt cache
+    int n_restored = 0;
+    for (int slot = 0; slot < a.parallel; ++slot) {
+      n_restored = engine.RestoreSlot(slot, a.slot_restore).n_tokens;
+    }
+    std::fprintf(stderr, "tandem serve: restored %d cached positions from %s into %d slots\n",
+                 n_restored, a.slot_restore.c_str(), a.parallel);
+  }
 
   server::RouteContext context;
   context.backend = &backend;
@@ -147,6 +165,7 @@ int Serve(ServeArgs a, const CLI::App& app) {
   context.json_one_line = a.json_one_line;
   context.images = m.images.get();
   context.audio = m.audio.get();
+  context.slot_save_path = a.slot_save_path;
   const std::filesystem::path model_path(a.model.model);
   context.model_id = model_path.filename().string();
   if (!a.model.model_draft.empty()) {
@@ -237,6 +256,12 @@ void AddServeCommand(CLI::App& app, CommandRunner& runner) {
                 "`: `, no newlines; vLLM's disable_any_whitespace), so keys and separators are "
                 "forced and drafted for free; a request's structured_outputs."
                 "disable_any_whitespace overrides it");
+  sub->add_option("--slot-save-path", a->slot_save_path,
+                  "Directory of saved slot files: enables POST /slots/{id}?action=save|restore "
+                  "(without it those answer 501)");
+  sub->add_option("--slot-restore", a->slot_restore,
+                  "Saved slot file restored into every slot at start (its prompt prefix is then "
+                  "cached on every replica); refused if saved by another model or KV type");
   sub->callback([&runner, a, sub] { runner = [a, sub] { return Serve(*a, *sub); }; });
 }
 

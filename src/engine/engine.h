@@ -37,6 +37,26 @@ struct EngineOptions {
   // so its latency and the speculation planner's first measurements are not a cold start's.
   // Metrics and caches are as if it never ran.
   bool warmup = false;
+  // The loaded target's identity (FileDigest of its file), written into saved slot files and
+  // checked when one is restored.
+  uint64_t model_digest = 0;
+};
+
+// One slot as GET /slots shows it.
+struct SlotInfo {
+  int id = 0;
+  int n_ctx = 0;
+  bool is_processing = false;
+  uint64_t request_id = 0;  // the running request's, 0 when idle
+  int n_cached = 0;         // positions the prompt cache holds (idle)
+};
+
+// What a slot save, restore or erase did. `busy`: refused, the slot runs a request (nothing done).
+struct SlotActionResult {
+  bool busy = false;
+  int n_tokens = 0;    // positions saved, restored or erased
+  size_t n_bytes = 0;  // bytes written or read
+  double ms = 0;
 };
 
 // The `error` of requests a shutdown ended (queued, or running past the drain).
@@ -87,6 +107,17 @@ class Engine {
   void ForgetCaches();
   // The target's KV cache of every slot.
   const KvCache& cache() const;
+
+  // Thread-safe; run between steps on the engine's thread. Slot `slot` (in [0, n_slots), else
+  // Error(kInvalidArgument)) must be idle, else the result says busy. Save writes the slot's
+  // prompt cache to `path` (slot_file.h, atomic); Restore replaces it with the file's (refusing
+  // another model, KV type or shape with Error(kInvalidArgument), a bad file with kCorrupt or
+  // kNotFound); Erase forgets it. Error(kUnavailable) once shutting down.
+  SlotActionResult SaveSlot(int slot, const std::string& path);
+  SlotActionResult RestoreSlot(int slot, const std::string& path);
+  SlotActionResult EraseSlot(int slot);
+  // Thread-safe snapshot of every slot.
+  std::vector<SlotInfo> Slots() const;
 
   // Thread-safe. Queues the request and returns its id. Throws Error(kInvalidArgument) for a
   // request that can never run (empty prompt, prompt longer than a slot's context, bad sampling

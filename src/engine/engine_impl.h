@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -62,6 +63,11 @@ struct Engine::Impl {
   // EngineOptions::warmup; before the engine thread starts.
   void Warmup();
   void UpdateLiveMetrics(double step_seconds, bool generating);
+  // Runs `task` on the engine's thread between steps (inline without one) and returns when it
+  // ran; its exception is rethrown here. Error(kUnavailable) once shutting down.
+  void RunBetweenSteps(std::function<void()> task);
+  // The slot `slot` checked against [0, n_slots).
+  EngineSlot& SlotAt(int slot);
 
   const TargetModel& target_;
   ThreadPool& pool_;
@@ -84,6 +90,7 @@ struct Engine::Impl {
   std::condition_variable wake_;
   std::deque<QueuedRequest> queue_;
   std::vector<uint64_t> cancels_;
+  std::vector<std::function<void()>> tasks_;  // RunBetweenSteps's, run by the engine thread
   uint64_t next_id_ = 1;
   int in_flight_ = 0;  // queued + in slots
   bool stopping_ = false;

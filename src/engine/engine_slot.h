@@ -69,6 +69,10 @@ class EngineSlot {
              Drafter* drafter, double target_bytes_per_token);
   // Idle only: forgets what the cache holds.
   void Forget();
+  // Idle: the PromptKeys of the positions the cache holds, in order (a saved slot's keys).
+  const std::vector<uint64_t>& cached_keys() const { return cached_; }
+  // Idle only: the cache now holds these positions (a restored slot, its rows already written).
+  void AdoptCached(std::vector<uint64_t> keys) { cached_ = std::move(keys); }
 
   // --- Planning a step ---
   int PrefillRemaining() const { return static_cast<int>(prompt_.size()) - prefill_pos_; }

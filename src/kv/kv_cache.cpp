@@ -78,6 +78,43 @@ bool KvCache::CanTruncateTo(int seq, int32_t n_pos) const {
   return true;
 }
 
+int32_t KvCache::OldestHeld(int layer, int seq) const {
+  const Layer& l = layers_.at(layer);
+  const Seq& s = seqs_.at(seq);
+  return static_cast<int32_t>(std::max<int64_t>(0, s.high_water - l.n_slots));
+}
+
+void KvCache::Adopt(int seq, int32_t length, const std::vector<int32_t>& oldest) {
+  Seq& s = seqs_.at(seq);
+  if (length < 0 || length > options_.n_ctx || oldest.size() != layers_.size()) {
+    Fail(ErrorKind::kInvalidArgument, "KV cache: cannot adopt " + std::to_string(length) +
+                                          " positions of " + std::to_string(oldest.size()) +
+                                          " layers in a context of " +
+                                          std::to_string(options_.n_ctx) + " with " +
+                                          std::to_string(layers_.size()) + " layers");
+  }
+  // The smallest high water mark at which every ring holds no position older than `oldest`.
+  int64_t high_water = length;
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const int32_t from = oldest[l];
+    if (from < 0 || from > length || (layers_[l].spec.window == 0 && from != 0)) {
+      Fail(ErrorKind::kInvalidArgument, "KV cache: layer " + std::to_string(l) +
+                                            " cannot hold positions from " + std::to_string(from) +
+                                            " of " + std::to_string(length));
+    }
+    if (from > 0) high_water = std::max(high_water, from + layers_[l].n_slots);
+  }
+  // A full-attention ring holds the whole context: the mark never passes it.
+  if (high_water > options_.n_ctx) {
+    Fail(ErrorKind::kInvalidArgument,
+         "KV cache: the sliding-window rows to adopt do not fit this cache's rings (a context "
+         "of " +
+             std::to_string(options_.n_ctx) + ")");
+  }
+  s.length = length;
+  s.high_water = length == 0 ? 0 : static_cast<int32_t>(high_water);
+}
+
 uint8_t* KvCache::Row(std::vector<std::vector<uint8_t>>& buf, const Layer& layer, int seq,
                       int32_t pos, int head) {
   return buf[seq].data() + (pos % layer.n_slots) * layer.slot_bytes + head * layer.row_bytes;

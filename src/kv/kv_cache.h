@@ -54,6 +54,20 @@ class KvCache {
   // at n_pos needs (a ring may have overwritten older positions with newer ones).
   bool CanTruncateTo(int seq, int32_t n_pos) const;
 
+  // The layer's shape (as given to the constructor).
+  const KvLayerSpec& layer_spec(int layer) const { return layers_.at(layer).spec; }
+  // The oldest position whose rows `layer` still holds for `seq` (0 for a full-attention layer;
+  // a sliding ring may have overwritten older ones). Positions [OldestHeld, Length) are intact.
+  int32_t OldestHeld(int layer, int seq) const;
+  // Restoring a saved sequence: forgets `seq` and commits positions [0, length) at once (no
+  // max_batch limit), marking each layer's rows from oldest[layer] on as held (the saved rows
+  // start there; a ring keeps at most its size of them). Then OldestHeld(layer, seq) >=
+  // oldest[layer], and the rows of [OldestHeld, length) must be written with KRow/VRow. Throws
+  // Error(kInvalidArgument) for length outside [0, n_ctx], a size other than n_layers, or an
+  // oldest position outside [0, length] (above 0 for a full-attention layer), or rows a ring of
+  // this cache cannot mark as held without passing the context.
+  void Adopt(int seq, int32_t length, const std::vector<int32_t>& oldest);
+
   // Where the K (V) row of (layer, seq, pos, head) lives; KvRowBytes(type, head_dim) bytes.
   uint8_t* KRow(int layer, int seq, int32_t pos, int head);
   uint8_t* VRow(int layer, int seq, int32_t pos, int head);

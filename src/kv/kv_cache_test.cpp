@@ -39,6 +39,25 @@ TEST(KvCache, StoredRangeFollowsAppendAndTruncate) {
   EXPECT_EQ(cache.View(0, 0).stored.end, 0);
 }
 
+TEST(KvCache, AdoptMarksTheSavedRowsHeld) {
+  KvCache cache = MakeCache();
+  cache.Adopt(1, 7, {3, 0});  // sliding rows from 3 on (a rolled-back original), full from 0
+  EXPECT_EQ(cache.Length(1), 7);
+  EXPECT_EQ(cache.OldestHeld(0, 1), 3);
+  EXPECT_EQ(cache.OldestHeld(1, 1), 0);
+  EXPECT_EQ(cache.View(0, 1).stored.begin, 3);
+  EXPECT_FALSE(cache.CanTruncateTo(1, 5));  // a query at 5 needs position 2
+  EXPECT_TRUE(cache.CanTruncateTo(1, 6));
+  cache.Adopt(1, 20, {0, 0});  // older rows than a ring keeps: it keeps its size of them
+  EXPECT_EQ(cache.OldestHeld(0, 1), 14);
+  EXPECT_THROW(cache.Adopt(1, 33, {0, 0}), Error);   // past the context
+  EXPECT_THROW(cache.Adopt(1, 7, {0, 1}), Error);    // a full layer holds everything
+  EXPECT_THROW(cache.Adopt(1, 7, {0}), Error);       // one entry per layer
+  EXPECT_THROW(cache.Adopt(1, 30, {29, 0}), Error);  // would pass the context
+  cache.Adopt(1, 0, {0, 0});
+  EXPECT_EQ(cache.View(0, 1).stored.begin, 0);
+}
+
 TEST(KvCache, RowsOfDifferentPositionsSequencesAndHeadsDoNotAlias) {
   KvCache cache = MakeCache();
   cache.Append(0, 2);

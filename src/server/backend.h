@@ -3,6 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
 
 #include "engine/engine.h"
 
@@ -18,6 +22,25 @@ class Backend {
   // The request stops at the next step and still gets its final event. Unknown ids are ignored.
   virtual void Cancel(uint64_t id) = 0;
   virtual EngineMetrics Metrics() const = 0;
+  // Engine's saved-slot calls (same contracts); a backend without slots refuses them.
+  virtual SlotActionResult SaveSlot(int slot, const std::string& path) {
+    (void)slot, (void)path;
+    return Unsupported();
+  }
+  virtual SlotActionResult RestoreSlot(int slot, const std::string& path) {
+    (void)slot, (void)path;
+    return Unsupported();
+  }
+  virtual SlotActionResult EraseSlot(int slot) {
+    (void)slot;
+    return Unsupported();
+  }
+  virtual std::vector<SlotInfo> Slots() const { return {}; }
+
+ private:
+  static SlotActionResult Unsupported() {
+    Fail(ErrorKind::kUnsupported, "this backend has no slots to save, restore or erase");
+  }
 };
 
 // Forwards to an Engine the caller owns (it must outlive this object).
@@ -27,6 +50,14 @@ class EngineBackend final : public Backend {
   uint64_t Submit(EngineRequest request) override { return engine_.Submit(std::move(request)); }
   void Cancel(uint64_t id) override { engine_.Cancel(id); }
   EngineMetrics Metrics() const override { return engine_.Metrics(); }
+  SlotActionResult SaveSlot(int slot, const std::string& path) override {
+    return engine_.SaveSlot(slot, path);
+  }
+  SlotActionResult RestoreSlot(int slot, const std::string& path) override {
+    return engine_.RestoreSlot(slot, path);
+  }
+  SlotActionResult EraseSlot(int slot) override { return engine_.EraseSlot(slot); }
+  std::vector<SlotInfo> Slots() const override { return engine_.Slots(); }
 
  private:
   Engine& engine_;

@@ -19,6 +19,7 @@ struct HttpRequest {
   // True once the client has closed its connection (polled by handlers that wait, so an
   // abandoned request is cancelled). Unset in tests: never gone.
   std::function<bool()> client_gone;
+  std::string query;  // after '?', undecoded ("" when none)
 
   // The header's value, or "" (`name` in lower case).
   std::string Header(std::string_view name) const {

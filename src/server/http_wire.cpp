@@ -170,6 +170,8 @@ ReadOutcome WireConnection::ReadRequest(HttpRequest& request, bool first) {
     return Refuse(400, "malformed request target");
   }
   request.path = target.substr(0, target.find('?'));
+  if (const size_t q = target.find('?'); q != std::string::npos)
+    request.query = target.substr(q + 1);
 
   size_t pos = line_end + 2;
   while (pos < head.size()) {

@@ -38,6 +38,7 @@ struct RouteContext {
   int retry_after_seconds = 1;           // Retry-After on 503 queue full
   ImageInput* images = nullptr;          // -mm: the vision tower's input; null: no images
   AudioInput* audio = nullptr;           // -mm: the audio tower's input; null: no audio
+  std::string slot_save_path;            // --slot-save-path; empty: save/restore refused (501)
 };
 
 // A request preset with the server's defaults (sampling, JSON whitespace; the rest empty).

@@ -42,4 +42,12 @@ bool IsWebAsset(std::string_view path);
 HttpResponse HandleWebAsset(const HttpRequest& request);
 HttpResponse HandleProps(const RouteContext& context, const HttpRequest& request);
 
+// slot_routes.cpp: llama-server's saved slots: GET /slots (every slot's state) and
+// POST /slots/{id}?action=save|restore|erase (files under --slot-save-path).
+HttpResponse HandleSlots(const RouteContext& context, const HttpRequest& request);
+HttpResponse HandleSlotAction(const RouteContext& context, const HttpRequest& request);
+// Throws Error(kInvalidArgument) naming `field` unless `name` is a plain file name: 1 to 200
+// characters of [A-Za-z0-9._-], not starting with '.' and without "..".
+void CheckSlotFileName(const std::string& name, const std::string& field);
+
 }  // namespace tandem::server

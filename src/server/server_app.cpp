@@ -16,7 +16,8 @@ struct RouteEntry {
   const char* method;
   const char* path;
   HttpResponse (*handler)(const RouteContext&, const HttpRequest&);
-  bool generates;  // refused while shutting down
+  bool generates;       // refused while shutting down
+  bool prefix = false;  // `path` is a prefix (the rest is a path parameter)
 };
 
 // /health and /metrics are handled before the table.
@@ -36,6 +37,8 @@ constexpr RouteEntry kRoutes[] = {
     {"POST", "/tokenize", HandleTokenize, false},
     {"POST", "/detokenize", HandleDetokenize, false},
     {"GET", "/props", HandleProps, false},
+    {"GET", "/slots", HandleSlots, false},
+    {"POST", "/slots/", HandleSlotAction, false, true},
 };
 
 bool IsHealth(std::string_view path) {
@@ -110,7 +113,7 @@ HttpResponse ServerApp::Route(const HttpRequest& request) {
   const RouteEntry* route = nullptr;
   bool path_known = request.path == "/metrics";
   for (const RouteEntry& r : kRoutes) {
-    if (request.path != r.path) continue;
+    if (r.prefix ? !request.path.starts_with(r.path) : request.path != r.path) continue;
     path_known = true;
     if (request.method == r.method) route = &r;
   }

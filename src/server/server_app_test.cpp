@@ -18,9 +18,9 @@ const char* kChat = R"({"model": "tiny.gguf", "messages": [{"role": "user", "con
 
 TEST_F(ServerAppTest, HealthIs503WhileLoadingThen200) {
   ServerApp loading({});
-  HttpRequest health{"GET", "/health", {}, "", {}};
+  HttpRequest health{"GET", "/health", {}, "", {}, ""};
   EXPECT_EQ(loading.Handle(health).status, 503);
-  HttpRequest chat{"POST", "/v1/chat/completions", {}, kChat, {}};
+  HttpRequest chat{"POST", "/v1/chat/completions", {}, kChat, {}, ""};
   EXPECT_EQ(loading.Handle(chat).status, 503);
   Ready();
   EXPECT_EQ(Get("/health").status, 200);
@@ -45,7 +45,7 @@ TEST_F(ServerAppTest, ApiKeyGuardsEverythingButHealth) {
                  {{"x-api-key", "secret"}})
                 .status,
             200);
-  HttpRequest r{"GET", "/v1/models", {{"authorization", "Bearer secret"}}, "", {}};
+  HttpRequest r{"GET", "/v1/models", {{"authorization", "Bearer secret"}}, "", {}, ""};
   EXPECT_EQ(app_->Handle(r).status, 200);
   r.headers["authorization"] = "Bearer secre";
   EXPECT_EQ(app_->Handle(r).status, 401);
@@ -206,7 +206,7 @@ TEST_F(ServerAppTest, HostCheckAndCors) {
   options.cors_origins = {"http://app.example"};
   ServerApp app(options);
   app.SetReady(context_);
-  HttpRequest get{"GET", "/v1/models", {{"host", "evil.example"}}, "", {}};
+  HttpRequest get{"GET", "/v1/models", {{"host", "evil.example"}}, "", {}, ""};
   EXPECT_EQ(app.Handle(get).status, 403);
   get.headers["host"] = "[::1]:8080";
   EXPECT_EQ(app.Handle(get).status, 200);
@@ -222,7 +222,8 @@ TEST_F(ServerAppTest, HostCheckAndCors) {
       "/v1/chat/completions",
       {{"origin", "http://app.example"}, {"access-control-request-method", "POST"}},
       "",
-      {}};
+      {},
+      ""};
   EXPECT_EQ(app.Handle(preflight).status, 204);
   EXPECT_EQ(HostOfHeader("Example.COM:80"), "example.com");
 }

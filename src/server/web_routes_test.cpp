@@ -22,7 +22,7 @@ class WebRoutesTest : public ::testing::Test {
     options.api_keys = {"secret"};
     ServerApp app(options);
     app.SetReady(context_);
-    HttpRequest r{"GET", path, {}, "", {}};
+    HttpRequest r{"GET", path, {}, "", {}, ""};
     if (!key.empty()) r.headers["authorization"] = "Bearer " + key;
     return app.Handle(r);
   }
