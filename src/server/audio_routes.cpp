@@ -56,8 +56,9 @@ class TranscriptionDialect final : public ApiDialect {
     Fail(ErrorKind::kInternal, "the audio routes read their own forms");
   }
 
-  Json Whole(GenerationRun&, const ChatOutput& output, const Json&) override {
-    return Json::parse(Render(output.content).body);
+  // Not called: WholeResponse answers in the requested format (JSON or text).
+  Json Whole(GenerationRun&, const ChatOutput&, const Json&) override {
+    Fail(ErrorKind::kInternal, "the audio routes answer through WholeResponse");
   }
 
   HttpResponse WholeResponse(GenerationRun&, const ChatOutput& output, const Json&) override {

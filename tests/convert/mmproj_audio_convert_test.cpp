@@ -251,7 +251,9 @@ TEST(MmprojAudioConvertErrors, AudioConfigValuesTheFileCannotCarry) {
   const std::pair<const char*, nlohmann::json> cases[] = {
       {"hidden_act", "gelu"},         {"conv_kernel_size", 3},       {"attention_chunk_size", 16},
       {"attention_context_left", 25}, {"attention_logit_cap", 30.0}, {"residual_weight", 1.0}};
-  for (const auto& [field, value] : cases) {
+  for (const auto& edit : cases) {
+    const char* field = edit.first;
+    const nlohmann::json& value = edit.second;
     SCOPED_TRACE(field);
     ExpectMmprojError(
         E2bLikeSpec(), [&](HfCheckpoint& c) { c.config["audio_config"][field] = value; },
