@@ -75,13 +75,13 @@ TEST(ImageInput, BadBytesAreRefusedSayingWhy) {
 TEST(ImageInput, GreedyOutputAfterAnImageIsTheSameWithAndWithoutSpeculation) {
   const auto& m = Models();
   ImageInput input(*m.vision, SmallImages());
-  const MediaTokens markup = FindImageTokens(*m.tokenizer);
   std::vector<int32_t> tokens = m.tokenizer->Encode("Look: <|image|> and <|image|> then say");
-  std::vector<PromptMedia> images = {
-      input.ToMedia(input.Prepare(EncodePngRgb(MakeTestPicture(144, 96, 3)), "")),
-      input.ToMedia(input.Prepare(EncodePngRgb(MakeTestPicture(96, 144, 4)), ""))};
+  std::vector<MediaList> lists(1);
+  lists[0].markup = FindImageTokens(*m.tokenizer);
+  lists[0].items = {input.ToMedia(input.Prepare(EncodePngRgb(MakeTestPicture(144, 96, 3)), "")),
+                    input.ToMedia(input.Prepare(EncodePngRgb(MakeTestPicture(96, 144, 4)), ""))};
   EngineRequest request;
-  ExpandImages(tokens, images, markup, request);
+  ExpandMedia(tokens, std::move(lists), request);
   ASSERT_EQ(request.media.size(), 2u);
   ThreadPool pool(2);
   GenerateParams greedy;

@@ -72,19 +72,11 @@ void ExpandMedia(const std::vector<int32_t>& tokens, std::vector<MediaList> list
     const size_t n = lists[k].items.size();
     if (placeholders[k] == n) continue;
     const std::string& noun = lists[k].noun;
-    Fail(ErrorKind::kInvalidArgument,
-         "the prompt has " + std::to_string(placeholders[k]) + " " + noun + " placeholder" +
-             (placeholders[k] == 1 ? "" : "s") + " for " + std::to_string(n) + " " + noun +
-             (n == 1 ? "" : "s"));
+    Fail(ErrorKind::kInvalidArgument, "the prompt has " + std::to_string(placeholders[k]) + " " +
+                                          noun + " placeholder" +
+                                          (placeholders[k] == 1 ? "" : "s") + " for " +
+                                          std::to_string(n) + " " + noun + (n == 1 ? "" : "s"));
   }
-}
-
-void ExpandImages(const std::vector<int32_t>& tokens, std::vector<PromptMedia> images,
-                  const MediaTokens& markup, EngineRequest& request) {
-  std::vector<MediaList> lists(1);
-  lists[0].markup = markup;
-  lists[0].items = std::move(images);
-  ExpandMedia(tokens, std::move(lists), request);
 }
 
 }  // namespace tandem

@@ -43,8 +43,4 @@ struct MediaList {
 void ExpandMedia(const std::vector<int32_t>& tokens, std::vector<MediaList> lists,
                  EngineRequest& request);
 
-// ExpandMedia with images only.
-void ExpandImages(const std::vector<int32_t>& tokens, std::vector<PromptMedia> images,
-                  const MediaTokens& markup, EngineRequest& request);
-
 }  // namespace tandem

@@ -15,6 +15,15 @@ PromptMedia Rows(int count, uint64_t key) {
   return m;
 }
 
+// ExpandMedia with one list, of images.
+void ExpandImages(const std::vector<int32_t>& tokens, std::vector<PromptMedia> images,
+                  const MediaTokens& markup, EngineRequest& request) {
+  std::vector<MediaList> lists(1);
+  lists[0].markup = markup;
+  lists[0].items = std::move(images);
+  ExpandMedia(tokens, std::move(lists), request);
+}
+
 TEST(MediaPrompt, EachPlaceholderBecomesTheMarkupAndTheImagesRows) {
   const MediaTokens markup{.open = 500, .close = 501, .placeholder = 502};
   EngineRequest request;
