@@ -19,12 +19,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
 #include "base/thread_pool.h"
+#include "encode_report.h"
 #include "encoders/gemma4a/encoder.h"
 #include "encoders/gemma4a/presets.h"
 #include "encoders/gemma4a/random_mmproj.h"
@@ -113,21 +113,7 @@ void Run(const Args& a) {
       ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     }
   }
-  std::string tokens, times;
-  for (const auto& o : out) {
-    tokens += (tokens.empty() ? "" : ", ") + std::to_string(o.size() / encoder->n_embd_out());
-  }
-  for (double t : ms) times += (times.empty() ? "" : ", ") + std::to_string(t);
-  std::printf("{\"tokens\": [%s], \"n_embd\": %d, \"encode_ms\": [%s]}\n", tokens.c_str(),
-              encoder->n_embd_out(), times.c_str());
-  if (a.out.empty()) return;
-  std::ofstream file(a.out, std::ios::binary | std::ios::trunc);
-  for (const auto& o : out) {
-    file.write(reinterpret_cast<const char*>(o.data()),
-               static_cast<std::streamsize>(o.size() * sizeof(float)));
-  }
-  file.close();
-  if (!file) Fail(ErrorKind::kIo, "cannot write '" + a.out + "'");
+  ReportEncodes(out, encoder->n_embd_out(), ms, a.out);
 }
 
 }  // namespace

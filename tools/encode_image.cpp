@@ -17,19 +17,16 @@
 // (one line on stderr), 2 on bad usage.
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <bit>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <exception>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
 #include "base/thread_pool.h"
+#include "encode_report.h"
 #include "encoders/gemma4v/encoder.h"
 #include "encoders/gemma4v/presets.h"
 #include "encoders/gemma4v/random_mmproj.h"
@@ -38,8 +35,6 @@
 
 namespace tandem {
 namespace {
-
-static_assert(std::endian::native == std::endian::little, "the formats are little-endian");
 
 struct Args {
   std::string mmproj;
@@ -146,21 +141,7 @@ void Run(const Args& a) {
       }
     }
   }
-  std::string tokens, times;
-  for (const auto& o : out) {
-    tokens += (tokens.empty() ? "" : ", ") + std::to_string(o.size() / encoder->n_embd_out());
-  }
-  for (double t : ms) times += (times.empty() ? "" : ", ") + std::to_string(t);
-  std::printf("{\"tokens\": [%s], \"n_embd\": %d, \"encode_ms\": [%s]}\n", tokens.c_str(),
-              encoder->n_embd_out(), times.c_str());
-  if (a.out.empty()) return;
-  std::ofstream file(a.out, std::ios::binary | std::ios::trunc);
-  for (const auto& o : out) {
-    file.write(reinterpret_cast<const char*>(o.data()),
-               static_cast<std::streamsize>(o.size() * sizeof(float)));
-  }
-  file.close();
-  if (!file) Fail(ErrorKind::kIo, "cannot write '" + a.out + "'");
+  ReportEncodes(out, encoder->n_embd_out(), ms, a.out);
 }
 
 }  // namespace

@@ -31,12 +31,13 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import wave
 
 sys.dont_write_bytecode = True
+
+from parity_util import Report, run  # noqa: E402
 
 MODEL = "tiny-e2b"
 F32_BOUND = 1e-3  # as run_image_parity.py's f32 bound; the measured figures are far below
@@ -45,26 +46,6 @@ RATE = 16000
 # (name, seconds, tone frequencies in Hz): short recordings of a few soft tokens each
 RECORDINGS = (("a", 0.6, (440.0, 1250.0)), ("b", 0.9, (300.0, 2100.0, 3700.0)))
 CHUNK = 5  # the chunked run's rows per call: cuts through both recordings
-
-
-class Report:
-    def __init__(self):
-        self.passed = self.failed = 0
-
-    def check(self, ok, text):
-        print(("PASS " if ok else "FAIL ") + text, flush=True)
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-
-
-def run(args):
-    r = subprocess.run(args, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"{os.path.basename(args[0])} {' '.join(args[1:5])} ... exited "
-                           f"{r.returncode}: {r.stderr.strip()}")
-    return r.stdout
 
 
 def write_wav(path, seconds, freqs):

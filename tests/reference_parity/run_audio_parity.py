@@ -28,6 +28,8 @@ import tempfile
 
 sys.dont_write_bytecode = True
 
+from parity_util import Report, run  # noqa: E402
+
 # max |Δ| / rms(reference). F32: float32 rounding of the reference's matmul inputs and outputs
 # alone moves the tiny tower by under 1e-6 of its RMS. F16 / BF16: the reference reads the same
 # rounded weights, the engine keeps f32 activations. Q8_0: the engine also rounds every
@@ -44,26 +46,6 @@ VARIANTS = (("tiny", []), ("tiny-no-clamps", ["--no-clamps"]))
 MEL_FRAMES = (1, 7, 99, 250)
 LONG_FRAMES = 2999  # one whole 30 s piece, F32 only
 N_MEL = 128  # the tiny preset's mel bins
-
-
-class Report:
-    def __init__(self):
-        self.passed = self.failed = 0
-
-    def check(self, ok, text):
-        print(("PASS " if ok else "FAIL ") + text, flush=True)
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-
-
-def run(args):
-    r = subprocess.run(args, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"{os.path.basename(args[0])} {' '.join(args[1:5])} ... exited "
-                           f"{r.returncode}: {r.stderr.strip()}")
-    return r.stdout
 
 
 def token_count(frames):

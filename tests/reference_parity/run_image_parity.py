@@ -31,12 +31,13 @@ import json
 import os
 import shutil
 import struct
-import subprocess
 import sys
 import tempfile
 import zlib
 
 sys.dont_write_bytecode = True
+
+from parity_util import Report, run  # noqa: E402
 
 MODELS = ("tiny-e2b", "tiny-31b")
 # tandem's --image-attention -> the reference's --media-mask that states the same rule
@@ -55,26 +56,6 @@ IMAGES = (
     ("long", 336, 480, ["--image-resize", "budget", "--image-budget", "70"]),
 )
 CHUNK = 5  # the chunked run's rows per call; the image's rows stay in one call
-
-
-class Report:
-    def __init__(self):
-        self.passed = self.failed = 0
-
-    def check(self, ok, text):
-        print(("PASS " if ok else "FAIL ") + text, flush=True)
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-
-
-def run(args):
-    r = subprocess.run(args, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"{os.path.basename(args[0])} {' '.join(args[1:5])} ... exited "
-                           f"{r.returncode}: {r.stderr.strip()}")
-    return r.stdout
 
 
 def png_rgb(width, height, seed):

@@ -16,11 +16,12 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 sys.dont_write_bytecode = True
+
+from parity_util import Report, run  # noqa: E402
 
 F32_BOUND = 1e-4     # f32 weights: max |Δ| / rms(reference)
 F16_BOUND = 1e-4     # f16 weights: the reference reads the same f16 values, f32 activations
@@ -32,26 +33,6 @@ VARIANTS = [
     ("tiny-hd20-pool2", ["--n-embd", "40", "--n-head", "2", "--pooling", "2", "--no-clamps",
                          "--no-standardize"], [(64, 96), (32, 32)]),
 ]
-
-
-class Report:
-    def __init__(self):
-        self.passed = self.failed = 0
-
-    def check(self, ok, text):
-        print(("PASS " if ok else "FAIL ") + text, flush=True)
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-
-
-def run(args):
-    r = subprocess.run(args, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"{os.path.basename(args[0])} {' '.join(args[1:5])} ... exited "
-                           f"{r.returncode}: {r.stderr.strip()}")
-    return r.stdout
 
 
 def main(argv=None):
