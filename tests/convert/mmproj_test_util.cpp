@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "tensor/dequantize.h"
@@ -68,6 +70,19 @@ Converted ConvertWithMmproj(const HfSpec& spec, TensorType type, const std::stri
   WriteHfCheckpoint(c.ckpt, c.hf, 2);
   c.summary = ConvertHfToGguf(MmprojOptions(c.hf, c.text, c.mmproj, type));
   return c;
+}
+
+void ExpectCloseToReference(const std::vector<float>& got, const std::vector<double>& ref,
+                            double bound) {
+  ASSERT_EQ(got.size(), ref.size());
+  double sq = 0, max_diff = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    sq += ref[i] * ref[i];
+    max_diff = std::max(max_diff, std::abs(got[i] - ref[i]));
+  }
+  const double rms = std::sqrt(sq / static_cast<double>(got.size()));
+  EXPECT_GT(rms, 0.1);
+  EXPECT_LE(max_diff / rms, bound);
 }
 
 std::vector<float> DecodeTensor(const GgufFile& f, const TensorInfo& t) {

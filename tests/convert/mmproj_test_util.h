@@ -34,6 +34,11 @@ ConvertOptions MmprojOptions(const std::string& hf, const std::string& text,
 // converts it with --mmproj.
 Converted ConvertWithMmproj(const HfSpec& spec, TensorType type, const std::string& tag);
 
+// An encoder's output against the NumPy reference's on the HF weights: the same size, the
+// reference not vanishing (RMS > 0.1), and max |got - ref| within `bound` of the reference's RMS.
+void ExpectCloseToReference(const std::vector<float>& got, const std::vector<double>& ref,
+                            double bound);
+
 // Every element of tensor `t` of `f` as f32.
 std::vector<float> DecodeTensor(const GgufFile& f, const TensorInfo& t);
 
