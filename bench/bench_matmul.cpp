@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "base/read_bandwidth.h"
+#include "kernels/machine_limits.h"
 #include "base/thread_pool.h"
 #include "kernels/isa.h"
 #include "kernels/matmul.h"
@@ -313,7 +313,7 @@ int main(int argc, char** argv) {
   const int threads = ThreadsFlag(argc, argv);
   benchmark::Initialize(&argc, argv);
   ThreadPool& pool = GlobalThreadPool(threads);
-  bench::g_membw = MeasureReadBandwidth(pool);
+  bench::g_membw = kernels::MeasureReadBandwidth(pool);
   std::printf("isa %s, %d threads, read bandwidth %.1f GB/s\n",
               std::string(kernels::IsaName(kernels::ActiveIsa())).c_str(), pool.size(),
               bench::g_membw / 1e9);

@@ -11,13 +11,13 @@
 #include "base/cpu_features.h"
 #include "base/error.h"
 #include "base/log.h"
-#include "base/read_bandwidth.h"
 #include "cli/commands.h"
 #include "cli/model_options.h"
 #include "cli/verify_roofline.h"
 #include "engine/generator.h"
 #include "gguf/gguf_reader.h"
 #include "kernels/isa.h"
+#include "kernels/machine_limits.h"
 #include "media/vision_preprocess.h"
 
 namespace tandem::cli {
@@ -90,7 +90,18 @@ GenerateParams GreedyParams(int n) {
 // Memory read bandwidth with all pool threads (bytes/s): the physical limit for decoding. 512 MiB,
 // best of three reads: one probe runs after every decode run.
 double MeasureBandwidth(ThreadPool& pool) {
-  return MeasureReadBandwidth(pool, size_t{512} << 20, 3);
+  return kernels::MeasureReadBandwidth(pool, size_t{512} << 20, 3);
+}
+
+// The matmuls' multiply-adds of a prefill of `n` rows: every matrix for every row, the output
+// head for the last row only.
+double PrefillMultiplyAdds(const Gemma4Model& target, int n) {
+  double per_row = 0, head = 0;
+  for (const MatrixUse& use : target.weights().MatricesPerRow(target.config())) {
+    const double macs = static_cast<double>(use.matrix.rows) * use.matrix.cols * use.per_row;
+    (use.matrix.data == target.weights().output.data ? head : per_row) += macs;
+  }
+  return per_row * n + head;
 }
 
 int RunBench(const BenchArgs& a, const CLI::App& app) {
@@ -134,7 +145,14 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
       tps.push_back(timed * 1000.0 / res.prompt_ms);
     }
     Sample s = Stats(tps);
+    // The prompt's matmul multiply-adds per second against the int8 peak (the head runs for the
+    // last row only); the attention's are left out. Quantized weights multiply in int8.
+    const double int8_peak = kernels::MeasureInt8Peak(*m.pool);
+    const double macs = PrefillMultiplyAdds(target, timed);
+    report["int8_peak_gmacs"] = int8_peak / 1e9;
     report["pp"] = {{"n", a.n_prompt},
+                    {"matmul_gmacs", s.mean * macs / timed / 1e9},
+                    {"fraction_of_int8_peak", s.mean * macs / timed / int8_peak},
                     {"tokens_timed", timed},
                     {"tok_s", s.mean},
                     {"sd", s.sd},
@@ -340,6 +358,9 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
                 Label("pp", a.n_prompt, a.n_depth).c_str(), pp["tok_s"].get<double>(),
                 pp["sd"].get<double>(), pp["resident_bytes"].get<double>() / 1e6,
                 pp["kv_bytes"].get<double>() / 1e6);
+    std::printf("        matmuls %.1f G multiply-adds/s = %.0f%% of the int8 peak (%.1f G/s)\n",
+                pp["matmul_gmacs"].get<double>(), 100 * pp["fraction_of_int8_peak"].get<double>(),
+                report["int8_peak_gmacs"].get<double>());
   }
   if (report.contains("tg")) {
     const auto& tg = report["tg"];

@@ -10,6 +10,7 @@
 #include "kernels/matmul_kernel.h"
 #include "kernels/ops_isa.h"
 #include "kernels/panels_isa.h"
+#include "kernels/probes_isa.h"
 
 namespace tandem::kernels {
 namespace {
@@ -42,7 +43,7 @@ const MatMulKernelTable& Avx512QuantMatMulKernels() {
   KernelTable {                                                                                   \
     isa, ns::RmsNorm, ns::Gelu, ns::GeGlu, ns::Silu, ns::SigmoidGlu, ns::Softcap, ns::Softmax,    \
         ns::ToHalf, ns::AttendHeads, ns::AttendDenseRows, ns::MatMulPanelRows, ns::MatMulKernels, \
-        quant                                                                                     \
+        quant, ns::ReadSum, ns::Int8MultiplyAdds                                                  \
   }
 constexpr KernelTable kTables[] = {
     TANDEM_KERNEL_TABLE(Isa::kScalar, ref, ref::MatMulKernels),

@@ -2,6 +2,7 @@
 // start-up from the host's features, and tests force each path the machine supports.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -60,6 +61,9 @@ struct KernelTable {
   // quantized ones are AVX2's).
   const MatMulKernelTable& (*matmul_float)();
   const MatMulKernelTable& (*matmul_quant)();
+  // The machine probes (probes_isa.h).
+  uint64_t (*read_sum)(const void* p, size_t bytes);
+  int64_t (*int8_multiply_adds)(int64_t rounds, int32_t* sum);
 };
 
 // The table of `isa` (whether or not this host can run it: tests compare the paths' code).

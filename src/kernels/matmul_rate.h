@@ -1,7 +1,7 @@
 // The kernels' compute rate: multiply-adds per second of MatMul with the weights already in
 // cache, so that no weight read waits on memory. Against it, a forward's multiply-adds give the
 // time its matmuls need even if memory were free (`tandem bench --spec` sets that compute floor
-// beside the weight reads' floor from the read bandwidth, base/read_bandwidth.h).
+// beside the weight reads' floor from the read bandwidth, kernels/machine_limits.h).
 #pragma once
 
 #include <cstddef>
