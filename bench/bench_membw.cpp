@@ -90,6 +90,22 @@ __attribute__((target("avx512f"))) uint64_t StreamsRead512(const unsigned char* 
   return SumLanes(sum);
 }
 
+// 512-bit loads from two streams that hop: the share read as pairs of SEG-byte segments side by
+// side, then the next pair (the packed decode's two 16-row groups at a time).
+template <int SEG>
+__attribute__((target("avx512f"))) uint64_t PairsRead512(const unsigned char* p, size_t bytes) {
+  __m512i a0 = _mm512_set1_epi64(0), a1 = a0;
+  for (size_t pair = 0; pair + 2 * SEG <= bytes; pair += 2 * SEG) {
+    const __m512i* s0 = reinterpret_cast<const __m512i*>(p + pair);
+    const __m512i* s1 = reinterpret_cast<const __m512i*>(p + pair + SEG);
+    for (int i = 0; i < SEG / 64; ++i) {
+      a0 = _mm512_add_epi64(a0, _mm512_load_si512(s0 + i));
+      a1 = _mm512_add_epi64(a1, _mm512_load_si512(s1 + i));
+    }
+  }
+  return SumLanes(_mm512_add_epi64(a0, a1));
+}
+
 // 256-bit loads with a software prefetch DIST bytes ahead, for machines without AVX-512.
 template <int DIST>
 __attribute__((target("avx2"))) uint64_t PrefetchRead256(const unsigned char* p, size_t bytes) {
@@ -194,6 +210,8 @@ int Main(int argc, char** argv) {
         {"prefetch T1 +8 KiB", read(huge, PrefetchRead512<8192, _MM_HINT_T1>, pool, false)});
     v.push_back({"2 streams per thread", read(huge, StreamsRead512<2>, pool, false)});
     v.push_back({"8 streams per thread", read(huge, StreamsRead512<8>, pool, false)});
+    v.push_back({"2 streams hopping every 18 KiB", read(huge, PairsRead512<18432>, pool, false)});
+    v.push_back({"2 streams hopping every 4.5 KiB", read(huge, PairsRead512<4608>, pool, false)});
     v.push_back({"1 MiB chunks round-robin", read(huge, StreamsRead512<1>, pool, true)});
     v.push_back({"4 KiB pages", read(small_pages, StreamsRead512<1>, pool, false)});
   } else if (f.HasAvx2Tier()) {
