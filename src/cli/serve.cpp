@@ -23,6 +23,7 @@
 #include "grammar/grammar_cache.h"
 #include "server/backend.h"
 #include "server/http_server.h"
+#include "server/response_store.h"
 #include "server/server_app.h"
 
 namespace tandem::cli {
@@ -51,6 +52,10 @@ struct ServeArgs {
   bool json_one_line = false;
   std::string slot_save_path;  // directory of saved slot files; empty: save/restore refused
   std::string slot_restore;    // a saved slot file restored into every slot at start
+  // The Responses API's store (store, previous_response_id, GET/DELETE /v1/responses/{id});
+  // either limit 0: off.
+  size_t responses_store_count = 1000;
+  size_t responses_store_bytes = size_t{64} << 20;
 };
 
 std::vector<std::string> ReadKeyFile(const std::string& path) {
@@ -166,6 +171,10 @@ int Serve(ServeArgs a, const CLI::App& app) {
   context.images = m.images.get();
   context.audio = m.audio.get();
   context.slot_save_path = a.slot_save_path;
+  if (a.responses_store_count > 0 && a.responses_store_bytes > 0) {
+    context.responses =
+        std::make_shared<server::ResponseStore>(a.responses_store_count, a.responses_store_bytes);
+  }
   const std::filesystem::path model_path(a.model.model);
   context.model_id = model_path.filename().string();
   if (!a.model.model_draft.empty()) {
@@ -262,6 +271,15 @@ void AddServeCommand(CLI::App& app, CommandRunner& runner) {
   sub->add_option("--slot-restore", a->slot_restore,
                   "Saved slot file restored into every slot at start (its prompt prefix is then "
                   "cached on every replica); refused if saved by another model or KV type");
+  sub->add_option("--responses-store-count", a->responses_store_count,
+                  "Responses API: most responses kept in memory for previous_response_id and "
+                  "GET /v1/responses/{id}, least recently used evicted first (0: no store; "
+                  "store: true and previous_response_id are then 400s)")
+      ->capture_default_str();
+  sub->add_option("--responses-store-bytes", a->responses_store_bytes,
+                  "Responses API: most bytes of kept responses, each with its whole conversation "
+                  "(0: no store). Requests without \"store\" are stored while the store is on")
+      ->capture_default_str();
   sub->callback([&runner, a, sub] { runner = [a, sub] { return Serve(*a, *sub); }; });
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -136,6 +137,12 @@ class Conversation {
     }
   }
 
+  // A user message built by the caller (a string input).
+  void AddUser(ChatMessage msg) {
+    open_ = false;
+    request_.messages.push_back(std::move(msg));
+  }
+
  private:
   void AddMessage(const Json& item, const std::string& where) {
     CheckMembers(item, {"type", "role", "content", "id", "status"}, where);
@@ -258,7 +265,7 @@ void ParseMetadata(const Json& body) {
   }
 }
 
-void ParseInput(const Json& body, GenerationRequest& request) {
+void ParseInput(const Json& body, const Json& history, GenerationRequest& request) {
   if (auto instructions = OptionalString(body, "instructions")) {
     ChatMessage system;
     system.role = ChatRole::kSystem;
@@ -266,45 +273,56 @@ void ParseInput(const Json& body, GenerationRequest& request) {
     request.messages.push_back(std::move(system));
   }
   const Json& input = RequiredField(body, "input");
+  if (!input.is_string()) {
+    ExpectType(input, "array", "input");
+    if (input.empty()) Invalid("input must not be empty");
+    CheckArraySize(input, kMaxMessages, "input");
+  }
+  Conversation conversation(request);
+  for (size_t i = 0; i < history.size(); ++i) {
+    conversation.Add(history[i], ElementPath("previous_response_id's conversation", i));
+  }
   if (input.is_string()) {
     ChatMessage user;
     user.role = ChatRole::kUser;
     user.content = input.get<std::string>();
-    request.messages.push_back(std::move(user));
+    conversation.AddUser(std::move(user));
     return;
   }
-  ExpectType(input, "array", "input");
-  if (input.empty()) Invalid("input must not be empty");
-  CheckArraySize(input, kMaxMessages, "input");
-  Conversation conversation(request);
   for (size_t i = 0; i < input.size(); ++i) conversation.Add(input[i], ElementPath("input", i));
 }
 
 }  // namespace
 
-void ParseResponsesBody(const Json& body, GenerationRequest& request) {
-  if (FindField(body, "previous_response_id") != nullptr) {
-    Invalid(
-        "previous_response_id: responses are not stored by tandem; send the whole conversation "
-        "in input");
-  }
-  if (OptionalBool(body, "store").value_or(false)) {
-    Invalid("store: responses are not stored by tandem; send store: false");
-  }
-  CheckMembers(body, {"model",        "input",
-                      "instructions", "tools",
-                      "tool_choice",  "parallel_tool_calls",
-                      "text",         "max_output_tokens",
-                      "temperature",  "top_p",
-                      "stream",       "reasoning",
-                      "store",        "metadata",
-                      "user",         "truncation",
-                      "speculative",  "top_k",
-                      "min_p",        "seed"},
+void ParseResponsesBody(const Json& body, GenerationRequest& request, const Json& history) {
+  CheckMembers(body,
+               {"model",
+                "input",
+                "instructions",
+                "tools",
+                "tool_choice",
+                "parallel_tool_calls",
+                "text",
+                "max_output_tokens",
+                "temperature",
+                "top_p",
+                "stream",
+                "reasoning",
+                "store",
+                "metadata",
+                "user",
+                "truncation",
+                "speculative",
+                "top_k",
+                "min_p",
+                "seed",
+                "previous_response_id"},
                "");
+  (void)OptionalBool(body, "store");
+  (void)OptionalString(body, "previous_response_id");
   request.chat = true;
   request.model = OptionalString(body, "model").value_or("");
-  ParseInput(body, request);
+  ParseInput(body, history, request);
   ParseToolsField(body, request, ParseFlatTool);
   ApplyToolChoice(body, request);
   if (!OptionalBool(body, "parallel_tool_calls").value_or(true)) request.max_tool_calls = 1;
@@ -328,7 +346,29 @@ void ParseResponsesBody(const Json& body, GenerationRequest& request) {
   ParseSpeculativeField(body, request);
 }
 
-Json ResponsesEcho(const Json& body, const GenerationRequest& request) {
+bool ResponsesStoreRequested(const Json& body, bool store_on) {
+  const std::optional<bool> store = OptionalBool(body, "store");
+  if (store_on) return store.value_or(true);
+  constexpr const char* kOff =
+      "this server keeps no responses (it was started with --responses-store-count 0 or "
+      "--responses-store-bytes 0; both above 0 turn the response store on)";
+  if (FindField(body, "previous_response_id") != nullptr) {
+    Invalid(std::string("previous_response_id: ") + kOff +
+            "; send the whole conversation in input instead");
+  }
+  if (store.value_or(false)) Invalid(std::string("store: ") + kOff + "; send store: false");
+  return false;
+}
+
+Json InputItems(const Json& body) {
+  const Json& input = RequiredField(body, "input");
+  if (!input.is_string()) return input;
+  return Json::array({{{"type", "message"},
+                       {"role", "user"},
+                       {"content", Json::array({{{"type", "input_text"}, {"text", input}}})}}});
+}
+
+Json ResponsesEcho(const Json& body, const GenerationRequest& request, bool stored) {
   auto given = [&](const char* name, Json fallback) {
     const Json* v = FindField(body, name);
     return v != nullptr ? *v : fallback;
@@ -342,9 +382,9 @@ Json ResponsesEcho(const Json& body, const GenerationRequest& request) {
       {"max_output_tokens", request.max_tokens > 0 ? Json(request.max_tokens) : Json(nullptr)},
       {"metadata", given("metadata", Json::object())},
       {"parallel_tool_calls", given("parallel_tool_calls", true)},
-      {"previous_response_id", nullptr},
+      {"previous_response_id", given("previous_response_id", nullptr)},
       {"reasoning", reasoning},
-      {"store", false},
+      {"store", stored},
       {"temperature", request.sampling.temperature},
       {"text", given("text", {{"format", {{"type", "text"}}}})},
       {"tool_choice", given("tool_choice", "auto")},

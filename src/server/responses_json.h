@@ -1,7 +1,8 @@
 // OpenAI's Responses API (POST /v1/responses) bodies ↔ native types: the request's input items,
 // instructions, tools and text.format parsed into GenerationRequest; the response object and its
-// output items (reasoning, message, function_call) built from the generated output. tandem
-// stores no response: `store: true` and `previous_response_id` are refused.
+// output items (reasoning, message, function_call) built from the generated output; what a stored
+// response keeps (its input as items) and whether a request asks for storing. The store itself
+// is response_store.h; the route (responses_routes.cpp) looks up and stores.
 #pragma once
 
 #include <cstdint>
@@ -16,16 +17,31 @@ namespace tandem::server {
 // Fills `request` (preset with the server's defaults) from a Responses body: model, input (a
 // string, or message / function_call / function_call_output / reasoning items), instructions
 // (a system message first), tools (flat function tools), tool_choice, parallel_tool_calls,
-// text.format, max_output_tokens, temperature, top_p, stream, reasoning.effort, store (false),
+// text.format, max_output_tokens, temperature, top_p, stream, reasoning.effort, store and
+// previous_response_id (type-checked only: ResponsesStoreRequested and the route act on them),
 // metadata, user, truncation ("disabled") and tandem's speculative. Any other field, and any
-// unknown member of an item or part, is Error(kInvalidArgument) naming it.
-void ParseResponsesBody(const Json& body, GenerationRequest& request);
+// unknown member of an item or part, is Error(kInvalidArgument) naming it. `history` (an array
+// of items: a stored conversation that previous_response_id names) comes between the
+// instructions and the input; the instructions are the body's only, never carried over.
+void ParseResponsesBody(const Json& body, GenerationRequest& request,
+                        const Json& history = Json::array());
+
+// Whether the response is to be stored: `store` as given, else `store_on` (OpenAI stores by
+// default, so tandem does whenever its store is on). Without a store (`store_on` false),
+// `store: true` and a previous_response_id are Error(kInvalidArgument) saying the store is off
+// and how it is turned on.
+bool ResponsesStoreRequested(const Json& body, bool store_on);
+
+// The body's input as items: a string becomes one user message with an input_text part; an
+// array is as given (ParseResponsesBody checked it).
+Json InputItems(const Json& body);
 
 // The request fields a response object repeats (instructions, max_output_tokens, temperature,
-// top_p, tools, tool_choice, text, parallel_tool_calls, reasoning, metadata, ...), with
-// OpenAI's defaults for those the body left out; temperature, top_p and max_output_tokens as
-// `request` (parsed from `body`) runs them.
-Json ResponsesEcho(const Json& body, const GenerationRequest& request);
+// top_p, tools, tool_choice, text, parallel_tool_calls, reasoning, metadata,
+// previous_response_id, ...), with OpenAI's defaults for those the body left out; temperature,
+// top_p and max_output_tokens as `request` (parsed from `body`) runs them; `stored` is the
+// response's "store".
+Json ResponsesEcho(const Json& body, const GenerationRequest& request, bool stored = false);
 
 // Identity of one response: its id ("resp_..."), creation time and model.
 struct ResponsesMeta {

@@ -169,13 +169,14 @@ TEST(ResponsesJson, ReasoningEffortTurnsThinkingOnOrOff) {
 TEST(ResponsesJson, RefusesWhatItDoesNotImplementNamingTheField) {
   EXPECT_NE(ParseError(R"({"input": "x", "frobnicate": 1})").find("frobnicate: unknown field"),
             std::string::npos);
-  EXPECT_NE(ParseError(R"({"input": "x", "previous_response_id": "resp_1"})")
-                .find("previous_response_id: responses are not stored"),
-            std::string::npos);
-  EXPECT_NE(ParseError(R"({"input": "x", "store": true})").find("store: responses are not stored"),
-            std::string::npos);
   EXPECT_EQ(ParseError(R"({"input": "x", "store": false, "metadata": {"k": "v"}, "user": "u"})"),
             "");
+  EXPECT_EQ(ParseError(R"({"input": "x", "store": true, "previous_response_id": "resp_1"})"), "");
+  EXPECT_NE(ParseError(R"({"input": "x", "store": "yes"})").find("store: expected"),
+            std::string::npos);
+  EXPECT_NE(ParseError(R"({"input": "x", "previous_response_id": 7})")
+                .find("previous_response_id: expected"),
+            std::string::npos);
   EXPECT_NE(ParseError(R"({"input": "x", "metadata": {"k": 1}})").find("metadata.k"),
             std::string::npos);
   EXPECT_NE(ParseError(R"({"input": "x", "truncation": "auto"})").find("truncation"),
@@ -203,6 +204,68 @@ TEST(ResponsesJson, RefusesWhatItDoesNotImplementNamingTheField) {
             std::string::npos);
 }
 
+// The store's switch: `store` as given, stored by default while the store is on; with the store
+// off, asking for it (store: true or a previous_response_id) is a 400 saying so.
+TEST(ResponsesJson, StoreRequestedFollowsTheBodyAndTheServer) {
+  auto requested = [](const char* body, bool on) {
+    return ResponsesStoreRequested(ParseJsonObject(body), on);
+  };
+  EXPECT_TRUE(requested(R"({"input": "x"})", true));
+  EXPECT_TRUE(requested(R"({"input": "x", "store": true})", true));
+  EXPECT_FALSE(requested(R"({"input": "x", "store": false})", true));
+  EXPECT_FALSE(requested(R"({"input": "x"})", false));
+  EXPECT_FALSE(requested(R"({"input": "x", "store": false})", false));
+  auto refusal = [&](const char* body) {
+    try {
+      requested(body, false);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string store = refusal(R"({"input": "x", "store": true})");
+  EXPECT_EQ(store.rfind("store: this server keeps no responses", 0), 0u) << store;
+  EXPECT_NE(store.find("--responses-store-count"), std::string::npos);
+  const std::string previous =
+      refusal(R"({"input": "x", "store": false, "previous_response_id": "resp_1"})");
+  EXPECT_EQ(previous.rfind("previous_response_id: this server keeps no responses", 0), 0u)
+      << previous;
+}
+
+// A previous response's conversation comes after this request's instructions and before its
+// input; the string input becomes a user message item.
+TEST(ResponsesJson, HistoryComesBetweenInstructionsAndInput) {
+  const Json history = Json::parse(R"([
+    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+    {"type": "reasoning", "id": "rs_1", "summary": [],
+     "content": [{"type": "reasoning_text", "text": "think"}], "status": "completed"},
+    {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+     "content": [{"type": "output_text", "text": "hello", "annotations": []}]}])");
+  const Json body = ParseJsonObject(R"({"input": "again", "instructions": "be brief"})");
+  GenerationRequest r;
+  ParseResponsesBody(body, r, history);
+  ASSERT_EQ(r.messages.size(), 4u);
+  EXPECT_EQ(r.messages[0].role, ChatRole::kSystem);
+  EXPECT_EQ(r.messages[0].content, "be brief");
+  EXPECT_EQ(r.messages[1].role, ChatRole::kUser);
+  EXPECT_EQ(r.messages[1].content, "hi");
+  EXPECT_EQ(r.messages[2].role, ChatRole::kAssistant);
+  EXPECT_EQ(r.messages[2].reasoning, "think");
+  EXPECT_EQ(r.messages[2].content, "hello");
+  EXPECT_EQ(r.messages[3].role, ChatRole::kUser);
+  EXPECT_EQ(r.messages[3].content, "again");
+  EXPECT_EQ(InputItems(body), Json::parse(R"([{"type": "message", "role": "user",
+                                              "content": [{"type": "input_text", "text": "again"}]}])"));
+  const Json items = ParseJsonObject(R"({"input": [{"role": "user", "content": "a"}]})");
+  EXPECT_EQ(InputItems(items), items["input"]);
+  // The items a string input becomes parse back to the same message.
+  GenerationRequest again;
+  ParseResponsesBody(ParseJsonObject(R"({"input": "x"})"), again, InputItems(body));
+  ASSERT_EQ(again.messages.size(), 2u);
+  EXPECT_EQ(again.messages[0].content, "again");
+}
+
 TEST(ResponsesJson, ResponseObjectHasOpenAisShape) {
   const Json body = ParseJsonObject(
       R"({"input": "x", "instructions": "i", "metadata": {"k": "v"}, "max_output_tokens": 9})");
@@ -224,6 +287,7 @@ TEST(ResponsesJson, ResponseObjectHasOpenAisShape) {
   EXPECT_EQ(r["metadata"], Json({{"k", "v"}}));
   EXPECT_EQ(r["max_output_tokens"], 9);
   EXPECT_EQ(r["store"], false);
+  EXPECT_TRUE(r["previous_response_id"].is_null());
   EXPECT_EQ(r["tool_choice"], "auto");
   EXPECT_EQ(r["text"]["format"]["type"], "text");
   ASSERT_EQ(r["output"].size(), 3u);
@@ -255,6 +319,10 @@ TEST(ResponsesJson, ResponseObjectHasOpenAisShape) {
   output.reasoning.clear();
   EXPECT_EQ(OutputItems(output, false).size(), 1u);
   EXPECT_EQ(OutputItems(ChatOutput{}, false)[0]["type"], "message");
+  const Json chained = ParseJsonObject(R"({"input": "x", "previous_response_id": "resp_0"})");
+  const Json echo = ResponsesEcho(chained, request, true);
+  EXPECT_EQ(echo["previous_response_id"], "resp_0");
+  EXPECT_EQ(echo["store"], true);
 }
 
 }  // namespace

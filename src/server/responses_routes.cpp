@@ -1,9 +1,12 @@
 // /v1/responses (OpenAI's Responses API: its parser and its response / typed event shapes on the
-// skeleton of generation_route.h).
+// skeleton of generation_route.h), and the stored responses: previous_response_id continued,
+// a finished response kept, GET and DELETE /v1/responses/{id}.
 #include <memory>
 #include <string>
 #include <utility>
 
+#include "base/log.h"
+#include "server/api_error.h"
 #include "server/generation_route.h"
 #include "server/ids.h"
 #include "server/responses_json.h"
@@ -16,13 +19,34 @@ namespace {
 // response.created and response.in_progress at once; then each output item added, its content
 // streamed (reasoning_text / output_text deltas, function-call arguments) and done, as the output
 // changes kind; then response.completed (or response.incomplete) with the whole response.
+// A request naming a previous_response_id continues that response's stored conversation; a
+// response to be stored is kept once complete, before its last event or its body is sent.
 class ResponsesDialect final : public ApiDialect {
  public:
-  ResponsesDialect() : ApiDialect({.named_events = true, .open_at_once = true}) {}
+  explicit ResponsesDialect(std::shared_ptr<ResponseStore> store)
+      : ApiDialect({.named_events = true, .open_at_once = true}), store_(std::move(store)) {}
 
   void Parse(const Json& body, GenerationRequest& request) override {
-    ParseResponsesBody(body, request);
-    echo_ = ResponsesEcho(body, request);
+    keep_ = ResponsesStoreRequested(body, store_ != nullptr);
+    Json history = Json::array();
+    if (auto previous = OptionalString(body, "previous_response_id")) {
+      const auto stored = store_->Get(*previous);
+      if (stored == nullptr) {
+        throw HttpError(
+            404, "previous_response_id: Previous response with id '" + previous->substr(0, 100) +
+                     "' not found (never stored, deleted, or evicted from the "
+                     "response store, which keeps the " +
+                     std::to_string(store_->max_count()) + " most recently used responses within " +
+                     std::to_string(store_->max_bytes()) + " bytes)");
+      }
+      history = Json::parse(stored->conversation);
+    }
+    ParseResponsesBody(body, request, history);
+    echo_ = ResponsesEcho(body, request, keep_);
+    if (keep_) {
+      conversation_ = std::move(history);
+      for (const Json& item : InputItems(body)) conversation_.push_back(item);
+    }
   }
 
   void Admitted(const GenerationRun& run) override {
@@ -35,6 +59,7 @@ class ResponsesDialect final : public ApiDialect {
         meta_, echo_, OutputItems(output, totals.finish == FinishReason::kLength), &totals);
     response["timings"] = timings;
     if (!output.warnings.empty()) response["warnings"] = output.warnings;
+    Keep(response);
     return response;
   }
 
@@ -63,12 +88,31 @@ class ResponsesDialect final : public ApiDialect {
     Json response = ResponseObject(meta_, echo_, output_, &totals);
     response["timings"] = std::move(timings);
     if (!run.generation.warnings.empty()) response["warnings"] = run.generation.warnings;
+    Keep(response);
     const bool incomplete = response["status"] == "incomplete";
     return Send(out, {{"type", incomplete ? "response.incomplete" : "response.completed"},
                       {"response", std::move(response)}});
   }
 
  private:
+  // Stores the finished `response` with its conversation (the one continued, this request's
+  // input, the response's output), when asked to. One larger than the store's byte limit on its
+  // own is not kept: the response says so (store false, a warning).
+  void Keep(Json& response) {
+    if (!keep_) return;
+    Json conversation = conversation_;
+    for (const Json& item : response["output"]) conversation.push_back(item);
+    if (store_->Put(meta_.id, {JsonText(response), JsonText(conversation)})) return;
+    const std::string warning =
+        "store: this response and its conversation are larger than the response store's " +
+        std::to_string(store_->max_bytes()) +
+        " bytes (--responses-store-bytes), so it was not stored";
+    LogWarn("responses: " + meta_.id + ": " + warning);
+    response["store"] = false;
+    if (!response.contains("warnings")) response["warnings"] = Json::array();
+    response["warnings"].push_back(warning);
+  }
+
   bool Send(SseWriter& out, Json event) {
     event["sequence_number"] = sequence_++;
     return out.Event(event);
@@ -167,6 +211,9 @@ class ResponsesDialect final : public ApiDialect {
                       {"item", std::move(item)}});
   }
 
+  const std::shared_ptr<ResponseStore> store_;  // null: the store is off
+  bool keep_ = false;                           // store this response once complete
+  Json conversation_;  // kept: the continued conversation and this request's input items
   Json echo_;
   ResponsesMeta meta_;
   int64_t sequence_ = 0;
@@ -180,7 +227,52 @@ class ResponsesDialect final : public ApiDialect {
 }  // namespace
 
 HttpResponse HandleResponses(const RouteContext& context, const HttpRequest& http) {
-  return ServeGeneration(context, http, std::make_shared<ResponsesDialect>());
+  return ServeGeneration(context, http, std::make_shared<ResponsesDialect>(context.responses));
+}
+
+namespace {
+
+// The {id} of /v1/responses/{id}, checked: the store on, no query parameter, no further path.
+std::string StoredResponseId(const RouteContext& context, const HttpRequest& http) {
+  const std::string id = http.path.substr(std::string("/v1/responses/").size());
+  if (id.empty() || id.find('/') != std::string::npos) {
+    throw HttpError(404, "unknown route: " + http.method + " " + http.path.substr(0, 200) +
+                             " (tandem serves GET and DELETE /v1/responses/{id})");
+  }
+  if (!http.query.empty()) {
+    throw HttpError(400, "query parameters are not supported on /v1/responses/{id} (got '" +
+                             http.query.substr(0, 100) +
+                             "'); tandem returns the stored response whole, never streamed");
+  }
+  if (context.responses == nullptr) {
+    throw HttpError(404, "Response with id '" + id.substr(0, 100) +
+                             "' not found: this server keeps no responses (it was started with "
+                             "--responses-store-count 0 or --responses-store-bytes 0)");
+  }
+  return id;
+}
+
+[[noreturn]] void NotStored(const std::string& id) {
+  throw HttpError(404, "Response with id '" + id.substr(0, 100) +
+                           "' not found (never stored, deleted, or evicted from the response "
+                           "store)");
+}
+
+}  // namespace
+
+HttpResponse HandleGetResponse(const RouteContext& context, const HttpRequest& http) {
+  const std::string id = StoredResponseId(context, http);
+  const auto stored = context.responses->Get(id);
+  if (stored == nullptr) NotStored(id);
+  HttpResponse response;
+  response.body = stored->response;
+  return response;
+}
+
+HttpResponse HandleDeleteResponse(const RouteContext& context, const HttpRequest& http) {
+  const std::string id = StoredResponseId(context, http);
+  if (!context.responses->Remove(id)) NotStored(id);
+  return JsonResponse(200, {{"id", id}, {"object", "response.deleted"}, {"deleted", true}});
 }
 
 }  // namespace tandem::server

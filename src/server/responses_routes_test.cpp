@@ -1,7 +1,10 @@
 // POST /v1/responses end to end without sockets: ServerApp::Handle over a scripted backend, the
-// whole response and the typed event stream of reasoning, text and a function call.
+// whole response and the typed event stream of reasoning, text and a function call; the response
+// store: previous_response_id (its prompt against the chat route's for the same messages), GET
+// and DELETE /v1/responses/{id}, eviction, the byte limit, and a server without a store.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -124,6 +127,175 @@ TEST_F(ServerAppTest, ResponsesRefusalsAreOpenAiShaped400s) {
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(BodyJson(r)["error"]["message"].get<std::string>().find("logprobs: unknown field"),
             std::string::npos);
+}
+
+class ResponsesStoreTest : public ServerAppTest {
+ protected:
+  void ReadyWithStore(size_t count, size_t bytes) {
+    context_.responses = std::make_shared<ResponseStore>(count, bytes);
+    Ready();
+  }
+
+  // The prompt the chat route builds for `messages` (a JSON array).
+  std::vector<int32_t> ChatPrompt(const std::string& messages) {
+    const HttpResponse r = Post("/v1/chat/completions", R"({"messages": )" + messages + "}");
+    EXPECT_EQ(r.status, 200) << r.body;
+    return backend_.last_prompt();
+  }
+
+  static std::string Message(const HttpResponse& r) {
+    return BodyJson(r)["error"]["message"].get<std::string>();
+  }
+};
+
+TEST_F(ResponsesStoreTest, PreviousResponseIdContinuesTheConversationAsTheChatRouteWould) {
+  ReadyWithStore(8, 1 << 20);
+  Script("Hi there");
+  HttpResponse r = Post("/v1/responses", R"({"input": "hi", "instructions": "sys"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Json first = BodyJson(r);
+  EXPECT_EQ(first["store"], true);  // no "store" in the body: stored, as OpenAI does
+  EXPECT_TRUE(first["previous_response_id"].is_null());
+  const std::string id1 = first["id"];
+
+  // Instructions are not carried over: the second turn has none.
+  Script("Sure");
+  r = Post("/v1/responses", R"({"input": "again", "previous_response_id": ")" + id1 + "\"}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Json second = BodyJson(r);
+  EXPECT_EQ(second["previous_response_id"], id1);
+  EXPECT_TRUE(second["instructions"].is_null());
+  const std::vector<int32_t> chained = backend_.last_prompt();
+  EXPECT_EQ(chained, ChatPrompt(R"([{"role": "user", "content": "hi"},
+    {"role": "assistant", "content": "Hi there"}, {"role": "user", "content": "again"}])"));
+
+  // A chain of three, with items as input and this turn's own instructions first.
+  r = Post("/v1/responses", R"({"instructions": "new", "previous_response_id": ")" +
+                                second["id"].get<std::string>() +
+                                R"(", "input": [{"role": "user", "content": "more"}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(backend_.last_prompt(), ChatPrompt(R"([{"role": "system", "content": "new"},
+    {"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hi there"},
+    {"role": "user", "content": "again"}, {"role": "assistant", "content": "Sure"},
+    {"role": "user", "content": "more"}])"));
+}
+
+TEST_F(ResponsesStoreTest, GetReturnsTheStoredResponseAndDeleteRemovesIt) {
+  ReadyWithStore(8, 1 << 20);
+  Script("Hi there");
+  const HttpResponse created = Post("/v1/responses", R"({"input": "hi", "store": true})");
+  ASSERT_EQ(created.status, 200) << created.body;
+  const std::string id = BodyJson(created)["id"];
+  HttpResponse r = Get("/v1/responses/" + id);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.content_type, "application/json");
+  EXPECT_EQ(r.body, created.body);  // as it was returned, byte for byte
+
+  r = Delete("/v1/responses/" + id);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(BodyJson(r), Json::parse(R"({"id": ")" + id +
+                                     R"(", "object": "response.deleted", "deleted": true})"));
+  r = Get("/v1/responses/" + id);
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(Message(r).rfind("Response with id '" + id + "' not found", 0), 0u) << Message(r);
+  EXPECT_EQ(Delete("/v1/responses/" + id).status, 404);
+  r = Post("/v1/responses", R"({"input": "x", "previous_response_id": ")" + id + "\"}");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(
+      Message(r).rfind("previous_response_id: Previous response with id '" + id + "' not found", 0),
+      0u)
+      << Message(r);
+
+  EXPECT_EQ(Send("GET", "/v1/responses/" + id + "/input_items").status, 404);
+  r = Send("GET", "/v1/responses/" + id, "stream=true");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(Message(r).find("query parameters are not supported"), std::string::npos);
+  EXPECT_EQ(Post("/v1/responses/" + id, "{}").status, 405);
+}
+
+TEST_F(ResponsesStoreTest, StoreFalseKeepsNothing) {
+  ReadyWithStore(8, 1 << 20);
+  Script("Hi there");
+  const HttpResponse r = Post("/v1/responses", R"({"input": "hi", "store": false})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(BodyJson(r)["store"], false);
+  EXPECT_EQ(Get("/v1/responses/" + BodyJson(r)["id"].get<std::string>()).status, 404);
+  EXPECT_EQ(context_.responses->size(), 0u);
+}
+
+TEST_F(ResponsesStoreTest, AStreamedResponseIsStoredOnceComplete) {
+  ReadyWithStore(8, 1 << 20);
+  Script("Hi there");
+  HttpResponse r = Post("/v1/responses", R"({"input": "hi", "stream": true})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::vector<Json> events = DataLines(Drain(r));
+  ASSERT_FALSE(events.empty());
+  const Json& final = events.back()["response"];
+  EXPECT_EQ(events.back()["type"], "response.completed");
+  EXPECT_EQ(final["store"], true);
+  const HttpResponse stored = Get("/v1/responses/" + final["id"].get<std::string>());
+  ASSERT_EQ(stored.status, 200) << stored.body;
+  EXPECT_EQ(BodyJson(stored), final);
+  EXPECT_EQ(BodyJson(stored)["output"][0]["content"][0]["text"], "Hi there");
+
+  // A stream that continues it.
+  Script("Sure");
+  r = Post("/v1/responses", R"({"input": "again", "stream": true, "previous_response_id": ")" +
+                                final["id"].get<std::string>() + "\"}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  Drain(r);
+  EXPECT_EQ(backend_.last_prompt(), ChatPrompt(R"([{"role": "user", "content": "hi"},
+    {"role": "assistant", "content": "Hi there"}, {"role": "user", "content": "again"}])"));
+}
+
+TEST_F(ResponsesStoreTest, TheLeastRecentlyUsedResponseIsEvictedByCount) {
+  ReadyWithStore(2, 1 << 20);
+  Script("Hi there");
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {
+    if (i == 2) {
+      ASSERT_EQ(Get("/v1/responses/" + ids[0]).status, 200);  // ids[1] is now the oldest
+    }
+    const HttpResponse r = Post("/v1/responses", R"({"input": "hi"})");
+    ASSERT_EQ(r.status, 200) << r.body;
+    ids.push_back(BodyJson(r)["id"]);
+  }
+  EXPECT_EQ(Get("/v1/responses/" + ids[0]).status, 200);
+  EXPECT_EQ(Get("/v1/responses/" + ids[1]).status, 404);
+  EXPECT_EQ(Get("/v1/responses/" + ids[2]).status, 200);
+}
+
+TEST_F(ResponsesStoreTest, AResponseLargerThanTheByteLimitIsNotStoredAndSaysSo) {
+  ReadyWithStore(8, 300);  // a response object alone is larger
+  Script("Hi there");
+  const HttpResponse r = Post("/v1/responses", R"({"input": "hi"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Json j = BodyJson(r);
+  EXPECT_EQ(j["store"], false);
+  ASSERT_TRUE(j.contains("warnings")) << r.body;
+  EXPECT_NE(j["warnings"].back().get<std::string>().find("--responses-store-bytes"),
+            std::string::npos);
+  EXPECT_EQ(Get("/v1/responses/" + j["id"].get<std::string>()).status, 404);
+  EXPECT_EQ(context_.responses->size(), 0u);
+}
+
+TEST_F(ResponsesStoreTest, WithoutAStoreAskingForOneIsA400AndGetIsA404) {
+  Ready();  // context_.responses is null: the store is off
+  Script("Hi there");
+  HttpResponse r = Post("/v1/responses", R"({"input": "hi"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(BodyJson(r)["store"], false);
+  r = Post("/v1/responses", R"({"input": "hi", "store": true})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Message(r).rfind("store: this server keeps no responses", 0), 0u) << Message(r);
+  r = Post("/v1/responses", R"({"input": "hi", "previous_response_id": "resp_1"})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Message(r).rfind("previous_response_id: this server keeps no responses", 0), 0u);
+  EXPECT_NE(Message(r).find("--responses-store-count 0"), std::string::npos);
+  r = Get("/v1/responses/resp_1");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_NE(Message(r).find("keeps no responses"), std::string::npos);
+  EXPECT_EQ(Delete("/v1/responses/resp_1").status, 404);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "server/http_types.h"
 #include "server/json_fields.h"
 #include "server/request_to_prompt.h"
+#include "server/response_store.h"
 #include "tokenizer/tokenizer.h"
 
 namespace tandem {
@@ -39,6 +40,8 @@ struct RouteContext {
   ImageInput* images = nullptr;          // -mm: the vision tower's input; null: no images
   AudioInput* audio = nullptr;           // -mm: the audio tower's input; null: no audio
   std::string slot_save_path;            // --slot-save-path; empty: save/restore refused (501)
+  // Kept Responses API responses (--responses-store-count / -bytes); null: the store is off.
+  std::shared_ptr<ResponseStore> responses;
 };
 
 // A request preset with the server's defaults (sampling, JSON whitespace; the rest empty).

@@ -16,8 +16,12 @@ HttpResponse HandleChatCompletions(const RouteContext& context, const HttpReques
 HttpResponse HandleCompletions(const RouteContext& context, const HttpRequest& request);
 HttpResponse HandleModels(const RouteContext& context, const HttpRequest& request);
 
-// responses_routes.cpp: OpenAI's Responses API (POST /v1/responses; nothing stored).
+// responses_routes.cpp: OpenAI's Responses API: POST /v1/responses (store, previous_response_id
+// over context.responses), GET /v1/responses/{id} (the stored response as it was returned) and
+// DELETE /v1/responses/{id}; an unknown id, or no store, is a 404.
 HttpResponse HandleResponses(const RouteContext& context, const HttpRequest& request);
+HttpResponse HandleGetResponse(const RouteContext& context, const HttpRequest& request);
+HttpResponse HandleDeleteResponse(const RouteContext& context, const HttpRequest& request);
 
 // native_routes.cpp: llama-server's native /completion (its fields and its response shape).
 HttpResponse HandleCompletion(const RouteContext& context, const HttpRequest& request);

@@ -28,6 +28,8 @@ constexpr RouteEntry kRoutes[] = {
     {"POST", "/completions", HandleCompletions, true},
     {"POST", "/completion", HandleCompletion, true},
     {"POST", "/v1/responses", HandleResponses, true},
+    {"GET", "/v1/responses/", HandleGetResponse, false, true},
+    {"DELETE", "/v1/responses/", HandleDeleteResponse, false, true},
     {"POST", "/v1/messages", HandleMessages, true},
     {"POST", "/v1/audio/transcriptions", HandleTranscriptions, true},
     {"POST", "/v1/audio/translations", HandleTranslations, true},
@@ -177,7 +179,7 @@ HttpResponse ServerApp::Handle(const HttpRequest& request) {
     std::string headers = request.Header("access-control-request-headers");
     if (headers.empty()) headers = "authorization, content-type, x-api-key, x-request-id";
     preflight.headers = {{"Access-Control-Allow-Origin", origin},
-                         {"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
+                         {"Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS"},
                          {"Access-Control-Allow-Headers", headers},
                          {"Access-Control-Max-Age", "600"},
                          {"Vary", "Origin"}};

@@ -48,10 +48,14 @@ class ServerAppTest : public ::testing::Test {
     return app_->Handle(r);
   }
 
-  HttpResponse Get(const std::string& path) {
+  HttpResponse Get(const std::string& path) { return Send("GET", path); }
+  HttpResponse Delete(const std::string& path) { return Send("DELETE", path); }
+
+  HttpResponse Send(const std::string& method, const std::string& path, std::string query = "") {
     HttpRequest r;
-    r.method = "GET";
+    r.method = method;
     r.path = path;
+    r.query = std::move(query);
     return app_->Handle(r);
   }
 

@@ -2,7 +2,11 @@
 // (models/), through the official openai SDK: a plain response (greedy, equal to the chat
 // route's answer for the same messages), a raw event stream and the SDK's stream helper, text.format
 // json_schema validated by ajv, a forced function call and its round trip through
-// function_call_output, and 400s naming a field tandem does not implement.
+// function_call_output, and 400s naming a field tandem does not implement. The response store:
+// a two-turn conversation through previous_response_id (greedy, equal to the chat route's answer
+// to the same two turns), responses.retrieve and .delete, eviction by count (a server with
+// --responses-store-count 2) and a server without a store refusing store and
+// previous_response_id.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -164,11 +168,104 @@ describe('responses', { skip: skipReason() ?? false, timeout: 170000 }, () => {
     let r = await post({ model: MODEL_ID(), input: 'x', frobnicate: true });
     assert.equal(r.status, 400);
     assert.match(r.body.error.message, /^frobnicate: unknown field/);
-    r = await post({ model: MODEL_ID(), input: 'x', previous_response_id: 'resp_123' });
+    r = await post({ model: MODEL_ID(), input: 'x', store: 'yes' });
     assert.equal(r.status, 400);
-    assert.match(r.body.error.message, /previous_response_id: responses are not stored/);
+    assert.match(r.body.error.message, /^store: expected a boolean/);
+  });
+
+  test('previous_response_id: the second turn equals the chat route on the same two turns (greedy)', async () => {
+    const opts = { model: MODEL_ID(), instructions: 'Answer briefly.', max_output_tokens: 40, temperature: 0 };
+    const first = await client.responses.create({ ...opts, input: 'Name a colour.' });
+    assert.equal(first.store, true, 'no store field: stored, as OpenAI does');
+    // Instructions are not carried over: the second turn gives its own.
+    const second = await client.responses.create({ ...opts, input: 'Name another one.', previous_response_id: first.id });
+    assert.equal(second.previous_response_id, first.id);
+    assert.ok(second.output_text.length > 0, JSON.stringify(second.output));
+
+    const reasoning = first.output.filter((item) => item.type === 'reasoning')
+      .map((item) => item.content.map((part) => part.text).join('')).join('');
+    const assistant = { role: 'assistant', content: first.output_text };
+    if (reasoning) assistant.reasoning_content = reasoning;
+    const chat = await client.chat.completions.create({
+      model: MODEL_ID(), max_tokens: 40, temperature: 0,
+      messages: [{ role: 'system', content: 'Answer briefly.' }, { role: 'user', content: 'Name a colour.' },
+        assistant, { role: 'user', content: 'Name another one.' }],
+    });
+    assert.equal(second.output_text, chat.choices[0].message.content);
+    assert.equal(second.usage.input_tokens, chat.usage.prompt_tokens);
+    assert.ok(second.usage.input_tokens > first.usage.input_tokens + first.usage.output_tokens,
+      'the first turn and its answer are in the second prompt');
+  });
+
+  test('client.responses.retrieve returns a stored response, streamed ones too; .delete removes it', async () => {
+    const created = await client.responses.create({ model: MODEL_ID(), input: 'Say hi.', max_output_tokens: 12, temperature: 0 });
+    const got = await client.responses.retrieve(created.id);
+    assert.equal(got.id, created.id);
+    assert.equal(got.status, created.status);
+    assert.deepEqual(got.output, created.output);
+    assert.deepEqual(got.usage, created.usage);
+    assert.equal(got.output_text, created.output_text);
+
+    const final = await client.responses.stream({ model: MODEL_ID(), input: 'Say bye.', max_output_tokens: 12, temperature: 0 })
+      .finalResponse();
+    assert.equal(final.store, true);
+    const gotStreamed = await client.responses.retrieve(final.id);
+    // (the stream helper adds `parsed` to the text parts it returns; the items are the same)
+    assert.deepEqual(gotStreamed.output.map((item) => [item.id, item.type, item.status]),
+      final.output.map((item) => [item.id, item.type, item.status]));
+    assert.equal(gotStreamed.output_text, final.output_text);
+    assert.deepEqual(gotStreamed.usage, final.usage);
+
+    await client.responses.delete(created.id);
+    await assert.rejects(client.responses.retrieve(created.id),
+      (e) => e.status === 404 && new RegExp(`Response with id '${created.id}' not found`).test(e.message));
+    await assert.rejects(client.responses.delete(created.id), (e) => e.status === 404);
     await assert.rejects(
-      client.responses.create({ model: MODEL_ID(), input: 'x', store: true }),
-      (e) => e.status === 400 && /store: responses are not stored/.test(e.message));
+      client.responses.create({ model: MODEL_ID(), input: 'x', previous_response_id: created.id }),
+      (e) => e.status === 404 && /^404 previous_response_id: Previous response with id/.test(e.message));
+    // The streamed one is still there.
+    assert.equal((await client.responses.retrieve(final.id)).id, final.id);
+  });
+});
+
+describe('responses store limits', { skip: skipReason() ?? false, timeout: 170000 }, () => {
+  const clientOf = (server) => new OpenAI({ apiKey: 'none', baseURL: `${server.base}/v1`, maxRetries: 0, timeout: 60000 });
+
+  test('--responses-store-count 2: the least recently used response is evicted (404)', async () => {
+    const server = await startServer(['--responses-store-count', '2', '--no-warmup']);
+    try {
+      const client = clientOf(server);
+      const create = () => client.responses.create({ model: MODEL_ID(), input: 'Hi.', max_output_tokens: 4, temperature: 0 });
+      const a = await create();
+      const b = await create();
+      await client.responses.retrieve(a.id);  // a is now more recent than b
+      const c = await create();
+      await assert.rejects(client.responses.retrieve(b.id), (e) => e.status === 404);
+      await assert.rejects(
+        client.responses.create({ model: MODEL_ID(), input: 'x', previous_response_id: b.id, max_output_tokens: 4 }),
+        (e) => e.status === 404 && /previous_response_id: Previous response with id .* not found/.test(e.message));
+      assert.equal((await client.responses.retrieve(a.id)).id, a.id);
+      assert.equal((await client.responses.retrieve(c.id)).id, c.id);
+    } finally {
+      assert.equal((await server.stop())?.code, 0);
+    }
+  });
+
+  test('--responses-store-bytes 0: no store; store: true and previous_response_id are 400s saying so', async () => {
+    const server = await startServer(['--responses-store-bytes', '0', '--no-warmup']);
+    try {
+      const client = clientOf(server);
+      const r = await client.responses.create({ model: MODEL_ID(), input: 'Hi.', max_output_tokens: 4, temperature: 0 });
+      assert.equal(r.store, false);
+      await assert.rejects(client.responses.retrieve(r.id), (e) => e.status === 404 && /keeps no responses/.test(e.message));
+      await assert.rejects(
+        client.responses.create({ model: MODEL_ID(), input: 'x', store: true }),
+        (e) => e.status === 400 && /store: this server keeps no responses .*--responses-store-count/.test(e.message));
+      await assert.rejects(
+        client.responses.create({ model: MODEL_ID(), input: 'x', previous_response_id: r.id }),
+        (e) => e.status === 400 && /previous_response_id: this server keeps no responses/.test(e.message));
+    } finally {
+      assert.equal((await server.stop())?.code, 0);
+    }
   });
 });
