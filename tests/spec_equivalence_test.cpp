@@ -216,12 +216,16 @@ TEST(SpecEquivalence, SuffixGreedyIsIdenticalForLengthsThreadsAndKvTypes) {
           last = gen.Generate(turns[t], p, nullptr);
           ASSERT_EQ(last.tokens, want[t]) << SpecTypeName(type) << " draft_max " << draft_max
                                           << ", kv " << TensorTypeName(kv) << ", turn " << t;
-          if (t == 0) EXPECT_EQ(last.spec.suffix.drafted, 0);  // nothing learned yet
+          if (t == 0) {
+            EXPECT_EQ(last.spec.suffix.drafted, 0);  // nothing learned yet
+          }
         }
         if (draft_max == 0) continue;  // adaptive: what it drafts depends on measured times
         // The repeated turn drafts the first one's output from the index, and it is accepted.
         EXPECT_GT(last.spec.suffix.accepted, 0) << SpecTypeName(type) << " " << draft_max;
-        if (type == SpecType::kSuffix) EXPECT_EQ(last.spec.model.drafted, 0);
+        if (type == SpecType::kSuffix) {
+          EXPECT_EQ(last.spec.model.drafted, 0);
+        }
       }
     }
   }
