@@ -271,8 +271,8 @@ TEST(SpecEquivalence, SuffixGreedyThroughTheEngineIsIdenticalAndKeepsTenantsApar
   };
   const std::vector<GenerateResult> first = run({{"a", SpecType::kSuffixChain}});
   EXPECT_EQ(first[0].tokens, want);
-  const std::vector<GenerateResult> second = run(
-      {{"a", SpecType::kSuffixChain}, {"b", SpecType::kSuffix}, {"a", SpecType::kNone}});
+  const std::vector<GenerateResult> second =
+      run({{"a", SpecType::kSuffixChain}, {"b", SpecType::kSuffix}, {"a", SpecType::kNone}});
   for (const GenerateResult& r : second) EXPECT_EQ(r.tokens, want);
   EXPECT_GT(second[0].spec.suffix.accepted, 0);
   EXPECT_EQ(second[1].spec.suffix.drafted, 0);

@@ -1,6 +1,7 @@
 // Speculative sampling is lossless: with temperature > 0 the tokens emitted through MTP drafting
-// (and prompt lookup, and suffix drafting) follow the target's own sampling distribution. Chi-square goodness of fit over many seeds on a
-// small-vocabulary fixture, against the exact distribution computed from the target.
+// (and prompt lookup, and suffix drafting) follow the target's own sampling distribution.
+// Chi-square goodness of fit over many seeds on a small-vocabulary fixture, against the exact
+// distribution computed from the target.
 #include <gtest/gtest.h>
 
 #include <cmath>
