@@ -181,6 +181,104 @@ TEST(SpecEquivalence, NgramAndChainGreedyAreIdenticalForLengthsTo64ThreadsAndKvT
   }
 }
 
+// Three agent turns: the second prompt is the first with an edit near its start, the third the
+// first again (a repeated request: suffix drafting proposes the first turn's whole output).
+std::vector<std::vector<int32_t>> AgentTurns() {
+  std::vector<int32_t> first;
+  for (int i = 0; i < 20; ++i) first.push_back(2 + (i * 31) % 500);
+  std::vector<int32_t> edited = first;
+  edited[3] = 77;
+  return {first, edited, first};
+}
+
+TEST(SpecEquivalence, SuffixGreedyIsIdenticalForLengthsThreadsAndKvTypes) {
+  Pair pair = MakePair("tiny-e2b", true, TensorType::kQ8_0);
+  const std::vector<std::vector<int32_t>> turns = AgentTurns();
+  const int n = 70;
+  for (TensorType kv : {TensorType::kF16, TensorType::kQ8_0}) {
+    ThreadPool pool1(1), pool2(2);
+    Generator plain(*pair.target, {}, pool1, {.type = kv, .n_ctx = 256});
+    std::vector<std::vector<int32_t>> want;
+    for (const auto& prompt : turns) {
+      want.push_back(plain.Generate(prompt, Greedy(n, SpecType::kNone, 0, false), nullptr).tokens);
+    }
+    int run = 0;
+    for (SpecType type : {SpecType::kSuffix, SpecType::kSuffixChain}) {
+      for (int draft_max : {1, 5, 16, 64, 0}) {  // 0: adaptive with --draft-max 16
+        ThreadPool& pool = ++run % 2 ? pool1 : pool2;
+        // One generator per setting: its index starts empty and learns turn by turn.
+        Generator gen(*pair.target,
+                      MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pool}), pool,
+                      {.type = kv, .n_ctx = 256});
+        GenerateParams p = Greedy(n, type, draft_max ? draft_max : 16, draft_max == 0);
+        GenerateResult last;
+        for (size_t t = 0; t < turns.size(); ++t) {
+          last = gen.Generate(turns[t], p, nullptr);
+          ASSERT_EQ(last.tokens, want[t]) << SpecTypeName(type) << " draft_max " << draft_max
+                                          << ", kv " << TensorTypeName(kv) << ", turn " << t;
+          if (t == 0) {
+            EXPECT_EQ(last.spec.suffix.drafted, 0);  // nothing learned yet
+          }
+        }
+        if (draft_max == 0) continue;  // adaptive: what it drafts depends on measured times
+        // The repeated turn drafts the first one's output from the index, and it is accepted.
+        EXPECT_GT(last.spec.suffix.accepted, 0) << SpecTypeName(type) << " " << draft_max;
+        if (type == SpecType::kSuffix) {
+          EXPECT_EQ(last.spec.model.drafted, 0);
+        }
+      }
+    }
+  }
+}
+
+TEST(SpecEquivalence, SuffixGreedyThroughTheEngineIsIdenticalAndKeepsTenantsApart) {
+  // Tenants "a" and "b" in a 3-slot engine: "a" runs the first turn, then "a" and "b" run the
+  // repeated turn together with a plain request; each equals plain greedy decoding, "a" drafts
+  // its earlier output, "b" (who never said it) drafts nothing from the index.
+  Pair pair = MakePair("tiny-e2b", true, TensorType::kQ8_0);
+  const std::vector<std::vector<int32_t>> turns = AgentTurns();
+  const int n = 50;
+  const KvCacheOptions kv{.type = TensorType::kF16, .n_ctx = 256, .max_batch = 24};
+  ThreadPool plain_pool(1), pool(2);
+  Generator plain(*pair.target, {}, plain_pool, kv);
+  const std::vector<int32_t> want =
+      plain.Generate(turns[0], Greedy(n, SpecType::kNone, 0, false), nullptr).tokens;
+  EngineOptions options;
+  options.n_slots = 3;
+  options.kv = kv;
+  options.prefill_chunk = 8;
+  Engine engine(*pair.target, MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pool}),
+                pool, options);
+  auto run = [&](std::vector<std::pair<std::string, SpecType>> who) {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<GenerateResult> got(who.size());
+    size_t finals = 0;
+    for (size_t i = 0; i < who.size(); ++i) {
+      GenerateParams p = Greedy(n, who[i].second, 6, false);
+      p.tenant = who[i].first;
+      engine.Submit({turns[0], p, [&, i](const EngineEvent& e) {
+                       if (!e.final) return true;
+                       std::lock_guard<std::mutex> lock(mu);
+                       got[i] = *e.result;
+                       if (++finals == got.size()) cv.notify_one();
+                       return true;
+                     }});
+    }
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return finals == got.size(); });
+    return got;
+  };
+  const std::vector<GenerateResult> first = run({{"a", SpecType::kSuffixChain}});
+  EXPECT_EQ(first[0].tokens, want);
+  const std::vector<GenerateResult> second =
+      run({{"a", SpecType::kSuffixChain}, {"b", SpecType::kSuffix}, {"a", SpecType::kNone}});
+  for (const GenerateResult& r : second) EXPECT_EQ(r.tokens, want);
+  EXPECT_GT(second[0].spec.suffix.accepted, 0);
+  EXPECT_EQ(second[1].spec.suffix.drafted, 0);
+  EXPECT_EQ(second[1].spec.drafted, 0);
+}
+
 TEST(SpecEquivalence, AdaptiveGreedyIsIdenticalToo) {
   Pair pair = MakePair("tiny-26b-a4b", false, TensorType::kQ4_0);
   std::vector<int32_t> prompt = {2, 300, 301, 302, 303, 304};

@@ -1,6 +1,7 @@
 // Speculative sampling is lossless: with temperature > 0 the tokens emitted through MTP drafting
-// follow the target's own sampling distribution. Chi-square goodness of fit over many seeds on a
-// small-vocabulary fixture, against the exact distribution computed from the target.
+// (and prompt lookup, and suffix drafting) follow the target's own sampling distribution.
+// Chi-square goodness of fit over many seeds on a small-vocabulary fixture, against the exact
+// distribution computed from the target.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,6 +19,7 @@
 #include "model/gemma4/target.h"
 #include "sampling/sampler.h"
 #include "speculative/loaded_drafters.h"
+#include "speculative/suffix_drafter.h"
 
 namespace tandem {
 namespace {
@@ -51,11 +53,26 @@ void CheckSecondToken(SpecType type, const std::string& name) {
   params.spec.adaptive = false;
   params.spec.ngram_min = 1;
 
-  Generator gen(*target, MakeDrafters({*target, assistant.get(), nullptr, pool}), pool,
-                {.type = TensorType::kF32, .n_ctx = 512});
+  DrafterSet drafters = MakeDrafters({*target, assistant.get(), nullptr, pool});
+  if (UsesSuffix(type)) {
+    // Suffix drafting proposes t2 whenever an earlier request held the prompt's last tokens and
+    // t1: what followed them there. Every run adds its own tokens too, so later runs draft what
+    // an earlier run sampled after the same t1 (each run's proposal is fixed before its own
+    // draws: the marginal is still the target's).
+    SuffixIndex& index = *dynamic_cast<SuffixDrafter*>(drafters.For(SpecType::kSuffix))->index();
+    const std::vector<int32_t> tail(prompt.end() - (SuffixIndex::kShortKey - 1), prompt.end());
+    for (int32_t t = 3; t < 300; ++t) {
+      std::vector<int32_t> doc = tail;
+      doc.push_back(t);
+      doc.push_back((t * 11) % 300 + 3);
+      index.Add("", doc);
+    }
+  }
+  Generator gen(*target, std::move(drafters), pool, {.type = TensorType::kF32, .n_ctx = 512});
   const int V = target->config().n_vocab;
   std::vector<int> observed(V, 0);
   int64_t drafted = 0, accepted = 0, lookup_drafted = 0, lookup_accepted = 0;
+  int64_t suffix_drafted = 0, suffix_accepted = 0;
   const int kRuns = 4000;
   std::vector<std::vector<int32_t>> alone(kRuns);
   for (int seed = 0; seed < kRuns; ++seed) {
@@ -67,13 +84,16 @@ void CheckSecondToken(SpecType type, const std::string& name) {
     accepted += r.spec.accepted;
     lookup_drafted += r.spec.ngram.drafted;
     lookup_accepted += r.spec.ngram.accepted;
+    suffix_drafted += r.spec.suffix.drafted;
+    suffix_accepted += r.spec.suffix.accepted;
     alone[seed] = r.tokens;
   }
 
   // The server's caller: the same requests, four at a time through a 4-slot engine, give every
   // seed exactly the tokens it got alone, so the test below holds for both callers (lookup
-  // alone is covered by chain's lookup part).
-  if (type != SpecType::kNgram) {
+  // alone is covered by chain's lookup part). Not with suffix drafting: there a run's drafts
+  // depend on which runs ended before it.
+  if (type != SpecType::kNgram && !UsesSuffix(type)) {
     ThreadPool engine_pool(1);
     EngineOptions options;
     options.n_slots = 4;
@@ -103,16 +123,23 @@ void CheckSecondToken(SpecType type, const std::string& name) {
     for (int seed = 0; seed < kRuns; ++seed) differing += served[seed] != alone[seed] ? 1 : 0;
     EXPECT_EQ(differing, 0) << "requests served concurrently must get their tokens alone";
   }
-  if (UsesNgram(type)) {
+  if (UsesNgram(type) && !UsesSuffix(type)) {  // suffix-chain: the longer suffix match wins
     EXPECT_GT(lookup_drafted, 100) << "prompt lookup must propose";
     EXPECT_LT(lookup_accepted, lookup_drafted) << "lookup drafts must be rejected too";
   }
 
-  if (type != SpecType::kNgram) {
+  if (UsesSuffix(type)) {
+    EXPECT_GT(suffix_drafted, 100) << "suffix drafting must propose";
+    EXPECT_GT(suffix_accepted, 0) << "suffix drafts must be accepted too";
+    EXPECT_LT(suffix_accepted, suffix_drafted) << "suffix drafts must be rejected too";
+  }
+
+  const bool model = type != SpecType::kNgram && type != SpecType::kSuffix;
+  if (model) {
     EXPECT_GE(drafted, kRuns);
   }
   // Lookup proposals are rarely likely under a random target: accepted a few times only.
-  EXPECT_GT(accepted, type == SpecType::kNgram ? 0 : 20) << "the accept branch must be exercised";
+  EXPECT_GT(accepted, model ? 20 : 0) << "the accept branch must be exercised";
   EXPECT_LT(accepted, drafted - 20) << "the residual branch must be exercised";
 
   // Exact marginal of t2: sum over t1 of p(t1 | prompt) p(t2 | prompt, t1), from plain forwards.
@@ -154,6 +181,13 @@ TEST(SpecSampling, SecondTokenFollowsTheTargetDistribution) {
 TEST(SpecSampling, SecondTokenFollowsTheTargetDistributionWithNgramAndChain) {
   CheckSecondToken(SpecType::kNgram, "ss_ngram_");
   CheckSecondToken(SpecType::kChain, "ss_chain_");
+}
+
+// Point-mass drafts from earlier requests (suffix drafting), alone and chained with lookup and
+// the assistant.
+TEST(SpecSampling, SecondTokenFollowsTheTargetDistributionWithSuffixDrafting) {
+  CheckSecondToken(SpecType::kSuffix, "ss_suffix_");
+  CheckSecondToken(SpecType::kSuffixChain, "ss_suffix_chain_");
 }
 
 }  // namespace

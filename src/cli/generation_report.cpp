@@ -114,8 +114,8 @@ std::string GenerationSummary(const GenerateResult& r, const LoadedModels& m, si
       s += "\n";
     };
     positions(st.AcceptanceByPosition());
-    const std::pair<const char*, const SourceStats*> sources[] = {{"ngram", &st.ngram},
-                                                                  {"model", &st.model}};
+    const std::pair<const char*, const SourceStats*> sources[] = {
+        {"ngram", &st.ngram}, {"suffix", &st.suffix}, {"model", &st.model}};
     for (const auto& [name, src] : sources) {
       if (src->drafted == 0) continue;
       std::snprintf(buf, sizeof buf,

@@ -86,6 +86,11 @@ void AddModelFlags(CLI::App& app, ModelOptions& o) {
       ->capture_default_str();
   app.add_option("--spec-ngram-max", o.ngram_max, "Longest context suffix prompt lookup matches")
       ->capture_default_str();
+  app.add_option("--spec-suffix-mib", o.suffix_mib,
+                 "Memory for suffix drafting's index of earlier requests (MiB; --spec-type suffix, "
+                 "suffix-chain)")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 20))
+      ->capture_default_str();
   app.add_option("--draft-head", o.draft_head,
                  "Assistant LM head: auto (centroid when present), centroid, dense")
       ->check(CLI::IsMember({"auto", "centroid", "dense"}))
@@ -270,6 +275,7 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
   m.spec.adaptive = !o.no_adaptive;
   m.spec.ngram_min = o.ngram_min;
   m.spec.ngram_max = o.ngram_max;
+  m.suffix_index_bytes = o.suffix_mib << 20;
   ValidateNgramLengths(o.ngram_min, o.ngram_max, "--spec-ngram-min/max");
   const bool draft_flags = Given(app, "--draft-max") || Given(app, "--draft-min") ||
                            Given(app, "--draft-p-min") || Given(app, "--no-adaptive") ||
@@ -320,7 +326,7 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
 }
 
 DrafterSet LoadedModels::Drafters() const {
-  return MakeDrafters({*target, assistant.get(), draft_model.get(), *pool});
+  return MakeDrafters({*target, assistant.get(), draft_model.get(), *pool, suffix_index_bytes});
 }
 
 size_t ResidentBytes() {

@@ -34,6 +34,8 @@ struct ModelOptions {
   bool no_adaptive = !SpecOptions{}.adaptive;
   int ngram_min = SpecOptions{}.ngram_min;
   int ngram_max = SpecOptions{}.ngram_max;
+  // --spec-suffix-mib: the suffix index's footprint limit (suffix drafting, suffix_index.h).
+  size_t suffix_mib = kDefaultSuffixIndexBytes >> 20;
   int ctx_size = 4096;
   int batch_size = 512;
   int threads = 0;
@@ -55,7 +57,8 @@ struct ModelOptions {
 };
 
 // Adds -m, -md, -mm, the --image-* and --audio-* options, --vision-gelu, --spec-type,
-// --spec-ngram-min/max, --draft-*, -c, -b, -t, -ctk/-ctv, --no-repack, --no-warmup to `app`.
+// --spec-ngram-min/max, --spec-suffix-mib, --draft-*, -c, -b, -t, -ctk/-ctv, --no-repack,
+// --no-warmup to `app`.
 void AddModelFlags(CLI::App& app, ModelOptions& options);
 // Adds --temp, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n,
 // --presence-penalty, --frequency-penalty, -s/--seed.
@@ -72,6 +75,7 @@ struct LoadedModels {
   std::unique_ptr<Tokenizer> tokenizer;
   std::unique_ptr<ThreadPool> pool;
   SpecOptions spec;
+  size_t suffix_index_bytes = kDefaultSuffixIndexBytes;  // --spec-suffix-mib
   KvCacheOptions kv;
   double load_ms = 0;
   size_t mapped_bytes = 0;  // weights mapped (target + drafter files)

@@ -111,7 +111,8 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
   // never looks past the cap) but bounds its memory for absurd requests.
   planner_ = DraftPlanner(
       drafter_ ? params_.spec : SpecOptions{}, draft_max_limit,
-      drafter_ != nullptr && DrafterEntryOf(params_.spec.type).model != DrafterModel::kNone);
+      drafter_ != nullptr && DrafterEntryOf(params_.spec.type).model != DrafterModel::kNone,
+      {drafter_, params_.tenant});
   // Sampled output depends on the draft lengths, so they must not depend on measured times.
   if (drafter_ && !greedy_) {
     planner_.UseStaticCosts(drafter_->BytesPerStep() / target_bytes_per_token);
@@ -445,7 +446,8 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
   if (k_drafter > 0)
     forced_runs_.RecordRound(std::min(accepted + 1, k_drafter), std::min(accepted, k_drafter));
   if (k_drafter > 0) {
-    stats.RecordRound(k_drafter, std::min(accepted, k_drafter), drafts_.n_lookup);
+    stats.RecordRound(k_drafter, std::min(accepted, k_drafter), drafts_.n_lookup,
+                      planner_.planned_source() == DraftPlanner::kSuffix);
     const auto t0 = EngineClock::now();
     planner_.RecordRound(drafts_.n_lookup, k_drafter, std::min(accepted, k_drafter), history_);
     stats.plan_ms += MsSince(t0);
@@ -534,6 +536,11 @@ void EngineSlot::Conclude() {
                  history_.end());
   if (!cached_.empty()) cached_.pop_back();
   if (static_cast<int>(cached_.size()) > cache_.Length(seq_)) cached_.resize(cache_.Length(seq_));
+  // Suffix drafting keeps the request's text (prompt and output) for the tenant's next ones; a
+  // failed request (its history cleared) adds nothing.
+  if (drafter_ != nullptr && planner_.suffix_on() && !history_.empty()) {
+    drafter_->LearnRequest(params_.tenant, history_);
+  }
 }
 
 void EngineSlot::Release() {

@@ -22,7 +22,10 @@ class ThreadPool;
 struct GenerateParams {
   int n_predict = 128;  // tokens to generate at most (-1: until EOG or context end)
   SamplingParams sampling;
-  SpecOptions spec;                 // type kNone: plain decoding
+  SpecOptions spec;  // type kNone: plain decoding
+  // Whose text suffix drafting may draft from and keeps this request's in (SuffixIndex's
+  // tenant): the server gives the API key the request presented, "" is the shared tenant.
+  std::string tenant;
   std::vector<int32_t> eog_tokens;  // generation stops after emitting one of these
   GrammarConstraint grammar;
   // >= 0: every token event carries the token's log-probability and the `top_logprobs` most

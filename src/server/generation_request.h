@@ -78,10 +78,12 @@ struct GenerationRequest {
   // Fields accepted but not fully honoured; reported in the response's `warnings`.
   std::vector<std::string> warnings;
 
-  // Extension field "speculative": {"enabled": bool, "draft_max": int, "ngram": bool}.
+  // Extension field "speculative": {"enabled": bool, "draft_max": int, "ngram": bool,
+  // "suffix": bool}.
   std::optional<bool> spec_enabled;
   std::optional<int> spec_draft_max;
   std::optional<bool> spec_ngram;
+  std::optional<bool> spec_suffix;
 };
 
 }  // namespace tandem::server

@@ -28,6 +28,14 @@ struct HttpRequest {
   }
 };
 
+// The API key the request presents: Authorization: Bearer KEY, else x-api-key, else "". What
+// --api-key checks, and the request's tenant for suffix drafting (GenerateParams::tenant).
+inline std::string PresentedApiKey(const HttpRequest& request) {
+  const std::string auth = request.Header("authorization");
+  if (auth.rfind("Bearer ", 0) == 0) return auth.substr(7);
+  return request.Header("x-api-key");
+}
+
 // Sends one chunk of a streamed body; returns false once the client has gone.
 using ChunkWriter = std::function<bool(std::string_view chunk)>;
 // Called again and again on the connection's thread; writes what is ready (it may wait a little

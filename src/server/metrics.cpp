@@ -141,7 +141,8 @@ std::string PrometheusText(const std::map<int, int64_t>& responses, const Engine
   for (size_t i = 0; i < by_position.size(); ++i) {
     w.Sample("spec_acceptance_by_position", by_position[i], Label("position", std::to_string(i)));
   }
-  // By draft source: prompt lookup ("ngram") and the model drafter ("model": MTP or a draft model).
+  // By draft source: prompt lookup ("ngram"), suffix drafting ("suffix") and the model drafter
+  // ("model": MTP or a draft model).
   w.One("spec_forced_tokens_total", "counter",
         "Draft tokens forced by a grammar (drafted without a drafter step).", double(s.forced));
   w.One("spec_forced_accepted_tokens_total", "counter", "Grammar-forced draft tokens accepted.",
@@ -155,9 +156,10 @@ std::string PrometheusText(const std::map<int, int64_t>& responses, const Engine
         double(s.guessed));
   w.One("spec_layout_guess_accepted_tokens_total", "counter", "Layout-guess draft tokens accepted.",
         double(s.guessed_accepted));
-  // ... and by source: prompt lookup, the model drafter, the grammar (forced and guessed drafts).
+  // ... and by source: prompt lookup, suffix drafting, the model drafter, the grammar (forced and
+  // guessed drafts).
   const std::pair<const char*, const SourceStats*> sources[] = {
-      {"ngram", &s.ngram}, {"model", &s.model}, {"grammar", &s.grammar}};
+      {"ngram", &s.ngram}, {"suffix", &s.suffix}, {"model", &s.model}, {"grammar", &s.grammar}};
   w.Family("spec_source_drafted_tokens_total", "counter", "Draft tokens proposed, by source.");
   for (const auto& [name, src] : sources) {
     w.Sample("spec_source_drafted_tokens_total", double(src->drafted), Label("source", name));

@@ -33,7 +33,8 @@ class ResponseCounters {
 // spec_source_drafted_tokens_total{source}, spec_source_accepted_tokens_total{source},
 // spec_forced_tokens_total, spec_forced_accepted_tokens_total,
 // spec_layout_guess_tokens_total, spec_layout_guess_accepted_tokens_total,
-// spec_source_acceptance_by_position{source,position} (source: ngram, model, grammar).
+// spec_source_acceptance_by_position{source,position} (source: ngram, suffix,
+// model, grammar).
 std::string PrometheusText(const std::map<int, int64_t>& responses, const EngineMetrics& engine);
 
 }  // namespace tandem::server

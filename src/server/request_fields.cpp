@@ -295,11 +295,20 @@ void ParseSpeculativeField(const Json& body, GenerationRequest& request) {
   const Json* spec = FindField(body, "speculative");
   if (spec == nullptr) return;
   ExpectType(*spec, "object", "speculative");
+  // A member tandem does not read is refused, never ignored (a misspelt switch would silently
+  // leave a source on).
+  for (const auto& [key, value] : spec->items()) {
+    if (key == "enabled" || key == "draft_max" || key == "ngram" || key == "suffix") continue;
+    Fail(ErrorKind::kInvalidArgument,
+         "speculative." + key +
+             ": not a member tandem reads (supported: enabled, draft_max, ngram, suffix)");
+  }
   request.spec_enabled = OptionalBool(*spec, "enabled", "speculative");
   if (auto n = OptionalInteger(*spec, "draft_max", 0, kMaxDraftTokens, "speculative")) {
     request.spec_draft_max = static_cast<int>(*n);
   }
   request.spec_ngram = OptionalBool(*spec, "ngram", "speculative");
+  request.spec_suffix = OptionalBool(*spec, "suffix", "speculative");
 }
 
 }  // namespace tandem::server

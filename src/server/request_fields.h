@@ -79,7 +79,8 @@ void ParseStopField(const Json& body, std::string_view name, GenerationRequest& 
 // unless they hold their no-op value.
 void ParseLlamaServerFields(const Json& body, GenerationRequest& request);
 
-// Reads "speculative": {"enabled": bool, "draft_max": int in [0, kMaxDraftTokens], "ngram": bool}.
+// Reads "speculative": {"enabled": bool, "draft_max": int in [0, kMaxDraftTokens], "ngram": bool,
+// "suffix": bool}.
 void ParseSpeculativeField(const Json& body, GenerationRequest& request);
 
 }  // namespace tandem::server

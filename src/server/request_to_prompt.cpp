@@ -83,13 +83,27 @@ GenerateParams BuildGenerateParams(const GenerationRequest& request, const Token
       if (p.spec.draft_min > p.spec.draft_max) p.spec.draft_min = p.spec.draft_max;
     }
   }
+  // Suffix drafting first: a request turning both off on suffix-chain gets chain's without
+  // lookup (mtp).
+  if (request.spec_suffix.has_value()) {
+    if (*request.spec_suffix && !UsesSuffix(p.spec.type)) {
+      Fail(ErrorKind::kInvalidArgument,
+           "speculative.suffix = true, but this request does not draft from earlier requests "
+           "(start the server with --spec-type suffix or suffix-chain)");
+    }
+    if (!*request.spec_suffix) {
+      p.spec.suffix = false;
+      p.spec.type = WithoutSuffix(p.spec.type);
+    }
+  }
   if (request.spec_ngram.has_value()) {
     if (*request.spec_ngram && !UsesNgram(p.spec.type)) {
       Fail(ErrorKind::kInvalidArgument,
            "speculative.ngram = true, but this request does not draft by prompt lookup (start "
-           "the server with --spec-type ngram or chain)");
+           "the server with --spec-type ngram, chain or suffix-chain)");
     }
-    if (!*request.spec_ngram && UsesNgram(p.spec.type)) {
+    if (!*request.spec_ngram) {
+      p.spec.ngram = false;
       p.spec.type = WithoutLookup(p.spec.type);
     }
   }

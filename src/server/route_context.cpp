@@ -115,6 +115,9 @@ StartedGeneration StartGeneration(const RouteContext& context, const HttpRequest
   std::shared_ptr<CompiledGrammar> grammar = CompileConstraint(request, context.grammars.get());
   started.params =
       BuildGenerateParams(request, *context.tokenizer, context.limits, std::move(grammar));
+  // Suffix drafting keeps each API key's text apart; requests without one share a tenant
+  // (docs/mtp.md § Suffix drafting).
+  started.params.tenant = PresentedApiKey(http);
   started.warnings = request.warnings;
   started.prompt = prompt;
   StreamOptions options;

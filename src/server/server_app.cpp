@@ -74,9 +74,7 @@ HttpResponse ServerApp::ErrorResponse(const std::string& path, int status,
 
 bool ServerApp::Authorized(const HttpRequest& request) const {
   if (options_.api_keys.empty()) return true;
-  std::string key = request.Header("x-api-key");
-  const std::string auth = request.Header("authorization");
-  if (auth.rfind("Bearer ", 0) == 0) key = auth.substr(7);
+  const std::string key = PresentedApiKey(request);
   bool ok = false;
   for (const std::string& k : options_.api_keys) ok |= !key.empty() && SameKey(k, key);
   return ok;

@@ -420,6 +420,48 @@ TEST_F(ServerAppTest, PerRequestNgramSwitch) {
   EXPECT_NE(unavailable.body.find("speculative.ngram"), std::string::npos);
 }
 
+TEST_F(ServerAppTest, PerRequestSuffixSwitchAndTenant) {
+  context_.limits.spec.type = SpecType::kSuffixChain;
+  Ready();
+  Script("abcdefgh");
+  Post("/v1/completions", R"({"prompt": "ab"})");
+  EXPECT_EQ(backend_.last_params().spec.type, SpecType::kSuffixChain);
+  EXPECT_TRUE(backend_.last_params().spec.suffix);
+  EXPECT_EQ(backend_.last_params().tenant, "");  // no key: the shared tenant
+  Post("/v1/completions", R"({"prompt": "ab", "speculative": {"suffix": false}})");
+  EXPECT_EQ(backend_.last_params().spec.type, SpecType::kChain);
+  EXPECT_FALSE(backend_.last_params().spec.suffix);
+  // Lookup off keeps suffix-chain, its planner told not to look up; both off: the assistant.
+  Post("/v1/completions", R"({"prompt": "ab", "speculative": {"ngram": false}})");
+  EXPECT_EQ(backend_.last_params().spec.type, SpecType::kSuffixChain);
+  EXPECT_FALSE(backend_.last_params().spec.ngram);
+  Post("/v1/completions", R"({"prompt": "ab", "speculative": {"ngram": false, "suffix": false}})");
+  EXPECT_EQ(backend_.last_params().spec.type, SpecType::kMtp);
+  // The tenant is the key the request presents (bearer first, as --api-key reads it).
+  Post("/v1/completions", R"({"prompt": "ab"})", {{"x-api-key", "k1"}});
+  EXPECT_EQ(backend_.last_params().tenant, "k1");
+  Post("/v1/completions", R"({"prompt": "ab"})",
+       {{"authorization", "Bearer k2"}, {"x-api-key", "k1"}});
+  EXPECT_EQ(backend_.last_params().tenant, "k2");
+  // A member tandem does not read, or a wrong type, is a 400 naming it.
+  HttpResponse bad =
+      Post("/v1/completions", R"({"prompt": "ab", "speculative": {"sufix": false}})");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("speculative.sufix"), std::string::npos);
+  bad = Post("/v1/completions", R"({"prompt": "ab", "speculative": {"suffix": "no"}})");
+  EXPECT_EQ(bad.status, 400);
+  context_.limits.spec.type = SpecType::kSuffix;
+  Ready();
+  Post("/v1/completions", R"({"prompt": "ab", "speculative": {"suffix": false}})");
+  EXPECT_EQ(backend_.last_params().spec.type, SpecType::kNone);
+  context_.limits.spec.type = SpecType::kChain;
+  Ready();
+  const HttpResponse unavailable =
+      Post("/v1/completions", R"({"prompt": "ab", "speculative": {"suffix": true}})");
+  EXPECT_EQ(unavailable.status, 400);
+  EXPECT_NE(unavailable.body.find("speculative.suffix"), std::string::npos);
+}
+
 TEST_F(ServerAppTest, TokenizeDetokenizeCountTokensAndMetrics) {
   Ready();
   const Json t = BodyJson(Post("/tokenize", R"({"content": "hello there"})"));
@@ -440,6 +482,8 @@ TEST_F(ServerAppTest, TokenizeDetokenizeCountTokensAndMetrics) {
   EXPECT_NE(m.body.find("tandem_requests_total{status=\"404\"} 1"), std::string::npos);
   EXPECT_NE(m.body.find("tandem_spec_drafted_tokens_total"), std::string::npos);
   EXPECT_NE(m.body.find("tandem_spec_accepted_at_position_total{position=\"1\"}"),
+            std::string::npos);
+  EXPECT_NE(m.body.find("tandem_spec_source_drafted_tokens_total{source=\"suffix\"} 0\n"),
             std::string::npos);
   EXPECT_NE(m.body.find("tandem_busy_slots"), std::string::npos);
   EXPECT_NE(m.body.find("tandem_slot_speculating{slot=\"0\"} 1\n"), std::string::npos);

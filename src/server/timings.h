@@ -11,8 +11,8 @@ namespace tandem::server {
 // {prompt_n, cache_n, prompt_ms, prompt_per_token_ms, prompt_per_second, predicted_n,
 //  predicted_ms, predicted_per_token_ms, predicted_per_second, draft_n, draft_n_accepted,
 //  speculative: {enabled, type, draft_max, rounds, drafted, accepted, acceptance_rate,
-//  acceptance_by_position, ..., by_source: {ngram, model: {drafted, accepted, acceptance_rate,
-//  acceptance_by_position}}}}. `spec` is what the request ran with.
+//  acceptance_by_position, ..., by_source: {ngram, suffix, model, grammar: {drafted, accepted,
+//  acceptance_rate, acceptance_by_position}}}}. `spec` is what the request ran with.
 Json TimingsJson(const GenerationTotals& totals, const SpecOptions& spec);
 
 // What streamed chunks carry while the request runs (null when nothing changed):

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "speculative/suffix_drafter.h"
+
 namespace tandem {
 namespace {
 
@@ -288,6 +290,96 @@ TEST(DraftPlanner, ChainKeepsUpWithLookupAloneOnAnIdleMachine) {
               ngram, chain, model_rounds, mtp);
   EXPECT_GE(ngram / chain, 0.93);
   EXPECT_LT(chain, 0.8 * mtp);
+}
+
+// Suffix drafting beside prompt lookup: a SuffixDrafter (no model) whose index holds `earlier`
+// for tenant "k".
+struct PastFixture {
+  SuffixDrafter drafter{std::make_shared<SuffixIndex>(size_t{1} << 20), nullptr};
+  explicit PastFixture(const std::vector<int32_t>& earlier) { drafter.LearnRequest("k", earlier); }
+  PastTextSource Source(std::string tenant = "k") { return {&drafter, std::move(tenant)}; }
+};
+
+// An earlier request wrote 20..31 then 40..47; the context ends with 24..31 after a start of its
+// own, and holds the loop 1, 2, 3, 4 (lookup's proposal) before that.
+const std::vector<int32_t> kEarlier = {20, 21, 22, 23, 24, 25, 26, 27, 28, 29,
+                                       30, 31, 40, 41, 42, 43, 44, 45, 46, 47};
+const std::vector<int32_t> kContext = {1, 2, 3, 1, 2, 3, 9, 24, 25, 26, 27, 28, 29, 30, 31};
+
+TEST(DraftPlanner, SuffixDraftingProposesEarlierRequestsText) {
+  PastFixture past(kEarlier);
+  DraftPlanner suffix(Options(SpecType::kSuffix, false), 511, false, past.Source());
+  EXPECT_TRUE(suffix.suffix_on());
+  DraftRequest r = Plan(suffix, kContext, 16);
+  EXPECT_EQ(suffix.planned_source(), DraftPlanner::kSuffix);
+  EXPECT_EQ(std::vector<int32_t>(r.lookup.begin(), r.lookup.end()),
+            (std::vector<int32_t>{40, 41, 42, 43, 44, 45, 46, 47}));
+  EXPECT_EQ(r.n_max, 8);
+  // Another tenant's planner finds nothing; a request that turned suffix off asks nothing.
+  DraftPlanner other(Options(SpecType::kSuffix, false), 511, false, past.Source("j"));
+  EXPECT_EQ(Plan(other, kContext, 16).n_max, 0);
+  SpecOptions off = Options(SpecType::kSuffix, false);
+  off.suffix = false;
+  DraftPlanner none(off, 511, false, past.Source());
+  EXPECT_FALSE(none.suffix_on());
+  EXPECT_EQ(Plan(none, kContext, 16).n_max, 0);
+  // Suffix-chain with lookup turned off (SpecOptions::ngram): suffix, then the model.
+  SpecOptions no_lookup = Options(SpecType::kSuffixChain, false);
+  no_lookup.ngram = false;
+  DraftPlanner chain(no_lookup, 511, true, past.Source());
+  r = Plan(chain, std::vector<int32_t>{1, 2, 3, 1, 2, 3}, 16);  // lookup would propose; it is off
+  EXPECT_TRUE(r.lookup.empty());
+  EXPECT_EQ(r.n_max, 8);
+}
+
+TEST(DraftPlanner, FixedLengthsTakeTheLongerMatchOfLookupAndSuffix) {
+  PastFixture past(kEarlier);
+  DraftPlanner planner(Options(SpecType::kSuffixChain, false), 511, true, past.Source());
+  // The suffix index matches 8 tokens (24..31); lookup nothing (31 does not recur here).
+  DraftRequest r = Plan(planner, kContext, 16);
+  EXPECT_EQ(planner.planned_source(), DraftPlanner::kSuffix);
+  EXPECT_EQ(r.lookup.size(), 8u);
+  // The context's loop matches 6 tokens for lookup, the index 4 (its text 2, 3, 1, 2, 7):
+  // lookup's proposal.
+  PastFixture loop({9, 2, 3, 1, 2, 7, 7, 7});
+  DraftPlanner both(Options(SpecType::kSuffixChain, false), 511, true, loop.Source());
+  r = Plan(both, std::vector<int32_t>{3, 1, 2, 3, 1, 2, 3, 1, 2}, 16);
+  EXPECT_EQ(both.planned_source(), DraftPlanner::kLookup);
+  EXPECT_EQ(r.lookup[0], 3);
+  // Equal matches (4 tokens each): lookup, the request's own text, wins the tie.
+  PastFixture tie({7, 1, 2, 3, 4, 8});
+  DraftPlanner tied(Options(SpecType::kSuffixChain, false), 511, true, tie.Source());
+  r = Plan(tied, std::vector<int32_t>{9, 1, 2, 3, 4, 1, 2, 3, 4}, 16);
+  EXPECT_EQ(tied.planned_source(), DraftPlanner::kLookup);
+  EXPECT_EQ(r.lookup[0], 1);
+}
+
+TEST(DraftPlanner, AdaptivePlansGiveTheRoundToTheSourceThatIsAccepted) {
+  // Both sources propose every round; one's drafts are always rejected, the other's always
+  // accepted. Whichever it is, the accepted one ends up drafting nearly every round.
+  for (const DraftPlanner::Source good : {DraftPlanner::kLookup, DraftPlanner::kSuffix}) {
+    // The index proposes 40.. after 1, 2, 3, 4; lookup proposes the loop.
+    PastFixture past({1, 2, 3, 4, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50});
+    DraftPlanner planner(Options(SpecType::kSuffixChain, true), 511, false, past.Source());
+    planner.UseStaticCosts(0.0);
+    const std::vector<int32_t> history = {1, 2, 3, 4, 1, 2, 3, 4};
+    int good_rounds = 0;
+    for (int round = 0; round < 200; ++round) {
+      DraftRequest r = Plan(planner, history, 16);
+      const int n = static_cast<int>(r.lookup.size());
+      DraftResult drafts;
+      drafts.tokens.assign(r.lookup.begin(), r.lookup.end());
+      drafts.n_lookup = n;
+      const bool accepted = planner.planned_source() == good;
+      if (n > 0 && accepted && round >= 100) ++good_rounds;
+      if (n == 0) {
+        planner.RecordPlainStep(history);
+      } else {
+        planner.RecordRound(drafts, accepted ? n : 0, history);
+      }
+    }
+    EXPECT_GT(good_rounds, 90) << (good == DraftPlanner::kLookup ? "lookup" : "suffix");
+  }
 }
 
 TEST(DraftPlanner, BadNgramLengthsAreRejected) {

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tandem {
@@ -101,6 +102,24 @@ class Drafter {
   virtual void DraftBatch(std::span<DraftJob> jobs, const KvCache& target_cache);
   // Weight bytes one draft step reads (the static cost model of sampled requests).
   virtual double BytesPerStep() const = 0;
+
+  // Drafters that draft from earlier requests' text (suffix drafting, suffix_drafter.h); the
+  // others keep nothing and propose nothing.
+  //
+  // Up to n_max tokens that continued the longest suffix of `context` found in `tenant`'s
+  // earlier text, proposed like prompt lookup's (free drafts, DraftPlanner puts them in
+  // DraftRequest::lookup); `match` receives the suffix's length, 0 when none was found.
+  virtual std::vector<int32_t> ProposeFromPast(std::string_view tenant,
+                                               std::span<const int32_t> context, int n_max,
+                                               int* match) {
+    (void)tenant, (void)context, (void)n_max;
+    if (match != nullptr) *match = 0;
+    return {};
+  }
+  // A request of `tenant` that drafted with this drafter ended; `tokens`: its prompt and output.
+  virtual void LearnRequest(std::string_view tenant, std::span<const int32_t> tokens) {
+    (void)tenant, (void)tokens;
+  }
 };
 
 // Runs `drafter`'s DraftBatch for one request; throws Error(kInternal) with the job's error.

@@ -9,4 +9,6 @@
   X(kMtp, kMtpDrafterEntry)          \
   X(kDraft, kDraftModelDrafterEntry) \
   X(kNgram, kNgramDrafterEntry)      \
-  X(kChain, kChainDrafterEntry)
+  X(kChain, kChainDrafterEntry)      \
+  X(kSuffix, kSuffixDrafterEntry)    \
+  X(kSuffixChain, kSuffixChainDrafterEntry)

@@ -76,4 +76,12 @@ SpecType WithoutLookup(SpecType type) {
   return UsesNgram(type) ? DrafterEntryOf(type).without_lookup : type;
 }
 
+bool UsesSuffix(SpecType type) {
+  return type != SpecType::kNone && DrafterEntryOf(type).suffix;
+}
+
+SpecType WithoutSuffix(SpecType type) {
+  return UsesSuffix(type) ? DrafterEntryOf(type).without_suffix : type;
+}
+
 }  // namespace tandem

@@ -33,6 +33,8 @@ struct DrafterSources {
   const Gemma4Assistant* assistant = nullptr;  // DrafterModel::kAssistant, or null
   const Gemma4Model* draft_model = nullptr;    // DrafterModel::kSeparate, or null
   ThreadPool& pool;
+  // The footprint limit of the one suffix index the suffix drafters share (suffix_index.h).
+  size_t suffix_index_bytes = kDefaultSuffixIndexBytes;
 
   // Whether the model `model` names is loaded (kNone: always).
   bool Has(DrafterModel model) const;
@@ -57,8 +59,15 @@ struct DrafterEntry {
   // It drafts the prompt-lookup proposal (DraftRequest::lookup) first: its n-gram options are
   // checked (ValidateSpecOptions) and DraftPlanner looks the proposal up.
   bool lookup = false;
-  // What a request that turns prompt lookup off gets instead (for a `lookup` entry).
+  // What a request that turns prompt lookup off gets instead (for a `lookup` entry); the entry's
+  // own type: the same drafter, its planner not looking up (SpecOptions::ngram false).
   SpecType without_lookup = SpecType::kNone;
+  // It drafts from earlier requests' text (suffix drafting: Drafter::ProposeFromPast, the planner
+  // choosing per round between it and prompt lookup) and keeps each finished request's
+  // (Drafter::LearnRequest).
+  bool suffix = false;
+  // What a request that turns suffix drafting off gets instead (for a `suffix` entry).
+  SpecType without_suffix = SpecType::kNone;
 
   // Warm-up: the engine runs a few fixed-length rounds with it before the first request (its
   // model's weights paged in, its scratch grown), unless `warmed_by`'s drafter is loaded too

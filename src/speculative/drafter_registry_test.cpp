@@ -1,7 +1,8 @@
 // The drafter registry (drafter_registry.h) against what the command line documents (--spec-type's
 // help, docs/architecture.md): each drafter's name names it back, auto means chain with an
-// assistant and draft with a draft model, ngram and chain draft by prompt lookup, each model is
-// warmed up once, and MakeDrafters builds a drafter for exactly the entries whose model is loaded.
+// assistant and draft with a draft model, ngram, chain and suffix-chain draft by prompt lookup,
+// suffix and suffix-chain from earlier requests (sharing one index), each model is warmed up once,
+// and MakeDrafters builds a drafter for exactly the entries whose model is loaded.
 #include "speculative/drafter_registry.h"
 
 #include <gtest/gtest.h>
@@ -21,6 +22,7 @@
 #include "model/gemma4/target.h"
 #include "speculative/drafter_set.h"
 #include "speculative/loaded_drafters.h"
+#include "speculative/suffix_drafter.h"
 
 namespace tandem {
 namespace {
@@ -32,7 +34,8 @@ TEST(DrafterRegistry, EachNameNamesItsTypeBack) {
     names.insert(SpecTypeName(type));
     EXPECT_NE(DrafterEntryOf(type).make, nullptr) << SpecTypeName(type);
   }
-  EXPECT_EQ(names, (std::set<std::string>{"mtp", "draft", "ngram", "chain"}));
+  EXPECT_EQ(names,
+            (std::set<std::string>{"mtp", "draft", "ngram", "chain", "suffix", "suffix-chain"}));
   EXPECT_EQ(SpecTypeNamed("none"), SpecType::kNone);
   EXPECT_EQ(SpecTypeNamed("auto"), std::nullopt);
   EXPECT_EQ(SpecTypeNamed("MTP"), std::nullopt);
@@ -49,9 +52,23 @@ TEST(DrafterRegistry, AutoAndPromptLookupAreWhatTheFlagsSay) {
   EXPECT_EQ(DrafterEntryOf(SpecType::kNgram).model, DrafterModel::kNone);
   EXPECT_FALSE(UsesNgram(SpecType::kNone));
   for (const SpecType type : DrafterTypes()) {
-    EXPECT_EQ(UsesNgram(type), type == SpecType::kNgram || type == SpecType::kChain)
+    EXPECT_EQ(UsesNgram(type), type == SpecType::kNgram || type == SpecType::kChain ||
+                                   type == SpecType::kSuffixChain)
+        << SpecTypeName(type);
+    EXPECT_EQ(UsesSuffix(type), type == SpecType::kSuffix || type == SpecType::kSuffixChain)
         << SpecTypeName(type);
   }
+  EXPECT_FALSE(UsesSuffix(SpecType::kNone));
+  // A request turning suffix drafting off gets what the type is without it; turning lookup off
+  // on suffix-chain keeps the type (its planner skips lookup: SpecOptions::ngram).
+  EXPECT_EQ(WithoutSuffix(SpecType::kSuffixChain), SpecType::kChain);
+  EXPECT_EQ(WithoutSuffix(SpecType::kSuffix), SpecType::kNone);
+  EXPECT_EQ(WithoutSuffix(SpecType::kChain), SpecType::kChain);
+  EXPECT_EQ(WithoutSuffix(SpecType::kNone), SpecType::kNone);
+  EXPECT_EQ(WithoutLookup(SpecType::kSuffixChain), SpecType::kSuffixChain);
+  EXPECT_EQ(WithoutLookup(SpecType::kSuffix), SpecType::kSuffix);
+  EXPECT_EQ(DrafterEntryOf(SpecType::kSuffix).model, DrafterModel::kNone);
+  EXPECT_EQ(DrafterEntryOf(SpecType::kSuffixChain).model, DrafterModel::kAssistant);
   // A request turning prompt lookup off keeps chain's assistant, and ngram decodes plainly.
   EXPECT_EQ(WithoutLookup(SpecType::kChain), SpecType::kMtp);
   EXPECT_EQ(WithoutLookup(SpecType::kNgram), SpecType::kNone);
@@ -146,13 +163,28 @@ TEST(MakeDrafters, BuildsOneDrafterPerEntryWhoseModelIsLoaded) {
   ThreadPool pool(1);
   const TinyModels& m = Models();
   using T = SpecType;
-  EXPECT_EQ(Loaded(MakeDrafters({*m.target, nullptr, nullptr, pool})), (std::vector{T::kNgram}));
+  EXPECT_EQ(Loaded(MakeDrafters({*m.target, nullptr, nullptr, pool})),
+            (std::vector{T::kNgram, T::kSuffix}));
   EXPECT_EQ(Loaded(MakeDrafters({*m.target, nullptr, m.draft.get(), pool})),
-            (std::vector{T::kDraft, T::kNgram}));
+            (std::vector{T::kDraft, T::kNgram, T::kSuffix}));
   const DrafterSet set = MakeDrafters({*m.target, m.assistant.get(), m.draft.get(), pool});
-  EXPECT_EQ(Loaded(set), (std::vector{T::kMtp, T::kDraft, T::kNgram, T::kChain}));
+  EXPECT_EQ(Loaded(set),
+            (std::vector{T::kMtp, T::kDraft, T::kNgram, T::kChain, T::kSuffix, T::kSuffixChain}));
   EXPECT_EQ(set.All(), (std::vector<Drafter*>{set.For(T::kMtp), set.For(T::kDraft),
-                                              set.For(T::kNgram), set.For(T::kChain)}));
+                                              set.For(T::kNgram), set.For(T::kChain),
+                                              set.For(T::kSuffix), set.For(T::kSuffixChain)}));
+  // suffix and suffix-chain draft from one index (a request of either sees the other's text),
+  // sized by DrafterSources::suffix_index_bytes.
+  auto* suffix = dynamic_cast<SuffixDrafter*>(set.For(T::kSuffix));
+  auto* suffix_chain = dynamic_cast<SuffixDrafter*>(set.For(T::kSuffixChain));
+  ASSERT_NE(suffix, nullptr);
+  ASSERT_NE(suffix_chain, nullptr);
+  EXPECT_EQ(suffix->index(), suffix_chain->index());
+  EXPECT_EQ(suffix->index()->max_bytes(), kDefaultSuffixIndexBytes);
+  EXPECT_EQ(set.For(T::kSuffix)->BytesPerStep(), 0);
+  EXPECT_EQ(set.For(T::kSuffixChain)->BytesPerStep(), set.For(T::kMtp)->BytesPerStep());
+  const DrafterSet small = MakeDrafters({*m.target, nullptr, nullptr, pool, 12345});
+  EXPECT_EQ(dynamic_cast<SuffixDrafter*>(small.For(T::kSuffix))->index()->max_bytes(), 12345u);
   // Chain extends the MTP drafter (its steps are the assistant's); lookup alone runs no model.
   EXPECT_GT(set.For(T::kMtp)->BytesPerStep(), 0);
   EXPECT_EQ(set.For(T::kChain)->BytesPerStep(), set.For(T::kMtp)->BytesPerStep());

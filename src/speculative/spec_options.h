@@ -3,6 +3,7 @@
 // one check of them (ValidateSpecOptions), which the command line, the server and the engine use.
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 
 #include "speculative/drafter_list.h"
@@ -23,6 +24,8 @@ enum class SpecType {
 inline constexpr int kMaxDraftTokens = 64;
 // The longest context suffix prompt lookup matches (ngram_max).
 inline constexpr int kMaxNgramLength = 64;
+// The suffix index's default footprint limit (--spec-suffix-mib).
+inline constexpr size_t kDefaultSuffixIndexBytes = size_t{64} << 20;
 
 struct SpecOptions {
   SpecType type = SpecType::kNone;
@@ -32,6 +35,11 @@ struct SpecOptions {
   bool adaptive = true;      // choose each round's length from measured acceptance and costs
   int ngram_min = 3;         // shortest context suffix looked up (types that UsesNgram) ...
   int ngram_max = 8;         // ... longest (the longest that recurs is used)
+  // The sources a request allows of those its type drafts from: a request may turn either off
+  // (the server's "speculative" field). Off, ngram keeps the type's planner from looking up the
+  // context, and suffix keeps it from drafting from (and adding to) earlier requests' text.
+  bool ngram = true;
+  bool suffix = true;
 };
 
 // Its --spec-type value ("none" for kNone).
@@ -41,6 +49,10 @@ bool UsesNgram(SpecType type);
 // What a request that turns prompt lookup off gets instead of `type` (`type` itself when it does
 // not draft by lookup).
 SpecType WithoutLookup(SpecType type);
+// Whether `type` drafts from earlier requests' text (suffix drafting), and what a request that
+// turns that off gets instead (`type` itself when it does not).
+bool UsesSuffix(SpecType type);
+SpecType WithoutSuffix(SpecType type);
 
 // Throws Error(kInvalidArgument), the message starting with `what` (the flags or fields that set
 // them), unless 1 <= min <= max <= kMaxNgramLength.

@@ -57,9 +57,9 @@ nlohmann::json SourceStats::ToJson() const {
   };
 }
 
-void SpeculationStats::RecordRound(int n_drafted, int n_accepted, int n_lookup) {
+void SpeculationStats::RecordRound(int n_drafted, int n_accepted, int n_lookup, bool from_suffix) {
   n_lookup = std::clamp(n_lookup, 0, n_drafted);
-  ngram.Record(n_lookup, std::min(n_accepted, n_lookup));
+  (from_suffix ? suffix : ngram).Record(n_lookup, std::min(n_accepted, n_lookup));
   // A model part after lookup drafts is only tested when every lookup draft was accepted; an
   // untested part is not counted (it says nothing of the model).
   if (n_accepted >= n_lookup) model.Record(n_drafted - n_lookup, n_accepted - n_lookup);
@@ -130,6 +130,7 @@ void SpeculationStats::Add(const SpeculationStats& o) {
   AddCounts(drafted_at, o.drafted_at);
   AddCounts(accepted_at, o.accepted_at);
   ngram.Add(o.ngram);
+  suffix.Add(o.suffix);
   grammar.Add(o.grammar);
   model.Add(o.model);
   draft_ms += o.draft_ms;
@@ -166,7 +167,10 @@ nlohmann::json SpeculationStats::ToJson() const {
       {"other_ms", other_ms},
       {"repetition_share", accepted ? double(repetition_accepted) / double(accepted) : 0.0},
       {"by_source",
-       {{"ngram", ngram.ToJson()}, {"model", model.ToJson()}, {"grammar", grammar.ToJson()}}},
+       {{"ngram", ngram.ToJson()},
+        {"suffix", suffix.ToJson()},
+        {"model", model.ToJson()},
+        {"grammar", grammar.ToJson()}}},
   };
 }
 

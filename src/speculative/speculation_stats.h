@@ -9,10 +9,11 @@
 
 namespace tandem {
 
-// Drafts of one source (prompt lookup, or the model drafter: MTP or a draft model), by position
-// inside that source's part of the draft (a model extension of a lookup proposal starts at 0).
-// A model part is counted only when verification reached it (every lookup draft before it was
-// accepted), so ngram.drafted + model.drafted can be less than SpeculationStats::drafted.
+// Drafts of one source (prompt lookup, suffix drafting, or the model drafter: MTP or a draft
+// model), by position inside that source's part of the draft (a model extension of a free
+// proposal starts at 0). A model part is counted only when verification reached it (every free
+// draft before it was accepted), so ngram.drafted + suffix.drafted + model.drafted can be less
+// than SpeculationStats::drafted.
 struct SourceStats {
   int64_t drafted = 0, accepted = 0;
   std::vector<int64_t> drafted_at, accepted_at;
@@ -50,13 +51,16 @@ struct SpeculationStats {
                                      // every step a drafter serves the request, drafting or not
   double other_ms = 0;               // sampling, bookkeeping
   SourceStats ngram;                 // drafts proposed by prompt lookup (the first of a round)
+  SourceStats suffix;                // drafts proposed by suffix drafting (earlier requests'
+                                     // text), in place of lookup's (the first of a round)
   SourceStats model;                 // drafts of the model drafter (after any lookup drafts)
   SourceStats grammar;  // the grammar's drafts (forced and guessed, after the drafters'), counted
                         // when verification reached them, like `model`; `forced` and `guessed`
                         // count them all
 
-  // A round that drafted n_drafted tokens, the first n_lookup of them by prompt lookup.
-  void RecordRound(int n_drafted, int n_accepted, int n_lookup = 0);
+  // A round that drafted n_drafted tokens, the first n_lookup of them free ones: by prompt
+  // lookup, or by suffix drafting when `from_suffix`.
+  void RecordRound(int n_drafted, int n_accepted, int n_lookup = 0, bool from_suffix = false);
   // A round's grammar drafts after `n_drafter` drafter ones (`guessed`[i]: the i-th is a layout
   // guess, else forced), `n_accepted` of all its drafts accepted (forced, guessed, their
   // accepted counts and `grammar`; not drafted/accepted). Returns how many of its guesses

@@ -152,6 +152,27 @@ TEST(SpeculationStats, AcceptanceBySource) {
   EXPECT_EQ(sum.ToJson()["by_source"]["model"]["drafted"], 8);
 }
 
+TEST(SpeculationStats, SuffixDraftsAreTheirOwnSource) {
+  SpeculationStats s;
+  s.RecordRound(5, 4, 3, true);  // suffix 3/3, then the model 1 of 2
+  s.RecordRound(3, 1, 3);        // lookup 1 of 3
+  s.RecordRound(2, 0, 2, true);  // suffix 0 of 2
+  EXPECT_EQ(s.suffix.drafted, 5);
+  EXPECT_EQ(s.suffix.accepted, 3);
+  EXPECT_EQ(s.suffix.AcceptanceByPosition(), (std::vector<double>{0.5, 0.5, 1.0}));
+  EXPECT_EQ(s.ngram.drafted, 3);
+  EXPECT_EQ(s.ngram.accepted, 1);
+  EXPECT_EQ(s.model.drafted, 2);
+  EXPECT_EQ(s.model.accepted, 1);
+  SpeculationStats sum;
+  sum.Add(s);
+  sum.Add(s);
+  const nlohmann::json j = sum.ToJson();
+  EXPECT_EQ(j["by_source"]["suffix"]["drafted"], 10);
+  EXPECT_EQ(j["by_source"]["suffix"]["accepted"], 6);
+  EXPECT_EQ(j["by_source"]["ngram"]["drafted"], 6);
+}
+
 }  // namespace
 }  // namespace tandem
 
