@@ -2,6 +2,7 @@
 #include "server/anthropic_json.h"
 
 #include <limits>
+#include <string_view>
 
 #include "base/error.h"
 #include "server/media_fields.h"
@@ -14,13 +15,78 @@ namespace {
   Fail(ErrorKind::kInvalidArgument, where + ": " + what + " is not supported (tandem serves text)");
 }
 
+bool IsString(const Json& v) {
+  return v.is_string();
+}
+
+// {"type": "ephemeral"} with an optional "ttl": a prompt-caching breakpoint. tandem reuses every
+// cached prefix without breakpoints, so it changes nothing.
+bool IsCacheControl(const Json& v) {
+  if (!v.is_object() || v.value("type", Json()) != "ephemeral") return false;
+  for (const auto& [key, value] : v.items()) {
+    if (key != "type" && !(key == "ttl" && value.is_string())) return false;
+  }
+  return true;
+}
+
+bool IsAnthropicMetadata(const Json& v) {
+  if (!v.is_object()) return false;
+  for (const auto& [key, value] : v.items()) {
+    if (key != "user_id" || !(value.is_string() || value.is_null())) return false;
+  }
+  return true;
+}
+
+constexpr NoOpField kCacheControl = {
+    "cache_control", IsCacheControl,
+    "expected {\"type\": \"ephemeral\"} (tandem reuses every cached prompt prefix)"};
+
+// What a block may carry beyond what tandem reads: a cache breakpoint, and on text the
+// citations of an echoed reply (not shown to the model).
+constexpr NoOpField kBlockNoOps[] = {kCacheControl};
+constexpr NoOpField kTextBlockNoOps[] = {
+    kCacheControl,
+    {"citations", [](const Json& v) { return v.is_array(); },
+     "expected an array (citations of a reply; not shown to the model)"}};
+
 // Anthropic's names for content blocks.
-constexpr ContentNames kContentNames = {"blocks", "block type", "tandem serves text and images"};
+constexpr ContentNames kContentNames = {"blocks", "block type", "tandem serves text and images",
+                                        "text", kTextBlockNoOps};
+
+// The top level's no-ops: metadata.user_id and a service tier are for Anthropic's own
+// accounting.
+constexpr NoOpField kBodyNoOps[] = {
+    {"metadata", IsAnthropicMetadata,
+     "expected {\"user_id\": string} (an end-user id for the caller's own logs)"},
+    {"service_tier", [](const Json& v) { return v == "auto" || v == "standard_only"; },
+     "tandem has one service tier; send \"auto\" or \"standard_only\" or leave it out"},
+};
+
+constexpr std::string_view kBodyFields[] = {
+    "model",    "max_tokens", "system",         "messages", "tools",        "tool_choice",
+    "thinking", "stream",     "stop_sequences", "logprobs", "top_logprobs", "speculative"};
+
+// The members a block of `type` may carry besides kBlockNoOps (text blocks: ContentText's).
+void CheckBlockFields(const Json& block, const std::string& type, const std::string& where) {
+  constexpr std::string_view kImage[] = {"type", "source"};
+  constexpr std::string_view kThinking[] = {"type", "thinking"};
+  constexpr std::string_view kRedacted[] = {"type", "data"};
+  constexpr std::string_view kToolUse[] = {"type", "id", "name", "input"};
+  constexpr std::string_view kToolResult[] = {"type", "tool_use_id", "content", "is_error"};
+  // A thinking block's signature checks Anthropic's own replies; tandem signs none ("").
+  constexpr NoOpField kSignature[] = {{"signature", IsString, "expected a string"}};
+  if (type == "image") CheckFields(block, {kImage}, {kBlockNoOps}, where);
+  if (type == "thinking") CheckFields(block, {kThinking}, {kSignature}, where);
+  if (type == "redacted_thinking") CheckFields(block, {kRedacted}, {}, where);
+  if (type == "tool_use") CheckFields(block, {kToolUse}, {kBlockNoOps}, where);
+  if (type == "tool_result") CheckFields(block, {kToolResult}, {kBlockNoOps}, where);
+}
 
 // One API message; a user turn can yield tool messages followed by a user message.
 void ParseMessage(const Json& m, const std::string& where, std::vector<ChatMessage>& out,
                   std::vector<RequestImage>& images) {
   ExpectType(m, "object", where);
+  RejectUnknownFields(m, {"role", "content"}, where);
   const std::string role = RequiredString(m, "role", where);
   if (role != "user" && role != "assistant") {
     Fail(ErrorKind::kInvalidArgument,
@@ -45,7 +111,10 @@ void ParseMessage(const Json& m, const std::string& where, std::vector<ChatMessa
     const std::string bw = ElementPath(cw, i);
     ExpectType(block, "object", bw);
     const std::string type = RequiredString(block, "type", bw);
+    CheckBlockFields(block, type, bw);
     if (type == "text") {
+      constexpr std::string_view kText[] = {"type", "text"};
+      CheckFields(block, {kText}, {kTextBlockNoOps}, bw);
       const std::string text = RequiredString(block, "text", bw);
       msg.content += text;
       parts.push_back({.type = ContentType::kText, .text = text, .media = -1});
@@ -94,6 +163,8 @@ void ParseMessage(const Json& m, const std::string& where, std::vector<ChatMessa
 
 ToolSpec ParseTool(const Json& tool, const std::string& where) {
   ExpectType(tool, "object", where);
+  constexpr std::string_view kFields[] = {"type", "name", "description", "input_schema"};
+  CheckFields(tool, {kFields}, {kBlockNoOps}, where);
   if (auto type = OptionalString(tool, "type", where); type && *type != "custom") {
     Unsupported(where + ".type", "tool type '" + *type + "'");
   }
@@ -112,6 +183,7 @@ void ApplyToolChoice(const Json& body, GenerationRequest& request) {
   const Json* choice = FindField(body, "tool_choice");
   if (choice == nullptr) return;
   ExpectType(*choice, "object", "tool_choice");
+  RejectUnknownFields(*choice, {"type", "name", "disable_parallel_tool_use"}, "tool_choice");
   const std::string type = RequiredString(*choice, "type", "tool_choice");
   if (OptionalBool(*choice, "disable_parallel_tool_use", "tool_choice").value_or(false)) {
     request.max_tool_calls = 1;
@@ -130,6 +202,8 @@ void ApplyToolChoice(const Json& body, GenerationRequest& request) {
 }
 
 void ParseBody(const Json& body, GenerationRequest& request, bool need_max_tokens) {
+  CheckFields(body, {kBodyFields, kSamplingFields, kLlamaServerFields},
+              {kBodyNoOps, LlamaServerNoOps()}, "");
   request.chat = true;
   request.model = OptionalString(body, "model").value_or("");
   if (auto n = OptionalInteger(body, "max_tokens", 1, std::numeric_limits<int32_t>::max())) {
@@ -151,6 +225,7 @@ void ParseBody(const Json& body, GenerationRequest& request, bool need_max_token
   ApplyToolChoice(body, request);
   if (const Json* thinking = FindField(body, "thinking")) {
     ExpectType(*thinking, "object", "thinking");
+    RejectUnknownFields(*thinking, {"type", "budget_tokens"}, "thinking");
     const std::string type = RequiredString(*thinking, "type", "thinking");
     if (type != "enabled" && type != "disabled" && type != "adaptive") {
       Fail(ErrorKind::kInvalidArgument,
@@ -164,8 +239,6 @@ void ParseBody(const Json& body, GenerationRequest& request, bool need_max_token
     request.thinking = type != "disabled";
   }
   request.stream = OptionalBool(body, "stream").value_or(false);
-  if (const Json* metadata = FindField(body, "metadata"))
-    ExpectType(*metadata, "object", "metadata");
   ParseStopField(body, "stop_sequences", request);
   ParseSamplingFields(body, request);
   ParseLlamaServerFields(body, request);

@@ -113,7 +113,13 @@ void ParseResponseFormat(const Json& body, GenerationRequest& request) {
   const Json* format = FindField(body, "response_format");
   if (format == nullptr) return;
   ExpectType(*format, "object", "response_format");
+  RejectUnknownFields(*format, {"type", "json_schema"}, "response_format");
   const Json* spec = FindField(*format, "json_schema");
+  if (spec != nullptr) {
+    ExpectType(*spec, "object", "response_format.json_schema");
+    RejectUnknownFields(*spec, {"name", "description", "schema", "strict"},
+                        "response_format.json_schema");
+  }
   ApplyFormat(*format, "response_format", spec, "response_format.json_schema", request);
 }
 
@@ -121,12 +127,7 @@ void ParseTextFormat(const Json& text, GenerationRequest& request) {
   const Json* format = FindField(text, "format");
   if (format == nullptr) return;
   ExpectType(*format, "object", "text.format");
-  for (const auto& [key, value] : format->items()) {
-    if (key != "type" && key != "name" && key != "description" && key != "schema" &&
-        key != "strict") {
-      Fail(ErrorKind::kInvalidArgument, "text.format." + key + ": unknown field");
-    }
-  }
+  RejectUnknownFields(*format, {"type", "name", "description", "schema", "strict"}, "text.format");
   ApplyFormat(*format, "text.format", format, "text.format", request);  // flat: no json_schema
 }
 

@@ -1,6 +1,7 @@
 // Typed reads of request JSON with field-naming error messages.
 #include "server/json_fields.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/error.h"
@@ -134,6 +135,34 @@ void ExpectType(const Json& value, std::string_view type, std::string_view name)
   if (!ok)
     WrongType(name, (type == "object" || type == "array" ? "an " : "a ") + std::string(type),
               value);
+}
+
+void CheckFields(const Json& object, std::initializer_list<FieldNames> read,
+                 std::initializer_list<std::span<const NoOpField>> no_ops, std::string_view where) {
+  for (const auto& [key, value] : object.items()) {
+    const bool known = std::any_of(read.begin(), read.end(), [&](FieldNames names) {
+      return std::find(names.begin(), names.end(), key) != names.end();
+    });
+    if (known) continue;
+    const NoOpField* no_op = nullptr;
+    for (std::span<const NoOpField> fields : no_ops) {
+      for (const NoOpField& f : fields) {
+        if (f.name == key) no_op = &f;
+      }
+    }
+    if (no_op == nullptr) {
+      Fail(ErrorKind::kInvalidArgument,
+           FieldPath(where, key) + ": unknown field (not supported by tandem)");
+    }
+    if (!value.is_null() && !no_op->changes_nothing(value)) {
+      Fail(ErrorKind::kInvalidArgument, FieldPath(where, key) + ": " + std::string(no_op->why));
+    }
+  }
+}
+
+void RejectUnknownFields(const Json& object, std::initializer_list<std::string_view> known,
+                         std::string_view where) {
+  CheckFields(object, {FieldNames(known.begin(), known.size())}, {}, where);
 }
 
 }  // namespace tandem::server

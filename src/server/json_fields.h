@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -48,6 +50,30 @@ int64_t TokenIdValue(const Json& value, std::string_view where);
 
 // Fails unless `value` has JSON type `type` ("object", "array", "string"); `name` names it.
 void ExpectType(const Json& value, std::string_view type, std::string_view name);
+
+// The member names one reader of a JSON object takes.
+using FieldNames = std::span<const std::string_view>;
+
+// A member tandem accepts without acting on it: only a value that changes nothing passes
+// (`changes_nothing`; null always passes); another is a 400 "PATH: WHY". A client's default
+// (OpenAI's `user`, `n: 1`) is accepted so, never a value that asks for something tandem does
+// not do.
+struct NoOpField {
+  std::string_view name;
+  bool (*changes_nothing)(const Json& value);
+  std::string_view why;  // why another value is refused, what to send instead
+};
+
+// The one check of which members a request object may hold: every member of `object` must be
+// named in `read` (the members its reader takes) or in `no_ops`, and a no-op must hold a value
+// that changes nothing. Throws Error(kInvalidArgument) naming the member's path (FieldPath(where,
+// name)): "PATH: unknown field (not supported by tandem)" or "PATH: WHY". A field tandem does not
+// implement is refused, never ignored.
+void CheckFields(const Json& object, std::initializer_list<FieldNames> read,
+                 std::initializer_list<std::span<const NoOpField>> no_ops, std::string_view where);
+// The same without no-ops.
+void RejectUnknownFields(const Json& object, std::initializer_list<std::string_view> known,
+                         std::string_view where);
 
 // "where.name" (or "name" when where is empty).
 std::string FieldPath(std::string_view where, std::string_view name);

@@ -47,6 +47,7 @@ RequestImage OpenAiImagePart(const Json& part, const std::string& where) {
   const Json& image_url = RequiredField(part, "image_url", where);
   if (image_url.is_string()) return FromDataUrl(image_url.get<std::string>(), iw);
   ExpectType(image_url, "object", iw);
+  RejectUnknownFields(image_url, {"url", "detail"}, iw);
   if (auto detail = OptionalString(image_url, "detail", iw); detail && *detail != "auto") {
     Fail(ErrorKind::kInvalidArgument,
          FieldPath(iw, "detail") + ": '" + *detail +
@@ -65,6 +66,7 @@ RequestImage AnthropicImageBlock(const Json& block, const std::string& where) {
     Fail(ErrorKind::kInvalidArgument,
          FieldPath(sw, "type") + ": '" + type + "' is not supported (base64 only)");
   }
+  RejectUnknownFields(source, {"type", "media_type", "data"}, sw);
   RequestImage image;
   image.mime = RequiredString(source, "media_type", sw);
   image.bytes = FromBase64(RequiredString(source, "data", sw), FieldPath(sw, "data"));
@@ -76,11 +78,7 @@ RequestAudio OpenAiInputAudioPart(const Json& part, const std::string& where) {
   const std::string aw = FieldPath(where, "input_audio");
   const Json& input = RequiredField(part, "input_audio", where);
   ExpectType(input, "object", aw);
-  for (const auto& [key, value] : input.items()) {
-    if (key != "data" && key != "format") {
-      Fail(ErrorKind::kInvalidArgument, FieldPath(aw, key) + " is not supported (data, format)");
-    }
-  }
+  RejectUnknownFields(input, {"data", "format"}, aw);
   RequestAudio audio;
   audio.format = RequiredString(input, "format", aw);
   if (audio.format.empty()) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -72,10 +73,13 @@ class NativeDialect final : public ApiDialect {
   NativeDialect() : ApiDialect({}) {}
 
   void Parse(const Json& body, GenerationRequest& request) override {
+    // The fields of /completion beyond those of /v1/completions.
+    static constexpr std::string_view kNativeFields[] = {"multimodal_data", "return_tokens"};
     // llama-server's multimodal prompt: {"prompt": {"prompt_string", "multimodal_data"}}, read
     // as the top-level form.
     const Json* prompt = FindField(body, "prompt");
     if (prompt != nullptr && prompt->is_object()) {
+      RejectUnknownFields(*prompt, {"prompt_string", "multimodal_data"}, "prompt");
       Json flat = body;
       flat["prompt"] = RequiredString(*prompt, "prompt_string", "prompt");
       if (const Json* data = FindField(*prompt, "multimodal_data")) {
@@ -85,10 +89,10 @@ class NativeDialect final : public ApiDialect {
         }
         flat["multimodal_data"] = *data;
       }
-      ParseCompletionBody(flat, request);
+      ParseCompletionBody(flat, request, kNativeFields);
       ParseMultimodalData(flat, request);
     } else {
-      ParseCompletionBody(body, request);
+      ParseCompletionBody(body, request, kNativeFields);
       ParseMultimodalData(body, request);
     }
     // llama-server reads `logprobs: N` here as n_probs (completion_probabilities).

@@ -18,20 +18,99 @@ namespace {
 
 constexpr int64_t kMaxTokensLimit = std::numeric_limits<int32_t>::max();
 
+bool IsString(const Json& v) {
+  return v.is_string();
+}
+
+bool IsStringMap(const Json& v) {
+  return v.is_object() &&
+         std::all_of(v.begin(), v.end(), [](const Json& e) { return e.is_string(); });
+}
+
+bool NeverSent(const Json&) {
+  return false;  // only null passes
+}
+
+// Fields both endpoints accept and do not act on, each with the values that change nothing.
+constexpr NoOpField kCommonNoOps[] = {
+    {"user", IsString, "expected a string (an end-user id for the caller's own logs)"},
+};
+
+// The chat endpoint's: what OpenAI's SDKs and clients send that changes nothing on a server
+// which stores nothing and has one service tier.
+constexpr NoOpField kChatNoOps[] = {
+    {"store", [](const Json& v) { return v == false; },
+     "tandem stores no completions; send store: false or leave it out"},
+    {"metadata", IsStringMap,
+     "expected an object of strings (tags of a stored completion; tandem stores none)"},
+    {"service_tier", [](const Json& v) { return v == "auto" || v == "default"; },
+     "tandem has one service tier; send \"auto\" or \"default\" or leave it out"},
+    {"prompt_cache_key", IsString,
+     "expected a string (tandem reuses every cached prompt prefix without a key)"},
+    {"safety_identifier", IsString, "expected a string (an end-user id for the caller's own logs)"},
+    {"modalities", [](const Json& v) { return v == Json::array({"text"}); },
+     "tandem answers with text only; send [\"text\"] or leave it out"},
+    {"verbosity", [](const Json& v) { return v == "medium"; },
+     "tandem cannot steer the answer's length by a verbosity level; send \"medium\" or leave "
+     "it out, and bound the answer with max_tokens"},
+};
+
+// The fields ParseCommonFields reads.
+constexpr std::string_view kCommonFields[] = {
+    "model", "stream", "stream_options", "max_tokens", "max_completion_tokens",
+    "n",     "stop",   "speculative"};
+
+constexpr std::string_view kChatFields[] = {
+    "messages",           "tools",           "tool_choice",      "parallel_tool_calls",
+    "structured_outputs", "response_format", "reasoning_effort", "chat_template_kwargs",
+    "logprobs",           "top_logprobs"};
+
+constexpr std::string_view kCompletionFields[] = {
+    "prompt", "logprobs", "echo", "suffix", "best_of", "structured_outputs", "response_format"};
+
+// Members of a message that the assistant turns OpenAI returns carry and clients send back
+// (refusal, audio, function_call as null, annotations), and a speaker's name: Gemma's chat
+// format has no speaker names, so it is accepted and not shown to the model.
+constexpr NoOpField kNameNoOp[] = {{"name", IsString, "expected a string"}};
+constexpr NoOpField kAssistantEchoNoOps[] = {
+    {"refusal", [](const Json& v) { return v.is_string() && v.get<std::string>().empty(); },
+     "tandem's chat format has no refusal turn; send the text as content"},
+    {"audio", NeverSent, "tandem answers with text only; an audio reply cannot be sent back"},
+    {"function_call", NeverSent, "the deprecated function_call is not supported; use tool_calls"},
+    {"annotations", [](const Json& v) { return v.is_array(); },
+     "expected an array (citations of a reply; not shown to the model)"},
+};
+
+// A tool call's index is its position in a streamed reply; clients that gather a stream keep it.
+constexpr NoOpField kToolCallNoOps[] = {
+    {"index", [](const Json& v) { return v.is_number_integer(); }, "expected an integer"}};
+
+RequestImage ChatImagePart(const Json& part, const std::string& where) {
+  RejectUnknownFields(part, {"type", "image_url"}, where);
+  return OpenAiImagePart(part, where);
+}
+
+RequestAudio ChatAudioPart(const Json& part, const std::string& where) {
+  RejectUnknownFields(part, {"type", "input_audio"}, where);
+  return OpenAiInputAudioPart(part, where);
+}
+
 // OpenAI's names for message content parts.
 constexpr ContentNames kContentNames = {"content parts", "content type",
                                         "tandem serves text, image_url and input_audio parts"};
-constexpr MediaPartReaders kMediaParts = {"image_url", OpenAiImagePart, "input_audio",
-                                          OpenAiInputAudioPart};
+constexpr MediaPartReaders kMediaParts = {"image_url", ChatImagePart, "input_audio", ChatAudioPart};
 
 ToolCall ParseToolCall(const Json& call, const std::string& where) {
   ExpectType(call, "object", where);
+  constexpr std::string_view kFields[] = {"id", "type", "function"};
+  CheckFields(call, {kFields}, {kToolCallNoOps}, where);
   if (auto type = OptionalString(call, "type", where); type && *type != "function") {
     Fail(ErrorKind::kInvalidArgument, where + ".type: only \"function\" tool calls are supported");
   }
   const std::string fn_where = where + ".function";
   const Json& function = RequiredField(call, "function", where);
   ExpectType(function, "object", fn_where);
+  RejectUnknownFields(function, {"name", "arguments"}, fn_where);
   ToolCall tc;
   tc.id = OptionalString(call, "id", where).value_or("");
   tc.name = RequiredString(function, "name", fn_where);
@@ -48,10 +127,31 @@ ChatRole ParseRole(const Json& message, const std::string& where) {
   }
 }
 
+// The members a message of `role` may carry.
+void CheckMessageFields(const Json& m, ChatRole role, const std::string& where) {
+  switch (role) {
+    case ChatRole::kSystem:
+    case ChatRole::kUser: {
+      constexpr std::string_view kFields[] = {"role", "content"};
+      CheckFields(m, {kFields}, {kNameNoOp}, where);
+      break;
+    }
+    case ChatRole::kAssistant: {
+      constexpr std::string_view kFields[] = {"role", "content", "tool_calls", "reasoning_content"};
+      CheckFields(m, {kFields}, {kNameNoOp, kAssistantEchoNoOps}, where);
+      break;
+    }
+    case ChatRole::kTool:
+      RejectUnknownFields(m, {"role", "content", "tool_call_id", "name"}, where);
+      break;
+  }
+}
+
 ChatMessage ParseMessage(const Json& m, const std::string& where, GenerationRequest& request) {
   ExpectType(m, "object", where);
   ChatMessage msg;
   msg.role = ParseRole(m, where);
+  CheckMessageFields(m, msg.role, where);
   const Json* content = FindField(m, "content");
   if (content != nullptr && msg.role == ChatRole::kUser && HasMediaPart(*content, kMediaParts)) {
     msg.parts = ContentParts(*content, where + ".content", kContentNames, kMediaParts, request);
@@ -85,6 +185,7 @@ ChatMessage ParseMessage(const Json& m, const std::string& where, GenerationRequ
 
 ToolSpec ParseTool(const Json& tool, const std::string& where) {
   ExpectType(tool, "object", where);
+  RejectUnknownFields(tool, {"type", "function"}, where);
   const std::string type = OptionalString(tool, "type", where).value_or("function");
   if (type != "function") {
     Fail(ErrorKind::kInvalidArgument, where + ".type: only \"function\" tools are supported");
@@ -92,6 +193,9 @@ ToolSpec ParseTool(const Json& tool, const std::string& where) {
   const std::string fn_where = where + ".function";
   const Json& function = RequiredField(tool, "function", where);
   ExpectType(function, "object", fn_where);
+  RejectUnknownFields(function, {"name", "description", "parameters", "strict"}, fn_where);
+  // Strict or not, arguments follow the schema only when a call is forced (tool_choice).
+  (void)OptionalBool(function, "strict", fn_where);
   ToolSpec spec;
   spec.name = RequiredString(function, "name", fn_where);
   if (spec.name.empty()) Fail(ErrorKind::kInvalidArgument, fn_where + ".name must not be empty");
@@ -118,8 +222,14 @@ void ApplyToolChoice(const Json& body, GenerationRequest& request) {
              "\"");
   }
   ExpectType(*choice, "object", "tool_choice");
+  RejectUnknownFields(*choice, {"type", "function"}, "tool_choice");
+  if (auto type = OptionalString(*choice, "type", "tool_choice"); type && *type != "function") {
+    Fail(ErrorKind::kInvalidArgument,
+         "tool_choice.type: only \"function\" is supported, got \"" + *type + "\"");
+  }
   const Json& function = RequiredField(*choice, "function", "tool_choice");
   ExpectType(function, "object", "tool_choice.function");
+  RejectUnknownFields(function, {"name"}, "tool_choice.function");
   name = RequiredString(function, "name", "tool_choice.function");
   request.tool_call_required = true;
   KeepNamedTool(name, "function", request);
@@ -131,6 +241,7 @@ void ParseThinking(const Json& body, GenerationRequest& request) {
   }
   if (const Json* kwargs = FindField(body, "chat_template_kwargs")) {
     ExpectType(*kwargs, "object", "chat_template_kwargs");
+    RejectUnknownFields(*kwargs, {"enable_thinking"}, "chat_template_kwargs");
     if (auto on = OptionalBool(*kwargs, "enable_thinking", "chat_template_kwargs")) {
       request.thinking = *on;
     }
@@ -143,6 +254,11 @@ void ParseCommonFields(const Json& body, GenerationRequest& request) {
   request.stream = OptionalBool(body, "stream").value_or(false);
   if (const Json* options = FindField(body, "stream_options")) {
     ExpectType(*options, "object", "stream_options");
+    constexpr NoOpField kObfuscation[] = {
+        {"include_obfuscation", [](const Json& v) { return v == false; },
+         "tandem pads no stream chunks; send false or leave it out"}};
+    constexpr std::string_view kFields[] = {"include_usage"};
+    CheckFields(*options, {kFields}, {kObfuscation}, "stream_options");
     request.include_usage =
         OptionalBool(*options, "include_usage", "stream_options").value_or(false);
   }
@@ -195,6 +311,8 @@ void ApplyReasoningEffort(const std::string& effort, const std::string& field,
 }
 
 void ParseChatCompletionBody(const Json& body, GenerationRequest& request) {
+  CheckFields(body, {kChatFields, kCommonFields, kSamplingFields, kLlamaServerFields},
+              {kCommonNoOps, kChatNoOps, LlamaServerNoOps()}, "");
   request.chat = true;
   const Json& messages = MessagesField(body);
   for (size_t i = 0; i < messages.size(); ++i) {
@@ -216,7 +334,9 @@ void ParseChatCompletionBody(const Json& body, GenerationRequest& request) {
   ParseCommonFields(body, request);
 }
 
-void ParseCompletionBody(const Json& body, GenerationRequest& request) {
+void ParseCompletionBody(const Json& body, GenerationRequest& request, FieldNames extra) {
+  CheckFields(body, {kCompletionFields, kCommonFields, kSamplingFields, kLlamaServerFields, extra},
+              {kCommonNoOps, LlamaServerNoOps()}, "");
   request.chat = false;
   const Json& prompt = RequiredField(body, "prompt");
   auto take_ids = [&](const Json& ids, const std::string& where) {

@@ -13,6 +13,9 @@
 
 namespace tandem::server {
 
+// Every body, and every object in it that tandem reads, is checked against the fields its reader
+// takes and the accepted no-ops (CheckFields): another field is a 400 naming its path.
+//
 // Fills `request` (preset with the server's defaults) from a chat completions body: model,
 // messages (system/developer/user/assistant/tool; content as a string or text parts; assistant
 // tool_calls and reasoning_content; tool_call_id), tools, tool_choice, stream, stream_options,
@@ -24,7 +27,8 @@ void ParseChatCompletionBody(const Json& body, GenerationRequest& request);
 
 // The same for a completions body: model, prompt (a string, a token-id array, or a one-element
 // array of either), stream, max_tokens, stop, sampling, speculative. Sets request.chat = false.
-void ParseCompletionBody(const Json& body, GenerationRequest& request);
+// `extra`: the fields a caller reads besides (llama-server's /completion: multimodal_data, ...).
+void ParseCompletionBody(const Json& body, GenerationRequest& request, FieldNames extra = {});
 
 // Tool-call arguments of `function` (its "arguments": JSON object text or an object; absent or
 // "" is {}), as compact JSON text. Throws Error(kInvalidArgument) naming WHERE.arguments.

@@ -17,6 +17,7 @@ namespace tandem::server {
 namespace {
 
 constexpr int kMaxStopStrings = 16;
+constexpr std::string_view kTextPartFields[] = {"type", "text"};
 
 LogitBias MakeBias(int64_t token, double bias) {
   LogitBias b;
@@ -69,7 +70,58 @@ void ParseLogitBias(const Json& value, SamplingParams& sampling) {
        "logit_bias: expected an object or an array, got " + std::string(JsonTypeName(value)));
 }
 
+bool IsEmptyString(const Json& v) {
+  return v.is_string() && v.get_ref<const std::string&>().empty();
+}
+
+bool IsNumber(const Json& v, double n) {
+  return v.is_number() && v.get<double>() == n;
+}
+
+constexpr std::string_view kNotImplemented =
+    "not supported by tandem (the request would not get what it asks for); remove the field";
+
+// Each with the value that leaves sampling as it is; "" passes too (llama-server's web page
+// sends grammar: ""), and only "" where no number does.
+constexpr NoOpField kLlamaServerNoOps[] = {
+    {"mirostat", [](const Json& v) { return IsEmptyString(v) || IsNumber(v, 0); }, kNotImplemented},
+    {"mirostat_tau", IsEmptyString, kNotImplemented},
+    {"mirostat_eta", IsEmptyString, kNotImplemented},
+    {"typical_p", [](const Json& v) { return IsEmptyString(v) || IsNumber(v, 1); },
+     kNotImplemented},
+    {"tfs_z", [](const Json& v) { return IsEmptyString(v) || IsNumber(v, 1); }, kNotImplemented},
+    {"top_n_sigma", [](const Json& v) { return IsEmptyString(v) || IsNumber(v, -1); },
+     kNotImplemented},
+    {"dry_multiplier", [](const Json& v) { return IsEmptyString(v) || IsNumber(v, 0); },
+     kNotImplemented},
+    {"dry_base", IsEmptyString, kNotImplemented},
+    {"dry_allowed_length", IsEmptyString, kNotImplemented},
+    {"dry_penalty_last_n", IsEmptyString, kNotImplemented},
+    {"dry_sequence_breakers", IsEmptyString, kNotImplemented},
+    {"xtc_probability", [](const Json& v) { return IsEmptyString(v) || IsNumber(v, 0); },
+     kNotImplemented},
+    {"xtc_threshold", IsEmptyString, kNotImplemented},
+    {"dynatemp_range", [](const Json& v) { return IsEmptyString(v) || IsNumber(v, 0); },
+     kNotImplemented},
+    {"dynatemp_exponent", [](const Json& v) { return IsEmptyString(v) || IsNumber(v, 1); },
+     kNotImplemented},
+    {"n_keep", [](const Json& v) { return IsEmptyString(v) || IsNumber(v, 0); }, kNotImplemented},
+    {"id_slot", [](const Json& v) { return IsEmptyString(v) || IsNumber(v, -1); }, kNotImplemented},
+    {"penalize_nl", IsEmptyString, kNotImplemented},
+    {"samplers", IsEmptyString, kNotImplemented},
+    {"min_keep", [](const Json& v) { return IsEmptyString(v) || IsNumber(v, 0); }, kNotImplemented},
+    {"n_indent", [](const Json& v) { return IsEmptyString(v) || IsNumber(v, 0); }, kNotImplemented},
+    {"t_max_predict_ms", [](const Json& v) { return IsEmptyString(v) || IsNumber(v, 0); },
+     kNotImplemented},
+    {"lora", IsEmptyString, kNotImplemented},
+    {"post_sampling_probs", IsEmptyString, kNotImplemented},
+};
+
 }  // namespace
+
+std::span<const NoOpField> LlamaServerNoOps() {
+  return kLlamaServerNoOps;
+}
 
 void CheckArraySize(const Json& array, size_t max, std::string_view name) {
   if (array.size() > max) {
@@ -124,6 +176,7 @@ std::string ContentText(const Json& content, const std::string& where, const Con
       Fail(ErrorKind::kInvalidArgument, part_where + ": " + names.part_type + " '" + type +
                                             "' is not supported (" + names.served + ")");
     }
+    CheckFields(content[i], {kTextPartFields}, {names.text_part_no_ops}, part_where);
     text += RequiredString(content[i], "text", part_where);
   }
   return text;
@@ -162,6 +215,7 @@ std::vector<ContentPart> ContentParts(const Json& content, const std::string& wh
       part.media = static_cast<int>(request.audio.size());
       request.audio.push_back(readers.read_audio(content[i], part_where));
     } else if (type == names.text_type) {
+      CheckFields(content[i], {kTextPartFields}, {names.text_part_no_ops}, part_where);
       part.text = RequiredString(content[i], "text", part_where);
     } else {
       Fail(ErrorKind::kInvalidArgument, part_where + ": " + names.part_type + " '" + type +
@@ -222,48 +276,6 @@ void ParseLlamaServerFields(const Json& body, GenerationRequest& request) {
   }
   ParseGrammarFields(body, request);
   (void)OptionalBool(body, "cache_prompt");
-  // Each with the value that leaves sampling as it is (null: any value is refused).
-  struct NoOp {
-    const char* name;
-    std::optional<double> neutral;
-  };
-  static const NoOp kUnimplemented[] = {
-      {"mirostat", 0},
-      {"mirostat_tau", std::nullopt},
-      {"mirostat_eta", std::nullopt},
-      {"typical_p", 1},
-      {"tfs_z", 1},
-      {"top_n_sigma", -1},
-      {"dry_multiplier", 0},
-      {"dry_base", std::nullopt},
-      {"dry_allowed_length", std::nullopt},
-      {"dry_penalty_last_n", std::nullopt},
-      {"dry_sequence_breakers", std::nullopt},
-      {"xtc_probability", 0},
-      {"xtc_threshold", std::nullopt},
-      {"dynatemp_range", 0},
-      {"dynatemp_exponent", 1},
-      {"n_keep", 0},
-      {"id_slot", -1},
-      {"penalize_nl", std::nullopt},
-      {"samplers", std::nullopt},
-      {"min_keep", 0},
-      {"n_indent", 0},
-      {"t_max_predict_ms", 0},
-      {"lora", std::nullopt},
-      {"post_sampling_probs", std::nullopt},
-  };
-  for (const NoOp& f : kUnimplemented) {
-    const Json* v = FindField(body, f.name);
-    if (v == nullptr || v->is_null() || (v->is_string() && v->get<std::string>().empty())) {
-      continue;  // absent, null or "" (llama-server's web page sends grammar: "")
-    }
-    if (f.neutral && v->is_number() && v->get<double>() == *f.neutral) continue;
-    Fail(ErrorKind::kInvalidArgument,
-         std::string(f.name) +
-             ": not supported by tandem (the request would not get what it asks "
-             "for); remove the field");
-  }
 }
 
 void ParseStopField(const Json& body, std::string_view name, GenerationRequest& request) {
@@ -295,14 +307,7 @@ void ParseSpeculativeField(const Json& body, GenerationRequest& request) {
   const Json* spec = FindField(body, "speculative");
   if (spec == nullptr) return;
   ExpectType(*spec, "object", "speculative");
-  // A member tandem does not read is refused, never ignored (a misspelt switch would silently
-  // leave a source on).
-  for (const auto& [key, value] : spec->items()) {
-    if (key == "enabled" || key == "draft_max" || key == "ngram" || key == "suffix") continue;
-    Fail(ErrorKind::kInvalidArgument,
-         "speculative." + key +
-             ": not a member tandem reads (supported: enabled, draft_max, ngram, suffix)");
-  }
+  RejectUnknownFields(*spec, {"enabled", "draft_max", "ngram", "suffix"}, "speculative");
   request.spec_enabled = OptionalBool(*spec, "enabled", "speculative");
   if (auto n = OptionalInteger(*spec, "draft_max", 0, kMaxDraftTokens, "speculative")) {
     request.spec_draft_max = static_cast<int>(*n);

@@ -3,6 +3,7 @@
 // logit_bias), stop strings and tandem's "speculative" extension.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -36,6 +37,8 @@ struct ContentNames {
   const char* part_type;           // a part's type: "content type", "block type"
   const char* served;              // why another type is refused: "tandem serves text only"
   const char* text_type = "text";  // a text part's type ("input_text" in OpenAI's Responses)
+  // What a text part may carry besides "type" and "text" (Anthropic's cache_control).
+  std::span<const NoOpField> text_part_no_ops = {};
 };
 
 // The text of message content: a string as it is, or an array of {"type": TEXT_TYPE, "text": ...}
@@ -63,6 +66,21 @@ std::vector<ContentPart> ContentParts(const Json& content, const std::string& wh
                                       const ContentNames& names, const MediaPartReaders& readers,
                                       GenerationRequest& request);
 
+// The fields ParseSamplingFields reads.
+inline constexpr std::string_view kSamplingFields[] = {
+    "temperature",       "top_p",          "top_k",         "min_p",     "seed", "presence_penalty",
+    "frequency_penalty", "repeat_penalty", "repeat_last_n", "logit_bias"};
+
+// The fields ParseLlamaServerFields reads.
+inline constexpr std::string_view kLlamaServerFields[] = {
+    "n_predict", "ignore_eos",  "n_probs",     "reasoning_budget",
+    "grammar",   "json_schema", "cache_prompt"};
+
+// llama-server's sampling and slot fields that tandem does not implement (mirostat, typical_p,
+// DRY, XTC, n_keep, id_slot, ...): a route that takes llama-server's fields accepts them only
+// with the value that leaves the output as it is (or "").
+std::span<const NoOpField> LlamaServerNoOps();
+
 // Reads temperature, top_p, top_k (-1 means off, as 0), min_p, seed (negative: random),
 // presence_penalty, frequency_penalty, repeat_penalty, repeat_last_n and logit_bias
 // ({"ID": bias} or [[ID, bias], ...]; bias <= -100 bans the token) into request.sampling.
@@ -72,15 +90,14 @@ void ParseSamplingFields(const Json& body, GenerationRequest& request);
 // Reads a stop field: a string or an array of at most 16 strings. Empty strings are dropped.
 void ParseStopField(const Json& body, std::string_view name, GenerationRequest& request);
 
-// llama-server's fields: n_predict (as max_tokens), ignore_eos, cache_prompt (accepted: prefix
-// reuse is always on and never changes a result), grammar and json_schema (constraint_fields.h).
-// Fields that would change the output and that tandem does not implement (mirostat, typical_p,
-// DRY, XTC, n_keep, id_slot, n_probs, top_logprobs, ...) are rejected with a 400 naming them
-// unless they hold their no-op value.
+// llama-server's fields: n_predict (as max_tokens), ignore_eos, n_probs, reasoning_budget,
+// cache_prompt (accepted: prefix reuse is always on and never changes a result), grammar and
+// json_schema (constraint_fields.h). The route's field check (CheckFields with
+// LlamaServerNoOps()) refuses the ones tandem does not implement.
 void ParseLlamaServerFields(const Json& body, GenerationRequest& request);
 
 // Reads "speculative": {"enabled": bool, "draft_max": int in [0, kMaxDraftTokens], "ngram": bool,
-// "suffix": bool}.
+// "suffix": bool}; another member is a 400.
 void ParseSpeculativeField(const Json& body, GenerationRequest& request);
 
 }  // namespace tandem::server

@@ -2,7 +2,6 @@
 #include "server/responses_json.h"
 
 #include <algorithm>
-#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string_view>
@@ -25,20 +24,10 @@ constexpr size_t kMaxMetadataKeys = 16;
   Fail(ErrorKind::kInvalidArgument, message);
 }
 
-// Every member of `object` must be one of `known`; another is a 400 naming it.
-void CheckMembers(const Json& object, std::initializer_list<std::string_view> known,
-                  const std::string& where) {
-  for (const auto& [key, value] : object.items()) {
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      Invalid(FieldPath(where, key) + ": unknown field (not supported by tandem)");
-    }
-  }
-}
-
 // {"type": "input_image", "image_url": "data:...", "detail": "auto"}: OpenAiImagePart reads the
 // data URL; stored files are refused (tandem keeps none).
 RequestImage InputImagePart(const Json& part, const std::string& where) {
-  CheckMembers(part, {"type", "image_url", "detail", "file_id"}, where);
+  RejectUnknownFields(part, {"type", "image_url", "detail", "file_id"}, where);
   if (FindField(part, "file_id") != nullptr) {
     Invalid(FieldPath(where, "file_id") +
             ": tandem stores no files; send the image inline as a data URL in image_url");
@@ -68,6 +57,13 @@ std::string AssistantText(const Json& content, const std::string& where) {
       Invalid(part_where + ": content type '" + type +
               "' is not supported in an assistant message (output_text or input_text)");
     }
+    // A response's own output_text carries annotations and logprobs; sent back, they change
+    // nothing.
+    constexpr std::string_view kFields[] = {"type", "text"};
+    constexpr NoOpField kEchoed[] = {
+        {"annotations", [](const Json& v) { return v.is_array(); }, "expected an array"},
+        {"logprobs", [](const Json& v) { return v.is_array(); }, "expected an array"}};
+    CheckFields(content[i], {kFields}, {kEchoed}, part_where);
     text += RequiredString(content[i], "text", part_where);
   }
   return text;
@@ -75,7 +71,8 @@ std::string AssistantText(const Json& content, const std::string& where) {
 
 // The reasoning text of a reasoning item: its reasoning_text content, else its summary text.
 std::string ReasoningText(const Json& item, const std::string& where) {
-  CheckMembers(item, {"type", "id", "summary", "content", "encrypted_content", "status"}, where);
+  RejectUnknownFields(item, {"type", "id", "summary", "content", "encrypted_content", "status"},
+                      where);
   if (FindField(item, "encrypted_content") != nullptr) {
     Invalid(FieldPath(where, "encrypted_content") + ": tandem does not encrypt reasoning");
   }
@@ -107,14 +104,14 @@ class Conversation {
     if (type == "message") {
       AddMessage(item, where);
     } else if (type == "function_call") {
-      CheckMembers(item, {"type", "id", "call_id", "name", "arguments", "status"}, where);
+      RejectUnknownFields(item, {"type", "id", "call_id", "name", "arguments", "status"}, where);
       ToolCall call;
       call.id = RequiredString(item, "call_id", where);
       call.name = RequiredString(item, "name", where);
       call.arguments = ToolArgumentsText(item, where);
       Assistant().tool_calls.push_back(std::move(call));
     } else if (type == "function_call_output") {
-      CheckMembers(item, {"type", "id", "call_id", "output", "status"}, where);
+      RejectUnknownFields(item, {"type", "id", "call_id", "output", "status"}, where);
       open_ = false;
       ChatMessage msg;
       msg.role = ChatRole::kTool;
@@ -145,7 +142,7 @@ class Conversation {
 
  private:
   void AddMessage(const Json& item, const std::string& where) {
-    CheckMembers(item, {"type", "role", "content", "id", "status"}, where);
+    RejectUnknownFields(item, {"type", "role", "content", "id", "status"}, where);
     const std::string role = RequiredString(item, "role", where);
     const Json& content = RequiredField(item, "content", where);
     const std::string content_where = FieldPath(where, "content");
@@ -200,7 +197,7 @@ ToolSpec ParseFlatTool(const Json& tool, const std::string& where) {
     Invalid(FieldPath(where, "type") + ": only \"function\" tools are supported, got '" + type +
             "'");
   }
-  CheckMembers(tool, {"type", "name", "description", "parameters", "strict"}, where);
+  RejectUnknownFields(tool, {"type", "name", "description", "parameters", "strict"}, where);
   ToolSpec spec;
   spec.name = RequiredString(tool, "name", where);
   if (spec.name.empty()) Invalid(FieldPath(where, "name") + " must not be empty");
@@ -231,7 +228,7 @@ void ApplyToolChoice(const Json& body, GenerationRequest& request) {
   if (type != "function") {
     Invalid("tool_choice.type: only \"function\" is supported, got '" + type + "'");
   }
-  CheckMembers(*choice, {"type", "name"}, "tool_choice");
+  RejectUnknownFields(*choice, {"type", "name"}, "tool_choice");
   request.tool_call_required = true;
   KeepNamedTool(RequiredString(*choice, "name", "tool_choice"), "function", request);
 }
@@ -240,7 +237,7 @@ void ParseReasoning(const Json& body, GenerationRequest& request) {
   const Json* reasoning = FindField(body, "reasoning");
   if (reasoning == nullptr) return;
   ExpectType(*reasoning, "object", "reasoning");
-  CheckMembers(*reasoning, {"effort", "summary", "generate_summary"}, "reasoning");
+  RejectUnknownFields(*reasoning, {"effort", "summary", "generate_summary"}, "reasoning");
   for (const char* summary : {"summary", "generate_summary"}) {
     if (FindField(*reasoning, summary) != nullptr) {
       Invalid(std::string("reasoning.") + summary +
@@ -295,29 +292,29 @@ void ParseInput(const Json& body, const Json& history, GenerationRequest& reques
 }  // namespace
 
 void ParseResponsesBody(const Json& body, GenerationRequest& request, const Json& history) {
-  CheckMembers(body,
-               {"model",
-                "input",
-                "instructions",
-                "tools",
-                "tool_choice",
-                "parallel_tool_calls",
-                "text",
-                "max_output_tokens",
-                "temperature",
-                "top_p",
-                "stream",
-                "reasoning",
-                "store",
-                "metadata",
-                "user",
-                "truncation",
-                "speculative",
-                "top_k",
-                "min_p",
-                "seed",
-                "previous_response_id"},
-               "");
+  RejectUnknownFields(body,
+                      {"model",
+                       "input",
+                       "instructions",
+                       "tools",
+                       "tool_choice",
+                       "parallel_tool_calls",
+                       "text",
+                       "max_output_tokens",
+                       "temperature",
+                       "top_p",
+                       "stream",
+                       "reasoning",
+                       "store",
+                       "metadata",
+                       "user",
+                       "truncation",
+                       "speculative",
+                       "top_k",
+                       "min_p",
+                       "seed",
+                       "previous_response_id"},
+                      "");
   (void)OptionalBool(body, "store");
   (void)OptionalString(body, "previous_response_id");
   request.chat = true;
@@ -328,7 +325,7 @@ void ParseResponsesBody(const Json& body, GenerationRequest& request, const Json
   if (!OptionalBool(body, "parallel_tool_calls").value_or(true)) request.max_tool_calls = 1;
   if (const Json* text = FindField(body, "text")) {
     ExpectType(*text, "object", "text");
-    CheckMembers(*text, {"format"}, "text");
+    RejectUnknownFields(*text, {"format"}, "text");
     ParseTextFormat(*text, request);
   }
   if (auto n = OptionalInteger(body, "max_output_tokens", 1, kMaxTokensLimit)) {

@@ -73,6 +73,10 @@ HttpResponse HandleSlotAction(const RouteContext& context, const HttpRequest& ht
   const int slot = SlotIdOfPath(http.path);
   const std::string action = QueryValue(http.query, "action");
   if (action == "erase") {
+    // Erase reads no body: one, if sent, must hold no field.
+    if (http.body.find_first_not_of(" \t\r\n") != std::string::npos) {
+      RejectUnknownFields(ParseJsonObject(http.body), {}, "");
+    }
     const SlotActionResult r = context.backend->EraseSlot(slot);
     CheckIdle(r, slot);
     return JsonResponse(200, {{"id_slot", slot}, {"n_erased", r.n_tokens}});
@@ -84,6 +88,7 @@ HttpResponse HandleSlotAction(const RouteContext& context, const HttpRequest& ht
     throw HttpError(501, "slot " + action + " needs the server started with --slot-save-path");
   }
   const Json body = ParseJsonObject(http.body);
+  RejectUnknownFields(body, {"filename"}, "");
   const std::string filename = RequiredString(body, "filename");
   CheckSlotFileName(filename, "filename");
   const std::string path = context.slot_save_path + "/" + filename;

@@ -8,6 +8,7 @@ namespace tandem::server {
 
 HttpResponse HandleTokenize(const RouteContext& context, const HttpRequest& http) {
   const Json body = ParseJsonObject(http.body);
+  RejectUnknownFields(body, {"content", "add_special", "parse_special", "with_pieces"}, "");
   const std::string content = RequiredString(body, "content");
   const bool add_special = OptionalBool(body, "add_special").value_or(false);
   const bool parse_special = OptionalBool(body, "parse_special").value_or(true);
@@ -28,6 +29,7 @@ HttpResponse HandleTokenize(const RouteContext& context, const HttpRequest& http
 
 HttpResponse HandleDetokenize(const RouteContext& context, const HttpRequest& http) {
   const Json body = ParseJsonObject(http.body);
+  RejectUnknownFields(body, {"tokens"}, "");
   const Json& tokens = RequiredField(body, "tokens");
   ExpectType(tokens, "array", "tokens");
   std::vector<int32_t> ids;

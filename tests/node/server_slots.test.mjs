@@ -2,13 +2,14 @@
 // POST /slots/0?action=save survives a restart (restored by POST .../restore and by
 // --slot-restore), the next request reuses the restored prefix (timings.cache_n) and answers
 // exactly what the original server answered; bad names, unknown actions, a missing
-// --slot-save-path and a file from another model are refused with the documented statuses.
+// --slot-save-path, a slot running a request and unknown body fields are refused with the
+// documented statuses.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MODEL_ID, skipReason, startServer } from './server_harness.mjs';
+import { MODEL_ID, skipReason, startServer, waitFor } from './server_harness.mjs';
 
 async function call(base, method, path, body) {
   const r = await fetch(`${base}${path}`, {
@@ -104,6 +105,38 @@ describe('saved slots', { skip: skipReason() ?? false }, () => {
     }
   });
 
+  test('a slot running a request is refused with 409, and works once it is idle', async () => {
+    const s = await startServer(['--parallel', '1', '--slot-save-path', dir]);
+    const running = new AbortController();
+    try {
+      assert.equal((await call(s.base, 'POST', '/v1/chat/completions', chat('First question?'))).status, 200);
+      const idle = await call(s.base, 'POST', '/slots/0?action=save', { filename: 'busy.bin' });
+      assert.equal(idle.status, 200, JSON.stringify(idle.json));
+      const long = fetch(`${s.base}/v1/chat/completions`, {
+        method: 'POST', headers: { 'Content-Type': 'application/json' }, signal: running.signal,
+        body: JSON.stringify(chat('Go on.', { max_tokens: 100000, ignore_eos: true })),
+      }).catch(() => null);
+      assert.ok(await waitFor(async () => (await call(s.base, 'GET', '/slots')).json[0].is_processing),
+        'the slot runs the request');
+      for (const [action, body] of [['save', { filename: 'busy.bin' }],
+        ['restore', { filename: 'busy.bin' }], ['erase', undefined]]) {
+        const r = await call(s.base, 'POST', `/slots/0?action=${action}`, body);
+        assert.equal(r.status, 409, `${action}: ${JSON.stringify(r.json)}`);
+        assert.match(r.json.error.message, /slot 0 is processing a request/);
+      }
+      running.abort();
+      await long;
+      assert.ok(await waitFor(async () => !(await call(s.base, 'GET', '/slots')).json[0].is_processing),
+        'the slot is idle again');
+      const restored = await call(s.base, 'POST', '/slots/0?action=restore', { filename: 'busy.bin' });
+      assert.equal(restored.status, 200, JSON.stringify(restored.json));
+      assert.equal(restored.json.n_restored, idle.json.n_saved);
+    } finally {
+      running.abort();
+      await s.stop();
+    }
+  });
+
   test('bad names, actions and slots are refused', async () => {
     const s = await startServer(['--parallel', '1', '--slot-save-path', dir]);
     try {
@@ -117,6 +150,10 @@ describe('saved slots', { skip: skipReason() ?? false }, () => {
       assert.equal((await call(s.base, 'POST', '/slots/9?action=save', { filename: 'a.bin' })).status, 400);
       assert.equal((await call(s.base, 'POST', '/slots/x?action=save', { filename: 'a.bin' })).status, 400);
       assert.equal((await call(s.base, 'POST', '/slots/0?action=restore', { filename: 'none.bin' })).status, 404);
+      // A body field the action does not read is named, never ignored.
+      const extra = await call(s.base, 'POST', '/slots/0?action=save', { filename: 'a.bin', id_slot: 0 });
+      assert.equal(extra.status, 400);
+      assert.match(extra.json.error.message, /^id_slot: unknown field/);
     } finally {
       await s.stop();
     }
