@@ -125,6 +125,12 @@ __attribute__((target("avx2"))) uint64_t PrefetchRead256(const unsigned char* p,
   return lanes[0] + lanes[1] + lanes[2] + lanes[3];
 }
 
+// Bytes a variant reads.
+struct Region {
+  const unsigned char* data;
+  size_t bytes;
+};
+
 // A buffer of `bytes`, every byte 1, in huge pages or (huge = false) in 4 KiB pages.
 struct Buffer {
   unsigned char* data;
@@ -144,7 +150,7 @@ constexpr size_t kChunk = size_t{1} << 20;
 
 // Reads `b` with `read` over `pool`: contiguous shares, or (interleaved) 1 MiB chunks dealt out
 // round-robin. Returns seconds.
-double TimeRead(const Buffer& b, ReadFn read, ThreadPool& pool, bool interleaved) {
+double TimeRead(const Region& b, ReadFn read, ThreadPool& pool, bool interleaved) {
   std::vector<uint64_t> sums(pool.size());
   const size_t chunks = b.bytes / kChunk;
   const auto t0 = std::chrono::steady_clock::now();
@@ -173,8 +179,11 @@ int Main(int argc, char** argv) {
   const size_t bytes = (argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1024) << 20;
   const CpuFeatures& f = HostCpuFeatures();
   ThreadPool pool(0), one(1);
-  const Buffer huge(bytes, true), small_pages(bytes, false);
   kernels::ReadBuffer probe_buffer(bytes);
+  const Buffer small_pages(bytes, false);
+  // The variants in huge pages read the probe's own buffer: only the way of reading differs.
+  const Region huge{probe_buffer.data(), probe_buffer.bytes()},
+      small{small_pages.data, small_pages.bytes};
 
   std::vector<Variant> v;
   auto probe_on = [&](kernels::Isa isa, ThreadPool& p) {
@@ -189,8 +198,8 @@ int Main(int argc, char** argv) {
       return probe_buffer.bytes() / s;
     };
   };
-  auto read = [&](const Buffer& b, ReadFn fn, ThreadPool& p, bool interleaved) {
-    return [&b, fn, pp = &p, interleaved] { return b.bytes / TimeRead(b, fn, *pp, interleaved); };
+  auto read = [&](const Region& b, ReadFn fn, ThreadPool& p, bool interleaved) {
+    return [b, fn, pp = &p, interleaved] { return b.bytes / TimeRead(b, fn, *pp, interleaved); };
   };
   const kernels::Isa active = kernels::ActiveIsa();
   v.push_back({"probe (" + std::string(kernels::IsaName(active)) + ")", probe_on(active, pool)});
@@ -213,12 +222,12 @@ int Main(int argc, char** argv) {
     v.push_back({"2 streams hopping every 18 KiB", read(huge, PairsRead512<18432>, pool, false)});
     v.push_back({"2 streams hopping every 4.5 KiB", read(huge, PairsRead512<4608>, pool, false)});
     v.push_back({"1 MiB chunks round-robin", read(huge, StreamsRead512<1>, pool, true)});
-    v.push_back({"4 KiB pages", read(small_pages, StreamsRead512<1>, pool, false)});
+    v.push_back({"4 KiB pages", read(small, StreamsRead512<1>, pool, false)});
   } else if (f.HasAvx2Tier()) {
     v.push_back({"prefetch T0 +1 KiB", read(huge, PrefetchRead256<1024>, pool, false)});
     v.push_back({"prefetch T0 +4 KiB", read(huge, PrefetchRead256<4096>, pool, false)});
     v.push_back({"1 MiB chunks round-robin", read(huge, PrefetchRead256<0>, pool, true)});
-    v.push_back({"4 KiB pages", read(small_pages, PrefetchRead256<0>, pool, false)});
+    v.push_back({"4 KiB pages", read(small, PrefetchRead256<0>, pool, false)});
   }
 
   // The decode's own read: one row through a packed Q4_0 matrix of about `bytes`.
