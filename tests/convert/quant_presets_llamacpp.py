@@ -60,10 +60,11 @@ def inspect(path):
 
 
 def token_bytes(info):
-    """Each token's bytes as llama-completion prints it with --special (docs/formats.md § Token
-    types): byte tokens <0xHH> are the byte, normal ones their text with U+2581 as a space,
-    user-defined, control and unknown ones their text, unused ones nothing. Printing the
-    specials keeps the random model's control tokens visible, so the steps stay aligned."""
+    """Each token's bytes as llama-completion prints it with --special
+    (docs/formats.md § Token types): byte tokens <0xHH> are the byte, normal ones their text
+    with U+2581 as a space, user-defined, control and unknown ones their text, unused ones
+    nothing. Printing the specials keeps the random model's control tokens visible, so the
+    steps stay aligned."""
     texts = info["metadata"]["tokenizer.ggml.tokens"]["value"]
     types = info["metadata"]["tokenizer.ggml.token_type"]["value"]
     out = []
