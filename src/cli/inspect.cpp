@@ -1,6 +1,7 @@
 // `tandem inspect FILE.gguf [--json] [--all]`: a GGUF file's header, metadata and tensor table.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -10,6 +11,7 @@
 #include "cli/commands.h"
 #include "encoders/mmproj_file.h"
 #include "gguf/gguf_reader.h"
+#include "gguf/llama_file_type.h"
 
 namespace tandem::cli {
 namespace {
@@ -78,6 +80,23 @@ Json ValueJson(const GgufValue& v, uint64_t i) {
   return Json();
 }
 
+// `general.file_type` as "15 (Q4_K_M)", its number alone for one llama.cpp does not name, or
+// empty when the key is absent or not an integer.
+std::string FileTypeText(const GgufFile& f) {
+  const GgufValue* v = f.Find("general.file_type");
+  if (v == nullptr || v->is_array() || !v->AsNonNegative()) return "";
+  const uint64_t id = *v->AsNonNegative();
+  const auto name = id <= UINT32_MAX ? LlamaFileTypeName(static_cast<uint32_t>(id)) : std::nullopt;
+  return std::to_string(id) + (name ? " (" + std::string(*name) + ")" : "");
+}
+
+// How many tensors of each type the file holds: the type mix a quantization preset chose.
+std::map<std::string, size_t> TypeCounts(const GgufFile& f) {
+  std::map<std::string, size_t> counts;
+  for (const TensorInfo& t : f.tensors()) ++counts[std::string(TensorTypeName(t.type))];
+  return counts;
+}
+
 std::string Shape(const TensorInfo& t) {
   std::string out = "[";
   for (uint32_t d = 0; d < t.n_dims; ++d) {
@@ -94,6 +113,10 @@ int PrintJson(const GgufFile& f, const InspectOptions& opt) {
   out["file_size"] = f.file_size();
   out["alignment"] = f.alignment();
   out["data_offset"] = f.data_offset();
+  if (std::string ft = FileTypeText(f); !ft.empty()) out["file_type"] = ft;
+  Json counts = Json::object();
+  for (const auto& [type, n] : TypeCounts(f)) counts[type] = n;
+  out["tensor_types"] = std::move(counts);
   if (std::string mmproj = MmprojSummary(f); !mmproj.empty()) out["mmproj"] = mmproj;
   Json metadata = Json::object();
   for (const GgufKv& kv : f.metadata().entries()) {
@@ -157,6 +180,14 @@ int PrintText(const GgufFile& f, const InspectOptions& opt) {
   }
   std::printf("\ntensors: %zu, %llu bytes of data\n", f.tensors().size(),
               static_cast<unsigned long long>(total));
+  if (std::string ft = FileTypeText(f); !ft.empty()) std::printf("file type: %s\n", ft.c_str());
+  if (!f.tensors().empty()) {
+    std::string mix;
+    for (const auto& [type, n] : TypeCounts(f)) {
+      mix += (mix.empty() ? "" : ", ") + type + " x" + std::to_string(n);
+    }
+    std::printf("tensor types: %s\n", mix.c_str());
+  }
   if (f.tensors().empty()) return 0;
   std::printf("  %-*s  %-8s %-24s %12s %12s\n", static_cast<int>(name_width), "name", "type",
               "shape", "bytes", "offset");

@@ -104,10 +104,29 @@ T MixType(const QuantTensorDesc& t, Category cat, QuantPreset preset, T type, bo
   }
   if (cat == Category::kTokenEmbd) return type;
   if (IsAttnVLike(cat)) {
-    if ((preset == P::kQ4_K_M || preset == P::kQ5_K_M) && UseMoreBits(k.i_attn_v, k.n_attn_v)) {
-      type = T::kQ6_K;
-    } else if (preset == P::kQ4_K_S && k.i_attn_v < 4) {
-      type = T::kQ5_K;
+    switch (preset) {
+      case P::kQ2_K:
+        type = model.n_gqa >= 4 ? T::kQ4_K : T::kQ3_K;
+        break;
+      case P::kQ3_K_M:
+        type = k.i_attn_v < 2 ? T::kQ5_K : T::kQ4_K;
+        break;
+      case P::kQ3_K_L:
+        type = T::kQ5_K;
+        break;
+      case P::kIQ4_NL:
+      case P::kIQ4_XS:
+        if (model.n_gqa >= 4) type = T::kQ5_K;
+        break;
+      case P::kQ4_K_M:
+      case P::kQ5_K_M:
+        if (UseMoreBits(k.i_attn_v, k.n_attn_v)) type = T::kQ6_K;
+        break;
+      case P::kQ4_K_S:
+        if (k.i_attn_v < 4) type = T::kQ5_K;
+        break;
+      default:
+        break;
     }
     if (model.n_expert == 8) type = T::kQ8_0;
     ++k.i_attn_v;
@@ -116,13 +135,49 @@ T MixType(const QuantTensorDesc& t, Category cat, QuantPreset preset, T type, bo
   if (cat == Category::kAttnK) return model.n_expert == 8 ? T::kQ8_0 : type;
   if (cat == Category::kFfnDown) {
     const int i = layer_index(k.i_ffn_down++);
-    if ((preset == P::kQ4_K_M || preset == P::kQ5_K_M) && UseMoreBits(i, n_layer)) return T::kQ6_K;
-    if (preset == P::kQ4_K_S && i < n_layer / 8) return T::kQ5_K;
-    return type;
+    switch (preset) {
+      case P::kQ2_K:
+        return T::kQ3_K;
+      case P::kQ3_K_M:
+        return i < n_layer / 16 ? T::kQ5_K : T::kQ4_K;
+      case P::kQ3_K_L:
+        return T::kQ5_K;
+      case P::kQ4_K_M:
+      case P::kQ5_K_M:
+        return UseMoreBits(i, n_layer) ? T::kQ6_K : type;
+      case P::kQ4_K_S:
+      case P::kIQ4_NL:
+      case P::kIQ4_XS:
+        return i < n_layer / 8 ? T::kQ5_K : type;
+      default:
+        return type;
+    }
   }
   if (cat == Category::kAttnOutput) {
-    const bool k_preset = preset == P::kQ4_K_S || preset == P::kQ4_K_M;
-    return model.n_expert == 8 && k_preset ? T::kQ5_K : type;
+    if (model.n_expert == 8) {
+      switch (preset) {
+        case P::kQ2_K:
+        case P::kQ3_K_S:
+        case P::kQ3_K_M:
+        case P::kQ4_K_S:
+        case P::kQ4_K_M:
+        case P::kIQ4_NL:
+        case P::kIQ4_XS:
+          return T::kQ5_K;
+        default:
+          return type;
+      }
+    }
+    switch (preset) {
+      case P::kQ2_K:
+        return T::kQ3_K;
+      case P::kQ3_K_M:
+        return T::kQ4_K;
+      case P::kQ3_K_L:
+        return T::kQ5_K;
+      default:
+        return type;
+    }
   }
   if (cat == Category::kAttnQkv) return type;  // handled with attn_v above
   if (cat == Category::kFfnGate) layer_index(k.i_ffn_gate++);
@@ -145,6 +200,13 @@ QuantChoice Fallback(const QuantTensorDesc& t, T type) {
     case T::kQ6_K:
       next = T::kQ8_0;
       break;
+    case T::kQ2_K:
+    case T::kQ3_K:
+      next = T::kQ4_0;
+      break;
+    case T::kIQ4_XS:
+      next = T::kIQ4_NL;
+      break;
     default:
       Fail(ErrorKind::kUnsupported,
            "quantize: tensor '" + t.name + "' has rows of " + std::to_string(n) +
@@ -159,12 +221,15 @@ QuantChoice Fallback(const QuantTensorDesc& t, T type) {
 
 const std::vector<QuantPresetInfo>& QuantPresets() {
   static const std::vector<QuantPresetInfo> presets = {
-      {P::kQ4_0, "Q4_0", T::kQ4_0, 2},      {P::kQ4_1, "Q4_1", T::kQ4_1, 3},
-      {P::kQ5_0, "Q5_0", T::kQ5_0, 8},      {P::kQ5_1, "Q5_1", T::kQ5_1, 9},
-      {P::kQ8_0, "Q8_0", T::kQ8_0, 7},      {P::kQ4_K_S, "Q4_K_S", T::kQ4_K, 14},
-      {P::kQ4_K_M, "Q4_K_M", T::kQ4_K, 15}, {P::kQ5_K_M, "Q5_K_M", T::kQ5_K, 17},
-      {P::kQ6_K, "Q6_K", T::kQ6_K, 18},     {P::kF16, "F16", T::kF16, 1},
-      {P::kBF16, "BF16", T::kBF16, 32},
+      {P::kQ4_0, "Q4_0", T::kQ4_0, 2},        {P::kQ4_1, "Q4_1", T::kQ4_1, 3},
+      {P::kQ5_0, "Q5_0", T::kQ5_0, 8},        {P::kQ5_1, "Q5_1", T::kQ5_1, 9},
+      {P::kQ8_0, "Q8_0", T::kQ8_0, 7},        {P::kQ2_K, "Q2_K", T::kQ2_K, 10},
+      {P::kQ3_K_S, "Q3_K_S", T::kQ3_K, 11},   {P::kQ3_K_M, "Q3_K_M", T::kQ3_K, 12},
+      {P::kQ3_K_L, "Q3_K_L", T::kQ3_K, 13},   {P::kQ4_K_S, "Q4_K_S", T::kQ4_K, 14},
+      {P::kQ4_K_M, "Q4_K_M", T::kQ4_K, 15},   {P::kQ5_K_S, "Q5_K_S", T::kQ5_K, 16},
+      {P::kQ5_K_M, "Q5_K_M", T::kQ5_K, 17},   {P::kQ6_K, "Q6_K", T::kQ6_K, 18},
+      {P::kIQ4_NL, "IQ4_NL", T::kIQ4_NL, 25}, {P::kIQ4_XS, "IQ4_XS", T::kIQ4_XS, 30},
+      {P::kF16, "F16", T::kF16, 1},           {P::kBF16, "BF16", T::kBF16, 32},
   };
   return presets;
 }

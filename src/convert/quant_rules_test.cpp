@@ -68,7 +68,15 @@ TEST(QuantRulesTest, ParsesPresetNames) {
   EXPECT_EQ(GetQuantPresetInfo(QuantPreset::kQ5_K_M).file_type, 17u);
   EXPECT_EQ(GetQuantPresetInfo(QuantPreset::kQ4_K_S).file_type, 14u);
   EXPECT_EQ(GetQuantPresetInfo(QuantPreset::kBF16).file_type, 32u);
-  EXPECT_EQ(QuantPresets().size(), 11u);
+  EXPECT_EQ(ParseQuantPreset("iq4_xs"), QuantPreset::kIQ4_XS);
+  EXPECT_EQ(ParseQuantPreset("Q3_K_L"), QuantPreset::kQ3_K_L);
+  // llama_ftype numbers (docs/formats.md § File types).
+  const std::pair<QuantPreset, uint32_t> ftypes[] = {
+      {QuantPreset::kQ2_K, 10},   {QuantPreset::kQ3_K_S, 11}, {QuantPreset::kQ3_K_M, 12},
+      {QuantPreset::kQ3_K_L, 13}, {QuantPreset::kQ5_K_S, 16}, {QuantPreset::kIQ4_NL, 25},
+      {QuantPreset::kIQ4_XS, 30}};
+  for (auto [preset, ftype] : ftypes) EXPECT_EQ(GetQuantPresetInfo(preset).file_type, ftype);
+  EXPECT_EQ(QuantPresets().size(), 18u);
 }
 
 TEST(QuantRulesTest, WhichTensorsAreQuantized) {
@@ -114,6 +122,111 @@ TEST(QuantRulesTest, Q4KSBumpsTheFirstLayers) {
   for (int l = 0; l < 16; ++l) {
     EXPECT_EQ(got.at(Blk(l, "attn_v.weight")).type, l < 4 ? T::kQ5_K : T::kQ4_K) << l;
     EXPECT_EQ(got.at(Blk(l, "ffn_down.weight")).type, l < 2 ? T::kQ5_K : T::kQ4_K) << l;
+  }
+}
+
+// The presets without an importance matrix on Gemma 4 E2B's real table: 35 layers (n/16 = 2,
+// n/8 = 4), attn_v on the 15 KV-owning layers 0..14, 8 query heads per KV head, every row a
+// multiple of 256. Expected types written from docs/formats.md § Quantization presets.
+TEST(QuantRulesTest, PresetMixesOnE2B) {
+  const Gemma4Config c = Gemma4Preset("e2b");
+  const auto table = Table(c);
+  struct Want {
+    QuantPreset preset;
+    T base;                        // every other quantized matrix
+    T attn_v_0_1, attn_v_2;        // attn_v on layers 0-1, and from layer 2
+    T down_0_1, down_2_3, down_4;  // ffn_down on layers 0-1, 2-3, and from 4
+    T attn_output;
+  };
+  const Want wants[] = {
+      {QuantPreset::kQ2_K, T::kQ2_K, T::kQ4_K, T::kQ4_K, T::kQ3_K, T::kQ3_K, T::kQ3_K, T::kQ3_K},
+      {QuantPreset::kQ3_K_S, T::kQ3_K, T::kQ3_K, T::kQ3_K, T::kQ3_K, T::kQ3_K, T::kQ3_K, T::kQ3_K},
+      {QuantPreset::kQ3_K_M, T::kQ3_K, T::kQ5_K, T::kQ4_K, T::kQ5_K, T::kQ4_K, T::kQ4_K, T::kQ4_K},
+      {QuantPreset::kQ3_K_L, T::kQ3_K, T::kQ5_K, T::kQ5_K, T::kQ5_K, T::kQ5_K, T::kQ5_K, T::kQ5_K},
+      {QuantPreset::kQ5_K_S, T::kQ5_K, T::kQ5_K, T::kQ5_K, T::kQ5_K, T::kQ5_K, T::kQ5_K, T::kQ5_K},
+      {QuantPreset::kIQ4_NL, T::kIQ4_NL, T::kQ5_K, T::kQ5_K, T::kQ5_K, T::kQ5_K, T::kIQ4_NL,
+       T::kIQ4_NL},
+      {QuantPreset::kIQ4_XS, T::kIQ4_XS, T::kQ5_K, T::kQ5_K, T::kQ5_K, T::kQ5_K, T::kIQ4_XS,
+       T::kIQ4_XS},
+  };
+  for (const Want& w : wants) {
+    const std::string preset(GetQuantPresetInfo(w.preset).name);
+    const auto got = Choose(table, w.preset, {c.n_layer, 0, 8});
+    EXPECT_EQ(got.at("token_embd.weight").type, T::kQ6_K) << preset;  // the tied head
+    EXPECT_EQ(got.at("per_layer_token_embd.weight").type, T::kQ6_K) << preset;
+    EXPECT_EQ(got.at("per_layer_model_proj.weight").type, T::kF16) << preset;
+    EXPECT_EQ(got.at("rope_freqs.weight").type, T::kF32) << preset;
+    for (int l = 0; l < c.n_layer; ++l) {
+      if (l < 15) {
+        EXPECT_EQ(got.at(Blk(l, "attn_v.weight")).type, l < 2 ? w.attn_v_0_1 : w.attn_v_2)
+            << preset << " " << l;
+      } else {
+        EXPECT_EQ(got.count(Blk(l, "attn_v.weight")), 0u);
+      }
+      EXPECT_EQ(got.at(Blk(l, "ffn_down.weight")).type, l < 2   ? w.down_0_1
+                                                        : l < 4 ? w.down_2_3
+                                                                : w.down_4)
+          << preset << " " << l;
+      EXPECT_EQ(got.at(Blk(l, "attn_output.weight")).type, w.attn_output) << preset << " " << l;
+      for (const char* name : {"attn_q.weight", "ffn_gate.weight", "ffn_up.weight",
+                               "inp_gate.weight", "proj.weight"}) {
+        EXPECT_EQ(got.at(Blk(l, name)).type, w.base) << preset << " " << name << " " << l;
+      }
+      if (l < 15) {
+        EXPECT_EQ(got.at(Blk(l, "attn_k.weight")).type, w.base) << preset << " " << l;
+      }
+      EXPECT_EQ(got.at(Blk(l, "attn_norm.weight")).type, T::kF32) << preset << " " << l;
+    }
+    for (const auto& [name, choice] : got) EXPECT_FALSE(choice.fallback) << preset << " " << name;
+  }
+}
+
+// Q2_K's attn_v is Q3_K, and IQ4_*'s stays in the preset's type, when fewer than 4 query heads
+// share a KV head.
+TEST(QuantRulesTest, GroupedQueryRatioRules) {
+  const auto table = Table(Dense(8, 256));
+  for (int gqa : {0, 2, 3}) {
+    EXPECT_EQ(Choose(table, QuantPreset::kQ2_K, {8, 0, gqa}).at(Blk(3, "attn_v.weight")).type,
+              T::kQ3_K);
+    EXPECT_EQ(Choose(table, QuantPreset::kIQ4_XS, {8, 0, gqa}).at(Blk(3, "attn_v.weight")).type,
+              T::kIQ4_XS);
+  }
+  EXPECT_EQ(Choose(table, QuantPreset::kQ2_K, {8, 0, 4}).at(Blk(3, "attn_v.weight")).type,
+            T::kQ4_K);
+  EXPECT_EQ(Choose(table, QuantPreset::kIQ4_NL, {8, 0, 4}).at(Blk(3, "attn_v.weight")).type,
+            T::kQ5_K);
+}
+
+TEST(QuantRulesTest, NewPresetsFallBackAndEightExperts) {
+  const Gemma4Config c = Gemma4Preset("tiny-e2b");  // n_embd 128
+  const auto q2 = Choose(Table(c), QuantPreset::kQ2_K, {c.n_layer, 0, 4});
+  EXPECT_EQ(q2.at(Blk(1, "attn_q.weight")).type, T::kQ4_0);  // Q2_K -> Q4_0
+  EXPECT_TRUE(q2.at(Blk(1, "attn_q.weight")).fallback);
+  EXPECT_EQ(q2.at(Blk(1, "ffn_down.weight")).type, T::kQ3_K);  // its rows (n_ff 256) fit
+  EXPECT_EQ(q2.at(Blk(1, "attn_v.weight")).type, T::kQ5_0);    // Q4_K -> Q5_0
+  const auto xs = Choose(Table(c), QuantPreset::kIQ4_XS, {c.n_layer, 0, 4});
+  EXPECT_EQ(xs.at(Blk(1, "attn_q.weight")).type, T::kIQ4_NL);  // IQ4_XS -> IQ4_NL
+  EXPECT_TRUE(xs.at(Blk(1, "attn_q.weight")).fallback);
+  const auto nl = Choose(Table(c), QuantPreset::kIQ4_NL, {c.n_layer, 0, 4});
+  EXPECT_EQ(nl.at(Blk(1, "attn_q.weight")).type, T::kIQ4_NL);  // 128 fits its 32-value blocks
+  EXPECT_FALSE(nl.at(Blk(1, "attn_q.weight")).fallback);
+  // IQ4_NL has no fallback, like the legacy types.
+  std::vector<QuantTensorDesc> odd = {{"blk.0.attn_q.weight", T::kF16, {48, 64}}};
+  EXPECT_THROW(Choose(odd, QuantPreset::kIQ4_NL, {1, 0, 0}), Error);
+
+  // Eight experts: attn_v and attn_k in Q8_0 for every preset; attn_output in Q5_K for Q2_K,
+  // Q3_K_S, Q3_K_M and IQ4_*, left in the preset's type for Q3_K_L and Q5_K_S.
+  const auto table = Table(Dense(4, 256));
+  const std::pair<QuantPreset, T> outputs[] = {
+      {QuantPreset::kQ2_K, T::kQ5_K},   {QuantPreset::kQ3_K_S, T::kQ5_K},
+      {QuantPreset::kQ3_K_M, T::kQ5_K}, {QuantPreset::kQ3_K_L, T::kQ3_K},
+      {QuantPreset::kQ5_K_S, T::kQ5_K}, {QuantPreset::kIQ4_NL, T::kQ5_K},
+      {QuantPreset::kIQ4_XS, T::kQ5_K}};
+  for (auto [preset, want] : outputs) {
+    const auto got = Choose(table, preset, {4, 8, 8});
+    EXPECT_EQ(got.at(Blk(1, "attn_v.weight")).type, T::kQ8_0);
+    EXPECT_EQ(got.at(Blk(1, "attn_k.weight")).type, T::kQ8_0);
+    EXPECT_EQ(got.at(Blk(1, "attn_output.weight")).type, want) << GetQuantPresetInfo(preset).name;
   }
 }
 

@@ -27,6 +27,23 @@ bool IsFloatType(TensorType t) {
   return t == TensorType::kF32 || t == TensorType::kF16 || t == TensorType::kBF16;
 }
 
+// Layer 0's query heads per KV head (scalar or per-layer head counts); 0 when a count is missing,
+// malformed or zero: the rules that read it then take their smaller choice.
+int LayerZeroGqa(const GgufMetadata& md, const std::string& arch) {
+  const auto layer0 = [&md](const std::string& key) -> uint32_t {
+    const GgufValue* v = md.Find(key);
+    if (v == nullptr || v->size() == 0 || v->size() > UINT32_MAX) return 0;
+    return md.GetU32PerLayer(key, static_cast<uint32_t>(v->size()))[0];
+  };
+  try {
+    const uint32_t n_head = layer0(arch + ".attention.head_count");
+    const uint32_t n_head_kv = layer0(arch + ".attention.head_count_kv");
+    return n_head_kv == 0 ? 0 : static_cast<int>(n_head / n_head_kv);
+  } catch (const Error&) {
+    return 0;
+  }
+}
+
 QuantModelDesc DescribeModel(const GgufFile& file) {
   QuantModelDesc m;
   const auto arch = file.metadata().FindString("general.architecture");
@@ -38,6 +55,7 @@ QuantModelDesc DescribeModel(const GgufFile& file) {
     if (const GgufValue* v = file.Find(a + ".expert_count"); v && v->AsNonNegative()) {
       m.n_expert = static_cast<int>(std::min<uint64_t>(*v->AsNonNegative(), 1 << 20));
     }
+    m.n_gqa = LayerZeroGqa(file.metadata(), a);
   }
   if (m.n_layer == 0) {  // no block_count: count the blocks
     for (const TensorInfo& t : file.tensors()) {

@@ -43,6 +43,12 @@ void QuantizeRowQ8_0(const float* src, BlockQ8_0* dst, int64_t n) {
 void QuantizeRowQ8_1(const float* src, BlockQ8_1* dst, int64_t n) {
   EncodeRow<formats::Q8_1>(src, dst, n);
 }
+void QuantizeRowQ2_K(const float* src, BlockQ2_K* dst, int64_t n) {
+  EncodeRow<formats::Q2_K>(src, dst, n);
+}
+void QuantizeRowQ3_K(const float* src, BlockQ3_K* dst, int64_t n) {
+  EncodeRow<formats::Q3_K>(src, dst, n);
+}
 void QuantizeRowQ4_K(const float* src, BlockQ4_K* dst, int64_t n) {
   EncodeRow<formats::Q4_K>(src, dst, n);
 }
@@ -54,6 +60,12 @@ void QuantizeRowQ6_K(const float* src, BlockQ6_K* dst, int64_t n) {
 }
 void QuantizeRowQ8_K(const float* src, BlockQ8_K* dst, int64_t n) {
   EncodeRow<formats::Q8_K>(src, dst, n);
+}
+void QuantizeRowIQ4_NL(const float* src, BlockIQ4_NL* dst, int64_t n) {
+  EncodeRow<formats::IQ4_NL>(src, dst, n);
+}
+void QuantizeRowIQ4_XS(const float* src, BlockIQ4_XS* dst, int64_t n) {
+  EncodeRow<formats::IQ4_XS>(src, dst, n);
 }
 
 bool CanQuantize(TensorType type) {

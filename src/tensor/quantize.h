@@ -15,7 +15,7 @@
 namespace tandem {
 
 // True for the types QuantizeRow can produce: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
-// Q8_1, Q4_K, Q5_K, Q6_K, Q8_K: those whose codec has an encoder.
+// Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, IQ4_XS: those whose codec has an encoder.
 bool CanQuantize(TensorType type);
 
 // Encodes `src[n]` as type `type` into `dst` (RowBytes(type, n) bytes).
@@ -36,9 +36,13 @@ void QuantizeRowQ5_0(const float* src, BlockQ5_0* dst, int64_t n);
 void QuantizeRowQ5_1(const float* src, BlockQ5_1* dst, int64_t n);
 void QuantizeRowQ8_0(const float* src, BlockQ8_0* dst, int64_t n);
 void QuantizeRowQ8_1(const float* src, BlockQ8_1* dst, int64_t n);
+void QuantizeRowQ2_K(const float* src, BlockQ2_K* dst, int64_t n);
+void QuantizeRowQ3_K(const float* src, BlockQ3_K* dst, int64_t n);
 void QuantizeRowQ4_K(const float* src, BlockQ4_K* dst, int64_t n);
 void QuantizeRowQ5_K(const float* src, BlockQ5_K* dst, int64_t n);
 void QuantizeRowQ6_K(const float* src, BlockQ6_K* dst, int64_t n);
 void QuantizeRowQ8_K(const float* src, BlockQ8_K* dst, int64_t n);
+void QuantizeRowIQ4_NL(const float* src, BlockIQ4_NL* dst, int64_t n);
+void QuantizeRowIQ4_XS(const float* src, BlockIQ4_XS* dst, int64_t n);
 
 }  // namespace tandem

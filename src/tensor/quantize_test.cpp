@@ -192,6 +192,99 @@ void CheckQ6K(const std::vector<float>& x, double* inside_fraction) {
   *inside_fraction = static_cast<double>(inside) / static_cast<double>(x.size());
 }
 
+// Q2_K: D = d·(sc & 15), M = dmin·(sc >> 4) per 16 values; a value with (x + M)/D in
+// [-0.5, 3.5] is within D/2 of its decoding.
+void CheckQ2K(const std::vector<float>& x, double* inside_fraction) {
+  *inside_fraction = 0;
+  const auto blocks = Quantize<BlockQ2_K>(TensorType::kQ2_K, x);
+  const auto y = Dequantize(TensorType::kQ2_K, blocks.data(), x.size());
+  int64_t inside = 0;
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    for (int k = 0; k < 16; ++k) {
+      const float big_d = Fp16ToFp32(blocks[b].d) * (blocks[b].scales[k] & 0xF);
+      const float big_m = Fp16ToFp32(blocks[b].dmin) * (blocks[b].scales[k] >> 4);
+      for (int l = 0; l < 16; ++l) {
+        const size_t i = 256 * b + 16 * k + l;
+        const float t = big_d > 0 ? (x[i] + big_m) / big_d : -1;
+        if (t < -0.5f || t > 3.5f) continue;
+        ++inside;
+        ASSERT_LE(std::fabs(y[i] - x[i]), big_d * 0.5001f + 1e-6f * (std::fabs(x[i]) + big_m))
+            << b << " " << i;
+      }
+    }
+  }
+  *inside_fraction = static_cast<double>(inside) / static_cast<double>(x.size());
+}
+
+// Q3_K: D = d·s_k (s_k the signed 6-bit scale); a value with x/D in [-4.5, 3.5] is within
+// |D|/2 of its decoding.
+void CheckQ3K(const std::vector<float>& x, double* inside_fraction) {
+  *inside_fraction = 0;
+  const auto blocks = Quantize<BlockQ3_K>(TensorType::kQ3_K, x);
+  const auto y = Dequantize(TensorType::kQ3_K, blocks.data(), x.size());
+  int64_t inside = 0;
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    int8_t sc[16];
+    UnpackScalesQ3K(blocks[b].scales, sc);
+    for (int k = 0; k < 16; ++k) {
+      const float big_d = Fp16ToFp32(blocks[b].d) * sc[k];
+      for (int l = 0; l < 16; ++l) {
+        const size_t i = 256 * b + 16 * k + l;
+        const float t = big_d != 0 ? x[i] / big_d : 1e9f;
+        if (t < -4.5f || t > 3.5f) continue;
+        ++inside;
+        ASSERT_LE(std::fabs(y[i] - x[i]), std::fabs(big_d) * 0.5001f + 1e-6f * std::fabs(x[i]))
+            << b << " " << i;
+      }
+    }
+  }
+  *inside_fraction = static_cast<double>(inside) / static_cast<double>(x.size());
+}
+
+// IQ4_NL / IQ4_XS: every value decodes to dl·T[q] (dl the block's, or sub-block's, decoded
+// scale), and T[q] is the codebook entry nearest to x/dl. The encoder chose q with the f32 scale
+// before its fp16 rounding, so "nearest" holds up to that rounding: within 127·2^-10 of the best
+// distance (in units of dl) plus a float epsilon.
+void ExpectNearestCodebookEntry(float x, float dl, int q, const std::string& where) {
+  if (dl == 0) return;
+  const float t = x / dl;
+  float best = INFINITY;
+  for (int8_t v : kIQ4NLValues) best = std::min(best, std::fabs(t - v));
+  ASSERT_LE(std::fabs(t - kIQ4NLValues[q]), best + 127.0f / 1024 + 1e-4f * std::fabs(t))
+      << where << " x/dl " << t << " code " << q;
+}
+
+void CheckIQ4NL(const std::vector<float>& x) {
+  const auto blocks = Quantize<BlockIQ4_NL>(TensorType::kIQ4_NL, x);
+  const auto y = Dequantize(TensorType::kIQ4_NL, blocks.data(), x.size());
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const float d = Fp16ToFp32(blocks[b].d);
+    for (int j = 0; j < 32; ++j) {
+      const int q = j < 16 ? blocks[b].qs[j] & 0xF : blocks[b].qs[j - 16] >> 4;
+      const size_t i = 32 * b + j;
+      ASSERT_EQ(y[i], d * static_cast<float>(kIQ4NLValues[q])) << i;
+      ExpectNearestCodebookEntry(x[i], d, q, "iq4_nl " + std::to_string(i));
+    }
+  }
+}
+
+void CheckIQ4XS(const std::vector<float>& x) {
+  const auto blocks = Quantize<BlockIQ4_XS>(TensorType::kIQ4_XS, x);
+  const auto y = Dequantize(TensorType::kIQ4_XS, blocks.data(), x.size());
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    for (int ib = 0; ib < 8; ++ib) {
+      const float dl = Fp16ToFp32(blocks[b].d) * UnpackScaleIQ4XS(blocks[b], ib);
+      for (int j = 0; j < 32; ++j) {
+        const uint8_t byte = blocks[b].qs[16 * ib + j % 16];
+        const int q = j < 16 ? byte & 0xF : byte >> 4;
+        const size_t i = 256 * b + 32 * ib + j;
+        ASSERT_EQ(y[i], dl * static_cast<float>(kIQ4NLValues[q])) << i;
+        ExpectNearestCodebookEntry(x[i], dl, q, "iq4_xs " + std::to_string(i));
+      }
+    }
+  }
+}
+
 double RelativeRmse(const std::vector<float>& x, const std::vector<float>& y) {
   double err = 0, ref = 0;
   for (size_t i = 0; i < x.size(); ++i) {
@@ -211,11 +304,18 @@ void CheckAllBounds(const std::vector<float>& x, double min_inside) {
   CheckAffineLegacy<BlockQ4_1>(TensorType::kQ4_1, 15, x);
   CheckAffineLegacy<BlockQ5_1>(TensorType::kQ5_1, 31, x);
   CheckQ8K(x);
-  double inside[3];
+  double inside[5];
   CheckKAffine<BlockQ4_K>(TensorType::kQ4_K, 15, x, &inside[0]);
   CheckKAffine<BlockQ5_K>(TensorType::kQ5_K, 31, x, &inside[1]);
   CheckQ6K(x, &inside[2]);
-  for (double f : inside) EXPECT_GE(f, min_inside);
+  CheckQ3K(x, &inside[3]);
+  CheckQ2K(x, &inside[4]);
+  // Three and two bits clip more of the tails (Q2_K's fit minimises absolute error, which gives
+  // the outliers less pull still): lower floors, 0.03 and 0.07 below the others'.
+  for (int i = 0; i < 5; ++i)
+    EXPECT_GE(inside[i], min_inside - (i == 3 ? 0.03 : i == 4 ? 0.07 : 0)) << i;
+  CheckIQ4NL(x);
+  CheckIQ4XS(x);
 }
 
 TEST(QuantizeTest, ErrorBoundsOnRandomData) {
@@ -244,13 +344,17 @@ TEST(QuantizeTest, ErrorBoundsWithOneHugeValuePerBlock) {
 }
 
 // Sanity bounds for uniform [-1, 1] data: an n-level quantizer over a range of ~2 has RMSE
-// ≈ (2/n)/√12, i.e. ≈ 0.067, 0.032 and 0.016 of the RMS (0.577) for 15, 31 and 63 steps.
+// ≈ (2/n)/√12, i.e. ≈ 0.067, 0.032 and 0.016 of the RMS (0.577) for 15, 31 and 63 steps (Q4_K,
+// Q5_K, Q6_K), 0.33 and 0.14 for 3 and 7 (Q2_K, Q3_K); the 15 unequal steps of the IQ4 codebook
+// (widest 24/240 of its range) give at most ≈ 0.08.
 TEST(QuantizeTest, KQuantRmseOnUniformData) {
   const auto x = UniformRow(256 * 32, 3);
   const struct {
     TensorType type;
     double max_rel_rmse;
-  } cases[] = {{TensorType::kQ4_K, 0.08}, {TensorType::kQ5_K, 0.04}, {TensorType::kQ6_K, 0.02}};
+  } cases[] = {{TensorType::kQ4_K, 0.08},  {TensorType::kQ5_K, 0.04}, {TensorType::kQ6_K, 0.02},
+               {TensorType::kQ2_K, 0.40},  {TensorType::kQ3_K, 0.17}, {TensorType::kIQ4_NL, 0.09},
+               {TensorType::kIQ4_XS, 0.09}};
   for (const auto& c : cases) {
     std::vector<uint8_t> buf(QuantizedRowBytes(c.type, static_cast<int64_t>(x.size())));
     QuantizeRow(c.type, x.data(), buf.data(), static_cast<int64_t>(x.size()));
@@ -310,6 +414,47 @@ TEST(QuantizeTest, GridValuesRoundTripExactly) {
     q6[i] = static_cast<float>(q) * 0.25f;
   }
   ExpectExactRoundTrip(TensorType::kQ6_K, q6);
+  // Q3_K: group k holds codes -4..3 times s_k = 2^-1·{1, 3/4, 1/2, 1/4}[k % 4] with -4 in it, so
+  // its 6-bit scale is -32·s_k/s_0 (exact) and d = -s_0/32 is exact in fp16.
+  std::vector<float> q3(512);
+  for (int i = 0; i < 512; ++i) {
+    const float mult[] = {1.0f, 0.75f, 0.5f, 0.25f};
+    const float s_k = 0.5f * mult[(i / 16) % 4];
+    const int q = i % 16 == 5 ? -4 : -3 + static_cast<int>(rng() % 7);
+    q3[i] = static_cast<float>(q) * s_k;
+  }
+  ExpectExactRoundTrip(TensorType::kQ3_K, q3);
+  // Q2_K: group k decodes as (d·sc_k)·q - dmin·m_k with d = 1/16 and dmin = 1/32 (exact in fp16:
+  // the largest sc and m are 15) and each group holding codes 0 and 3, so min and max pin the fit.
+  std::vector<float> q2(512);
+  for (int i = 0; i < 512; ++i) {
+    const int k = i / 16;
+    const int sc = k % 16 == 0 ? 15 : 1 + k % 15;
+    const int m = k % 16 == 1 ? 15 : (3 * k) % 16;
+    const int r = i % 16;
+    const int q = r == 0 ? 0 : r == 1 ? 3 : static_cast<int>(rng() % 4);
+    q2[i] = (0.0625f * static_cast<float>(sc)) * static_cast<float>(q) -
+            0.03125f * static_cast<float>(m);
+  }
+  ExpectExactRoundTrip(TensorType::kQ2_K, q2);
+  // IQ4_NL: each block is d·T[q] with T[0] = -127 in it and d = 2^-3: the scale search finds d
+  // exactly (its sums scale by powers of two) and fp16 keeps it.
+  std::vector<float> nl(256);
+  for (int i = 0; i < 256; ++i) {
+    const int q = i % 32 == 7 ? 0 : static_cast<int>(rng() % 16);
+    nl[i] = 0.125f * static_cast<float>(kIQ4NLValues[q]);
+  }
+  ExpectExactRoundTrip(TensorType::kIQ4_NL, nl);
+  // IQ4_XS: sub-block ib is s_ib·T[q] with T[0] in it and s_ib = 2^-1·{1, 3/4, 1/2, 1/4}[ib % 4]:
+  // d = -s_0/32 and the 6-bit scales -32·s_ib/s_0 are exact.
+  std::vector<float> xs(512);
+  for (int i = 0; i < 512; ++i) {
+    const float mult[] = {1.0f, 0.75f, 0.5f, 0.25f};
+    const float s_ib = 0.5f * mult[(i / 32) % 4];
+    const int q = i % 32 == 3 ? 0 : static_cast<int>(rng() % 16);
+    xs[i] = s_ib * static_cast<float>(kIQ4NLValues[q]);
+  }
+  ExpectExactRoundTrip(TensorType::kIQ4_XS, xs);
   // Scalars: values already representable.
   ExpectExactRoundTrip(TensorType::kF16, {1.0f, -2.5f, 65504.0f, std::ldexp(1.0f, -24)});
   ExpectExactRoundTrip(TensorType::kBF16, {1.0f, -3.0f, 10.5625f, 3.3895314e38f});
@@ -408,6 +553,107 @@ TEST(QuantizeTest, Q4_0TruncationRoundsHalfUp) {
   for (int i = 0; i < 7; ++i) EXPECT_EQ(y[i], want[i]) << in[i];
 }
 
+// The re-quantization step of Q2_K and Q3_K rounds x / D half to even, D the sub-block's
+// decoded scale. D comes out of the scale search over the whole block, so the tie values are
+// found by iteration: set them to t·D, encode, read D again, until D no longer moves (fp16
+// scales make that quick).
+template <typename Block>
+std::vector<float> EncodeWithTies(TensorType type, std::vector<float> x, const std::vector<int>& at,
+                                  const std::vector<float>& t,
+                                  float (*scale_of_group0)(const Block&), float* big_d) {
+  for (int iteration = 0; iteration < 10; ++iteration) {
+    Block b;
+    QuantizeRow(type, x.data(), &b, 256);
+    *big_d = scale_of_group0(b);
+    bool moved = false;
+    for (size_t i = 0; i < at.size(); ++i) {
+      const float want = t[i] * *big_d;
+      moved |= x[at[i]] != want;
+      x[at[i]] = want;
+    }
+    if (!moved) return Dequantize(type, &b, 256);
+  }
+  ADD_FAILURE() << TensorTypeName(type) << ": the ties did not settle";
+  return {};
+}
+
+TEST(QuantizeTest, Q3_KRequantizesHalfToEven) {
+  // Group 0: codes times 1/2 plus four ties; the other groups the same codes times 1, so group 0's
+  // 6-bit scale is -16 for any of its scales within 1/64 of 1/2, and D settles at once.
+  std::vector<float> x(256);
+  const int codes[] = {-4, 3, 1, -1, 2, -3, 0, 2, 1, -2, 3, -1};
+  for (int i = 0; i < 256; ++i) {
+    x[i] = (i < 16 ? 0.5f : 1.0f) * static_cast<float>(codes[i % 16 % 12]);
+  }
+  const std::vector<int> at = {12, 13, 14, 15};
+  const std::vector<float> t = {2.5f, 0.5f, -0.5f, -2.5f};
+  float big_d = 0;
+  const auto y = EncodeWithTies<BlockQ3_K>(
+      TensorType::kQ3_K, x, at, t,
+      [](const BlockQ3_K& b) {
+        int8_t sc[16];
+        UnpackScalesQ3K(b.scales, sc);
+        return Fp16ToFp32(b.d) * sc[0];
+      },
+      &big_d);
+  ASSERT_EQ(y.size(), 256u);
+  ASSERT_NE(big_d, 0.0f);
+  const float want[] = {2, 0, 0, -2};  // roundf would give 3, 1, -1, -3
+  for (size_t i = 0; i < at.size(); ++i) EXPECT_EQ(y[at[i]], want[i] * big_d) << t[i];
+}
+
+TEST(QuantizeTest, Q2_KRequantizesHalfToEven) {
+  // Group 0 is non-negative, so its min is 0 and the code is nearest_int(x / D) directly.
+  std::vector<float> x(256);
+  const int codes[] = {0, 3, 1, 2, 3, 0, 2, 1, 1, 3, 0, 2};
+  for (int i = 0; i < 256; ++i) {
+    x[i] = 0.25f * static_cast<float>(codes[i % 16 % 12]) - (i < 16 ? 0.0f : 0.1f);
+  }
+  const std::vector<int> at = {12, 13, 14};
+  const std::vector<float> t = {0.5f, 1.5f, 2.5f};
+  float big_d = 0;
+  const auto y = EncodeWithTies<BlockQ2_K>(
+      TensorType::kQ2_K, x, at, t,
+      [](const BlockQ2_K& b) {
+        EXPECT_EQ(b.scales[0] >> 4, 0);  // group 0's min is 0
+        return Fp16ToFp32(b.d) * (b.scales[0] & 0xF);
+      },
+      &big_d);
+  ASSERT_EQ(y.size(), 256u);
+  ASSERT_NE(big_d, 0.0f);
+  const float want[] = {0, 2, 2};  // roundf would give 1, 2, 3
+  for (size_t i = 0; i < at.size(); ++i) EXPECT_EQ(y[at[i]], want[i] * big_d) << t[i];
+}
+
+// Q3_K and IQ4_XS store a signed super-scale: d < 0 when the block's dominant value is
+// negative (its sub-block's scale maps it to the codes' long end, -4 or T[0] = -127, so that
+// scale has the opposite sign, and d = -max_scale/32), and that sub-block's 6-bit scale is -32.
+TEST(QuantizeTest, SignedSuperScales) {
+  for (const float outlier : {5.0f, -5.0f}) {
+    auto x = UniformRow(256, 13);
+    x[40] = outlier;
+    BlockQ3_K q3;
+    QuantizeRowQ3_K(x.data(), &q3, 256);
+    int8_t sc[16];
+    UnpackScalesQ3K(q3.scales, sc);
+    EXPECT_EQ(sc[2], -32) << outlier;
+    EXPECT_EQ(Fp16ToFp32(q3.d) < 0, outlier < 0) << outlier;
+    const auto y3 = Dequantize(TensorType::kQ3_K, &q3, 256);
+    EXPECT_LE(std::fabs(y3[40] - outlier), std::fabs(Fp16ToFp32(q3.d) * 32)) << outlier;
+
+    BlockIQ4_XS xs;
+    QuantizeRowIQ4_XS(x.data(), &xs, 256);
+    EXPECT_EQ(UnpackScaleIQ4XS(xs, 1), -32) << outlier;
+    EXPECT_EQ(Fp16ToFp32(xs.d) < 0, outlier < 0) << outlier;
+    const auto yx = Dequantize(TensorType::kIQ4_XS, &xs, 256);
+    // The outlier maps to a codebook end: within a step (24/127 of it) of its value.
+    EXPECT_LE(std::fabs(yx[40] - outlier), 5.0f * 24 / 127) << outlier;
+    double inside = 0;
+    CheckQ3K(x, &inside);
+    CheckIQ4XS(x);
+  }
+}
+
 // ---- API contract ----
 
 TEST(QuantizeTest, NonFiniteInputsGiveBlocksWithoutCrashing) {
@@ -464,7 +710,8 @@ TEST(QuantizeTest, CanQuantizeAndErrors) {
     }
   }
   EXPECT_TRUE(CanQuantize(TensorType::kQ8_K));
-  EXPECT_FALSE(CanQuantize(TensorType::kIQ4_NL));
+  EXPECT_TRUE(CanQuantize(TensorType::kIQ4_NL));
+  EXPECT_FALSE(CanQuantize(TensorType::kMXFP4));
   std::vector<float> x(64);
   std::vector<uint8_t> buf(1024);
   EXPECT_THROW(QuantizeRow(TensorType::kQ8_0, x.data(), buf.data(), 31), Error);

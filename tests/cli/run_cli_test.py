@@ -193,6 +193,27 @@ def mmproj_is_written_and_inspected():
     assert r.returncode == 1 and "exclude each other" in r.stderr, r.stderr
 
 
+def quantized_mix_is_inspected():
+    f32 = os.path.join(WORK, "cli-target-f32.gguf")
+    q3 = os.path.join(WORK, "cli-target-q3_k_m.gguf")
+    tandem("mkmodel", "--config", "tiny-e2b", "--type", "f32", "-o", f32)
+    tandem("quantize", f32, q3, "q3_k_m", "--no-progress")
+    j = json.loads(tandem("inspect", "--json", q3).stdout)
+    assert j["file_type"] == "12 (Q3_K_M)", j.get("file_type")
+    counts = {}
+    for t in j["tensors"]:
+        counts[t["type"]] = counts.get(t["type"], 0) + 1
+    assert j["tensor_types"] == counts, (j["tensor_types"], counts)
+    # tiny-e2b's 256-wide ffn_down rows stay Q4_K (Q5_K on the first layer, n/16 = 0 here).
+    assert counts.get("q4_K", 0) > 0 and counts.get("f32", 0) > 0, counts
+    text = tandem("inspect", q3).stdout
+    assert "file type: 12 (Q3_K_M)" in text, text
+    mix = ", ".join(f"{k} x{v}" for k, v in sorted(counts.items()))
+    assert f"tensor types: {mix}" in text, (mix, text)
+    j = json.loads(tandem("inspect", "--json", f32).stdout)
+    assert j["file_type"] == "0 (ALL_F32)" and j["tensor_types"] == {"f32": len(j["tensors"])}, j
+
+
 def png_bytes(width, height, seed):
     """A small RGB PNG written with the standard library (zlib), pixels from a seeded LCG."""
     import struct
@@ -312,6 +333,7 @@ tandem("mkmodel", "--config", "tiny-e2b", "--assistant", "--type", "q8_0", "-o",
 for test in (greedy_is_reproducible_and_identical_with_speculation, stop_strings_are_honoured,
              sampling_is_reproducible_from_the_seed, flags_without_effect_are_warned,
              errors_are_clear, bench_reports_every_section, mmproj_is_written_and_inspected,
+             quantized_mix_is_inspected,
              images_in_run_and_chat, audio_in_run_chat_and_transcribe):
     case(test)
 print(f"{passed} passed, {failed} failed")

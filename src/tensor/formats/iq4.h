@@ -1,6 +1,7 @@
 // The non-linear 4-bit types IQ4_NL (32-value blocks) and IQ4_XS (256-value super-blocks with
-// 6-bit sub-scales): block layouts and integer unpack over the shared codebook. Layouts:
-// docs/formats.md § Block layouts. tandem reads them; it does not write them.
+// 6-bit sub-scales): block layouts, integer unpack over the shared codebook, and encode
+// (iq4.cpp). Layouts: docs/formats.md § Block layouts; encoders: § Reference quantizers (what
+// llama-quantize writes without an importance matrix, bit for bit).
 #pragma once
 
 #include <cstddef>
@@ -54,6 +55,7 @@ struct IQ4_NL {
   static void Unpack(const Block& b, int w[32]) { UnpackNibbles<IQ4_NL>(b, w); }
   static float Scale(const Block& b) { return Fp16ToFp32(b.d); }
   static void Decode(const Block& b, float* y) { DecodeNibbles<IQ4_NL>(b, y); }
+  static void Encode(const float* x, Block* y);
 };
 
 struct IQ4_XS {
@@ -80,7 +82,12 @@ struct IQ4_XS {
                   [dl](int q, int e) { return dl * static_cast<float>(Weight(q, e)); });
     }
   }
+  static void Encode(const float* x, Block* y);
 };
+
+// The encoders' row loops are instantiated in iq4.cpp, beside the encoders they inline.
+extern template void EncodeBlocks<IQ4_NL>(const float*, void*, int64_t);
+extern template void EncodeBlocks<IQ4_XS>(const float*, void*, int64_t);
 
 }  // namespace formats
 }  // namespace tandem

@@ -1,4 +1,5 @@
-// The K-quant encoders: ggml's `quantize_row_q{4,5,6,8}_K_ref` rewritten from docs/formats.md.
+// The K-quant encoders: ggml's `quantize_row_q{2,3,4,5,6,8}_K_ref` rewritten from
+// docs/formats.md.
 //
 // Float expressions keep ggml's evaluation order (int operands converted where C converts them)
 // so that the bytes match llama.cpp's for the same input.
@@ -11,11 +12,14 @@
 namespace tandem::formats {
 namespace {
 
-// ggml's make_qkx2_quants with use_mad = false: fits x[n] ≈ scale * L - the_min with L in
-// 0..nmax by a weighted least-squares search over nstep + 1 candidate inverse scales.
+// ggml's make_qkx2_quants: fits x[n] ≈ scale * L - the_min with L in 0..nmax by a weighted
+// least-squares search over nstep + 1 candidate inverse scales, each candidate judged by its
+// weighted squared error, or with `use_mad` (Q2_K) its weighted absolute error.
 // Returns the scale; writes L[n] and *the_min (>= 0). Laux[n] is scratch.
 float MakeQkx2Quants(int n, int nmax, const float* x, const float* weights, uint8_t* L,
-                     float* the_min, uint8_t* Laux, float rmin, float rdelta, int nstep) {
+                     float* the_min, uint8_t* Laux, float rmin, float rdelta, int nstep,
+                     bool use_mad) {
+  const auto error_term = [use_mad](float diff) { return use_mad ? std::fabs(diff) : diff * diff; };
   float min = x[0];
   float max = x[0];
   float sum_w = weights[0];
@@ -40,7 +44,7 @@ float MakeQkx2Quants(int n, int nmax, const float* x, const float* weights, uint
     const int l = NearestInt(iscale * (x[i] - min));
     L[i] = static_cast<uint8_t>(std::clamp(l, 0, nmax));
     const float diff = scale * static_cast<float>(L[i]) + min - x[i];
-    best_error += weights[i] * (diff * diff);
+    best_error += weights[i] * error_term(diff);
   }
   for (int is = 0; is <= nstep; ++is) {
     iscale = (rmin + rdelta * static_cast<float>(is) + static_cast<float>(nmax)) / (max - min);
@@ -65,7 +69,7 @@ float MakeQkx2Quants(int n, int nmax, const float* x, const float* weights, uint
       float cur_error = 0;
       for (int i = 0; i < n; ++i) {
         const float diff = this_scale * static_cast<float>(Laux[i]) + this_min - x[i];
-        cur_error += weights[i] * (diff * diff);
+        cur_error += weights[i] * error_term(diff);
       }
       if (cur_error < best_error) {
         std::copy(Laux, Laux + n, L);
@@ -118,6 +122,66 @@ float MakeQxQuants(int n, int nmax, const float* x, int8_t* L) {
   return scale;
 }
 
+// ggml's make_q3_quants with do_rmse: fits x[n] ≈ scale * l with l in -nmax..nmax-1. Starts
+// from the inverse scale -nmax/max (max = the signed value of largest magnitude), then up to 5
+// passes move single codes to the value that raises (Σw·x·l)² / Σw·l² (weights x²), keeping a
+// move only if it does. Returns Σw·x·l / Σw·l² and writes L[n] biased by nmax; an all-zero group
+// (|x| < GROUP_MAX_EPS) gives scale 0 and L = 0 (not nmax).
+float MakeQ3Quants(int n, int nmax, const float* x, int8_t* L) {
+  float max, amax;
+  SignedAbsMax(x, n, &max, &amax);
+  if (amax < kGroupMaxEps) {
+    std::fill(L, L + n, 0);
+    return 0.0f;
+  }
+  const float iscale = static_cast<float>(-nmax) / max;
+  float sumlx = 0, suml2 = 0;
+  for (int i = 0; i < n; ++i) {
+    const int l = std::clamp(NearestInt(iscale * x[i]), -nmax, nmax - 1);
+    L[i] = static_cast<int8_t>(l);
+    const float w = x[i] * x[i];
+    const float fl = static_cast<float>(l);
+    sumlx += w * x[i] * fl;
+    suml2 += w * fl * fl;
+  }
+  for (int pass = 0; pass < 5; ++pass) {
+    int n_changed = 0;
+    for (int i = 0; i < n; ++i) {
+      const float w = x[i] * x[i];
+      const float old_l = static_cast<float>(L[i]);
+      float slx = sumlx - w * x[i] * old_l;
+      if (!(slx > 0)) continue;
+      float sl2 = suml2 - w * old_l * old_l;
+      const int new_l = std::clamp(NearestInt(x[i] * sl2 / slx), -nmax, nmax - 1);
+      if (new_l == L[i]) continue;
+      const float fl = static_cast<float>(new_l);
+      slx += w * x[i] * fl;
+      sl2 += w * fl * fl;
+      if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
+        L[i] = static_cast<int8_t>(new_l);
+        sumlx = slx;
+        suml2 = sl2;
+        ++n_changed;
+      }
+    }
+    if (n_changed == 0) break;
+  }
+  for (int i = 0; i < n; ++i) L[i] = static_cast<int8_t>(L[i] + nmax);
+  return sumlx / suml2;
+}
+
+// Q2_K/Q3_K: packs 2-bit codes L[256] (0..3): qs[32h + l] holds elements 128h + l + 32j at bits
+// 2j..2j+1, j = 0..3.
+void PackTwoBitCodes(const uint8_t* L, uint8_t qs[kQK_K / 4]) {
+  for (int h = 0; h < 2; ++h) {
+    const uint8_t* q = L + 128 * h;
+    for (int l = 0; l < 32; ++l) {
+      qs[32 * h + l] =
+          static_cast<uint8_t>(q[l] | (q[l + 32] << 2) | (q[l + 64] << 4) | (q[l + 96] << 6));
+    }
+  }
+}
+
 // Q4_K/Q5_K: packs 6-bit scale `sc` and min `m` of sub-block j (inverse of UnpackScaleMinK4).
 // Call for j = 0..7 in order: j < 4 assigns bytes 0..7, j >= 4 ORs its high bits into them.
 void PackScaleMinK4(int j, uint8_t sc, uint8_t m, uint8_t* s) {
@@ -145,7 +209,7 @@ void QuantizeSuperBlockK(const float* x, int nmax, float rmin, int nstep, uint16
     const float av_x = std::sqrt(sum_x2 / 32);
     for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(xs[l]);
     scales[j] =
-        MakeQkx2Quants(32, nmax, xs, weights, L + 32 * j, &mins[j], laux, rmin, 0.1f, nstep);
+        MakeQkx2Quants(32, nmax, xs, weights, L + 32 * j, &mins[j], laux, rmin, 0.1f, nstep, false);
     if (scales[j] > max_scale) max_scale = scales[j];
     if (mins[j] > max_min) max_min = mins[j];
   }
@@ -175,6 +239,103 @@ void QuantizeSuperBlockK(const float* x, int nmax, float rmin, int nstep, uint16
 }
 
 }  // namespace
+
+void Q2_K::Encode(const float* x, Block* y) {
+  constexpr float kScaleLevels = 15.f;  // 4-bit sub-scales and sub-mins
+  uint8_t L[kQK_K], laux[16];
+  float weights[16], scales[16], mins[16];
+  float max_scale = 0, max_min = 0;
+  for (int k = 0; k < 16; ++k) {
+    const float* xs = x + 16 * k;
+    for (int l = 0; l < 16; ++l) weights[l] = std::fabs(xs[l]);
+    scales[k] =
+        MakeQkx2Quants(16, 3, xs, weights, L + 16 * k, &mins[k], laux, -0.5f, 0.1f, 15, true);
+    if (scales[k] > max_scale) max_scale = scales[k];
+    if (mins[k] > max_min) max_min = mins[k];
+  }
+  // ggml stores nearest_int's int into the byte (modulo 256) and ORs the min in above it.
+  if (max_scale > 0) {
+    const float iscale = kScaleLevels / max_scale;
+    for (int k = 0; k < 16; ++k)
+      y->scales[k] = static_cast<uint8_t>(NearestInt(iscale * scales[k]));
+    y->d = Fp32ToFp16(max_scale / kScaleLevels);
+  } else {
+    std::memset(y->scales, 0, sizeof y->scales);
+    y->d = Fp32ToFp16(0.0f);
+  }
+  if (max_min > 0) {
+    const float iscale = kScaleLevels / max_min;
+    for (int k = 0; k < 16; ++k) {
+      y->scales[k] |=
+          static_cast<uint8_t>(static_cast<unsigned>(NearestInt(iscale * mins[k])) << 4);
+    }
+    y->dmin = Fp32ToFp16(max_min / kScaleLevels);
+  } else {
+    y->dmin = Fp32ToFp16(0.0f);
+  }
+  // Re-quantize with the decoded fp16 scales and mins.
+  for (int k = 0; k < 16; ++k) {
+    const float d = Fp16ToFp32(y->d) * static_cast<float>(y->scales[k] & 0xF);
+    if (d == 0) continue;
+    const float dm = Fp16ToFp32(y->dmin) * static_cast<float>(y->scales[k] >> 4);
+    for (int l = 0; l < 16; ++l) {
+      L[16 * k + l] = static_cast<uint8_t>(std::clamp(NearestInt((x[16 * k + l] + dm) / d), 0, 3));
+    }
+  }
+  PackTwoBitCodes(L, y->qs);
+}
+
+void Q3_K::Encode(const float* x, Block* y) {
+  int8_t L[kQK_K];
+  float scales[16];
+  float max_scale = 0, max_abs_scale = 0;
+  for (int k = 0; k < 16; ++k) {
+    scales[k] = MakeQ3Quants(16, 4, x + 16 * k, L + 16 * k);
+    const float abs_scale = std::fabs(scales[k]);
+    if (abs_scale > max_abs_scale) {
+      max_abs_scale = abs_scale;
+      max_scale = scales[k];
+    }
+  }
+  std::memset(y->scales, 0, sizeof y->scales);
+  if (max_scale != 0) {
+    const float iscale = -32.f / max_scale;
+    for (int k = 0; k < 16; ++k) {
+      const int l = std::clamp(NearestInt(iscale * scales[k]), -32, 31) + 32;
+      if (k < 8) {
+        y->scales[k] = static_cast<uint8_t>(l & 0xF);
+      } else {
+        y->scales[k - 8] |= static_cast<uint8_t>((l & 0xF) << 4);
+      }
+      y->scales[8 + k % 4] |= static_cast<uint8_t>((l >> 4) << (2 * (k / 4)));
+    }
+    y->d = Fp32ToFp16(1 / iscale);
+  } else {
+    y->d = Fp32ToFp16(0.0f);
+  }
+  // Re-quantize with the decoded scales; a sub-block whose scale decodes to 0 keeps its codes.
+  int8_t sc[16];
+  UnpackScalesQ3K(y->scales, sc);
+  for (int k = 0; k < 16; ++k) {
+    const float d = Fp16ToFp32(y->d) * static_cast<float>(sc[k]);
+    if (d == 0) continue;
+    for (int l = 0; l < 16; ++l) {
+      L[16 * k + l] = static_cast<int8_t>(std::clamp(NearestInt(x[16 * k + l] / d), -4, 3) + 4);
+    }
+  }
+  // Codes 0..7: the high bit goes to hmask (bit e/32 of hmask[e % 32]), the low two to qs.
+  uint8_t low[kQK_K];
+  std::memset(y->hmask, 0, sizeof y->hmask);
+  for (int e = 0; e < kQK_K; ++e) {
+    int q = L[e];
+    if (q > 3) {
+      y->hmask[e % 32] |= static_cast<uint8_t>(1 << (e / 32));
+      q -= 4;
+    }
+    low[e] = static_cast<uint8_t>(q);
+  }
+  PackTwoBitCodes(low, y->qs);
+}
 
 void Q4_K::Encode(const float* x, Block* y) {
   uint8_t L[kQK_K];
@@ -260,6 +421,8 @@ void Q8_K::Encode(const float* x, Block* y) {
   y->d = 1 / iscale;
 }
 
+template void EncodeBlocks<Q2_K>(const float*, void*, int64_t);
+template void EncodeBlocks<Q3_K>(const float*, void*, int64_t);
 template void EncodeBlocks<Q4_K>(const float*, void*, int64_t);
 template void EncodeBlocks<Q5_K>(const float*, void*, int64_t);
 template void EncodeBlocks<Q6_K>(const float*, void*, int64_t);

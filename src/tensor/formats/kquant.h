@@ -155,6 +155,7 @@ struct Q2_K {
       y[e] = dl * static_cast<float>(q) - ml;
     }
   }
+  static void Encode(const float* x, Block* y);
 };
 
 struct Q3_K {
@@ -189,6 +190,7 @@ struct Q3_K {
       y[e] = dl * static_cast<float>(Weight(b, e));
     }
   }
+  static void Encode(const float* x, Block* y);
 };
 
 struct Q4_K {
@@ -281,6 +283,8 @@ struct Q8_K {
 };
 
 // The encoders' row loops are instantiated in kquant.cpp, beside the encoders they inline.
+extern template void EncodeBlocks<Q2_K>(const float*, void*, int64_t);
+extern template void EncodeBlocks<Q3_K>(const float*, void*, int64_t);
 extern template void EncodeBlocks<Q4_K>(const float*, void*, int64_t);
 extern template void EncodeBlocks<Q5_K>(const float*, void*, int64_t);
 extern template void EncodeBlocks<Q6_K>(const float*, void*, int64_t);
