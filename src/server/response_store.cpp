@@ -16,7 +16,7 @@ ResponseStore::ResponseStore(size_t max_count, size_t max_bytes)
 }
 
 size_t ResponseStore::EntryBytes(const std::string& id, const StoredResponse& entry) {
-  return id.size() + entry.response.size() + entry.conversation.size();
+  return id.size() + entry.response.size() + entry.conversation.size() + entry.owner.size();
 }
 
 void ResponseStore::EraseLocked(Order::iterator it) {
@@ -39,18 +39,19 @@ bool ResponseStore::Put(const std::string& id, StoredResponse entry) {
   return true;
 }
 
-std::shared_ptr<const StoredResponse> ResponseStore::Get(const std::string& id) {
+std::shared_ptr<const StoredResponse> ResponseStore::Get(const std::string& id,
+                                                         const std::string& owner) {
   std::lock_guard<std::mutex> lock(mu_);
   const auto found = by_id_.find(id);
-  if (found == by_id_.end()) return nullptr;
+  if (found == by_id_.end() || found->second->entry->owner != owner) return nullptr;
   order_.splice(order_.begin(), order_, found->second);
   return found->second->entry;
 }
 
-bool ResponseStore::Remove(const std::string& id) {
+bool ResponseStore::Remove(const std::string& id, const std::string& owner) {
   std::lock_guard<std::mutex> lock(mu_);
   const auto found = by_id_.find(id);
-  if (found == by_id_.end()) return false;
+  if (found == by_id_.end() || found->second->entry->owner != owner) return false;
   EraseLocked(found->second);
   return true;
 }

@@ -4,7 +4,9 @@
 // storing past either evicts the least recently used entries first, and a lookup makes an entry
 // the most recently used. Entries are kept as serialized JSON, so their bytes are what they take
 // (not an estimate of a parsed tree). Nothing survives a restart. Thread-safe: every generating
-// request may store and look up at once.
+// request may store and look up at once. Each entry belongs to the API key that stored it (its
+// owner, "" when none was presented): another key finds nothing under its id, as suffix drafting
+// keeps each key's text apart.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +23,7 @@ struct StoredResponse {
   std::string response;      // the response object as returned (GET /v1/responses/{id})
   std::string conversation;  // the input items of the whole chain, then this response's output
                              // items: what a request naming it as previous_response_id continues
+  std::string owner;         // the API key that stored it ("" when none was presented)
 };
 
 class ResponseStore {
@@ -35,18 +38,19 @@ class ResponseStore {
   // max_bytes() on its own is not kept and nothing else changes: returns false.
   bool Put(const std::string& id, StoredResponse entry);
 
-  // The entry, made the most recently used; null when unknown (never stored, evicted, deleted).
-  std::shared_ptr<const StoredResponse> Get(const std::string& id);
+  // The entry, made the most recently used; null when unknown (never stored, evicted, deleted)
+  // or owned by another key than `owner`.
+  std::shared_ptr<const StoredResponse> Get(const std::string& id, const std::string& owner);
 
-  // Drops the entry; false when unknown.
-  bool Remove(const std::string& id);
+  // Drops the entry; false when unknown or owned by another key than `owner`.
+  bool Remove(const std::string& id, const std::string& owner);
 
   size_t size() const;   // entries held
   size_t bytes() const;  // their EntryBytes, summed
   size_t max_count() const { return max_count_; }
   size_t max_bytes() const { return max_bytes_; }
 
-  // What an entry counts against max_bytes: its id and both serialized JSON texts.
+  // What an entry counts against max_bytes: its id, both serialized JSON texts and its owner.
   static size_t EntryBytes(const std::string& id, const StoredResponse& entry);
 
  private:

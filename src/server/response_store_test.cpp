@@ -17,7 +17,7 @@ namespace {
 // An entry whose EntryBytes under an id of `id_size` characters is exactly `bytes`.
 StoredResponse EntryOf(size_t bytes, size_t id_size = 2) {
   const size_t body = bytes - id_size;
-  return {std::string(body / 2, 'r'), std::string(body - body / 2, 'c')};
+  return {std::string(body / 2, 'r'), std::string(body - body / 2, 'c'), ""};
 }
 
 // "tT_I" (built by appends: GCC 12 warns, wrongly, on chains of std::string operator+).
@@ -31,9 +31,9 @@ std::string ThreadId(int t, int i) {
 
 TEST(ResponseStoreTest, GetReturnsWhatWasPut) {
   ResponseStore store(4, 1000);
-  EXPECT_EQ(store.Get("r1"), nullptr);
-  ASSERT_TRUE(store.Put("r1", {"{\"id\":\"r1\"}", "[1]"}));
-  const auto got = store.Get("r1");
+  EXPECT_EQ(store.Get("r1", ""), nullptr);
+  ASSERT_TRUE(store.Put("r1", {"{\"id\":\"r1\"}", "[1]", ""}));
+  const auto got = store.Get("r1", "");
   ASSERT_NE(got, nullptr);
   EXPECT_EQ(got->response, "{\"id\":\"r1\"}");
   EXPECT_EQ(got->conversation, "[1]");
@@ -45,19 +45,19 @@ TEST(ResponseStoreTest, GetReturnsWhatWasPut) {
 TEST(ResponseStoreTest, CountLimitEvictsTheLeastRecentlyUsed) {
   ResponseStore store(3, 1000);
   for (const char* id : {"a1", "b1", "c1"}) ASSERT_TRUE(store.Put(id, EntryOf(10)));
-  ASSERT_NE(store.Get("a1"), nullptr);  // a1 is now the most recent: b1 is the oldest
+  ASSERT_NE(store.Get("a1", ""), nullptr);  // a1 is now the most recent: b1 is the oldest
   ASSERT_TRUE(store.Put("d1", EntryOf(10)));
   EXPECT_EQ(store.size(), 3u);
-  EXPECT_EQ(store.Get("b1"), nullptr);
-  EXPECT_NE(store.Get("a1"), nullptr);
-  EXPECT_NE(store.Get("c1"), nullptr);
-  EXPECT_NE(store.Get("d1"), nullptr);
+  EXPECT_EQ(store.Get("b1", ""), nullptr);
+  EXPECT_NE(store.Get("a1", ""), nullptr);
+  EXPECT_NE(store.Get("c1", ""), nullptr);
+  EXPECT_NE(store.Get("d1", ""), nullptr);
   // Order now (newest first): d1 c1 a1; two more push out a1 then c1.
   ASSERT_TRUE(store.Put("e1", EntryOf(10)));
-  EXPECT_EQ(store.Get("a1"), nullptr);
+  EXPECT_EQ(store.Get("a1", ""), nullptr);
   ASSERT_TRUE(store.Put("f1", EntryOf(10)));
-  EXPECT_EQ(store.Get("c1"), nullptr);
-  EXPECT_NE(store.Get("d1"), nullptr);
+  EXPECT_EQ(store.Get("c1", ""), nullptr);
+  EXPECT_NE(store.Get("d1", ""), nullptr);
 }
 
 TEST(ResponseStoreTest, ByteLimitEvictsAsManyAsNeeded) {
@@ -72,22 +72,22 @@ TEST(ResponseStoreTest, ByteLimitEvictsAsManyAsNeeded) {
   ASSERT_TRUE(store.Put("e1", EntryOf(65)));  // 165 bytes: a1, b1 and c1 must go (d1 + e1 = 75)
   EXPECT_EQ(store.size(), 2u);
   EXPECT_EQ(store.bytes(), 75u);
-  EXPECT_EQ(store.Get("a1"), nullptr);
-  EXPECT_EQ(store.Get("b1"), nullptr);
-  EXPECT_EQ(store.Get("c1"), nullptr);
-  EXPECT_NE(store.Get("d1"), nullptr);
-  EXPECT_NE(store.Get("e1"), nullptr);
+  EXPECT_EQ(store.Get("a1", ""), nullptr);
+  EXPECT_EQ(store.Get("b1", ""), nullptr);
+  EXPECT_EQ(store.Get("c1", ""), nullptr);
+  EXPECT_NE(store.Get("d1", ""), nullptr);
+  EXPECT_NE(store.Get("e1", ""), nullptr);
 }
 
 TEST(ResponseStoreTest, AnEntryLargerThanTheByteLimitIsRefusedAndEvictsNothing) {
   ResponseStore store(10, 100);
   ASSERT_TRUE(store.Put("a1", EntryOf(60)));
   EXPECT_FALSE(store.Put("b1", EntryOf(101)));
-  EXPECT_EQ(store.Get("b1"), nullptr);
-  EXPECT_NE(store.Get("a1"), nullptr);
+  EXPECT_EQ(store.Get("b1", ""), nullptr);
+  EXPECT_NE(store.Get("a1", ""), nullptr);
   EXPECT_EQ(store.bytes(), 60u);
   EXPECT_TRUE(store.Put("b1", EntryOf(100)));  // the limit itself fits, alone
-  EXPECT_EQ(store.Get("a1"), nullptr);
+  EXPECT_EQ(store.Get("a1", ""), nullptr);
   EXPECT_EQ(store.size(), 1u);
 }
 
@@ -95,31 +95,43 @@ TEST(ResponseStoreTest, PutReplacesAnEntryWithTheSameId) {
   ResponseStore store(2, 1000);
   ASSERT_TRUE(store.Put("a1", EntryOf(40)));
   ASSERT_TRUE(store.Put("b1", EntryOf(10)));
-  ASSERT_TRUE(store.Put("a1", {"new", "x"}));
+  ASSERT_TRUE(store.Put("a1", {"new", "x", ""}));
   EXPECT_EQ(store.size(), 2u);
   EXPECT_EQ(store.bytes(), 10u + 2u + 4u);
-  EXPECT_EQ(store.Get("a1")->response, "new");
-  EXPECT_NE(store.Get("b1"), nullptr);
+  EXPECT_EQ(store.Get("a1", "")->response, "new");
+  EXPECT_NE(store.Get("b1", ""), nullptr);
 }
 
 TEST(ResponseStoreTest, RemoveDropsOneEntryAndItsBytes) {
   ResponseStore store(4, 1000);
   ASSERT_TRUE(store.Put("a1", EntryOf(20)));
   ASSERT_TRUE(store.Put("b1", EntryOf(30)));
-  EXPECT_TRUE(store.Remove("a1"));
-  EXPECT_FALSE(store.Remove("a1"));
-  EXPECT_FALSE(store.Remove("zz"));
-  EXPECT_EQ(store.Get("a1"), nullptr);
+  EXPECT_TRUE(store.Remove("a1", ""));
+  EXPECT_FALSE(store.Remove("a1", ""));
+  EXPECT_FALSE(store.Remove("zz", ""));
+  EXPECT_EQ(store.Get("a1", ""), nullptr);
   EXPECT_EQ(store.size(), 1u);
   EXPECT_EQ(store.bytes(), 30u);
 }
 
+TEST(ResponseStoreTest, AnEntryIsFoundAndRemovedOnlyByTheKeyThatStoredIt) {
+  ResponseStore store(4, 1000);
+  ASSERT_TRUE(store.Put("a1", {"mine", "conv", "key-a"}));
+  EXPECT_EQ(store.Get("a1", "key-b"), nullptr);
+  EXPECT_EQ(store.Get("a1", ""), nullptr);  // no key is not every key
+  EXPECT_FALSE(store.Remove("a1", "key-b"));
+  ASSERT_NE(store.Get("a1", "key-a"), nullptr);
+  EXPECT_EQ(store.Get("a1", "key-a")->response, "mine");
+  EXPECT_EQ(store.bytes(), 2u + 4u + 4u + 5u);  // the owner counts
+  EXPECT_TRUE(store.Remove("a1", "key-a"));
+}
+
 TEST(ResponseStoreTest, AnEntryReadBeforeEvictionStaysValid) {
   ResponseStore store(1, 1000);
-  ASSERT_TRUE(store.Put("a1", {"first", ""}));
-  const auto held = store.Get("a1");
+  ASSERT_TRUE(store.Put("a1", {"first", "", ""}));
+  const auto held = store.Get("a1", "");
   ASSERT_TRUE(store.Put("b1", EntryOf(10)));
-  EXPECT_EQ(store.Get("a1"), nullptr);
+  EXPECT_EQ(store.Get("a1", ""), nullptr);
   EXPECT_EQ(held->response, "first");
 }
 
@@ -142,9 +154,9 @@ TEST(ResponseStoreTest, ConcurrentUseKeepsTheLimitsAndTheByteCount) {
         const std::string id = ThreadId(t, i);
         std::string body(static_cast<size_t>(i % 50), 'x');
         body += id;
-        store.Put(id, {body, id});
-        if (auto got = store.Get(id); got != nullptr && got->conversation != id) ++wrong;
-        if (i % 2 == 0) store.Remove(ThreadId((t + 1) % kThreads, i - 1));
+        store.Put(id, {body, id, ""});
+        if (auto got = store.Get(id, ""); got != nullptr && got->conversation != id) ++wrong;
+        if (i % 2 == 0) store.Remove(ThreadId((t + 1) % kThreads, i - 1), "");
         if (store.size() > 64 || store.bytes() > 64 * 40) ++wrong;
       }
     });
@@ -155,7 +167,7 @@ TEST(ResponseStoreTest, ConcurrentUseKeepsTheLimitsAndTheByteCount) {
   for (int t = 0; t < kThreads; ++t) {
     for (int i = 0; i < kPerThread; ++i) {
       const std::string id = ThreadId(t, i);
-      if (auto got = store.Get(id)) {
+      if (auto got = store.Get(id, "")) {
         sum += ResponseStore::EntryBytes(id, *got);
         ++held;
       }

@@ -23,19 +23,23 @@ namespace {
 // response to be stored is kept once complete, before its last event or its body is sent.
 class ResponsesDialect final : public ApiDialect {
  public:
-  explicit ResponsesDialect(std::shared_ptr<ResponseStore> store)
-      : ApiDialect({.named_events = true, .open_at_once = true}), store_(std::move(store)) {}
+  // `owner`: the API key the request presents; it owns what the request stores and finds only
+  // what it stored.
+  ResponsesDialect(std::shared_ptr<ResponseStore> store, std::string owner)
+      : ApiDialect({.named_events = true, .open_at_once = true}),
+        store_(std::move(store)),
+        owner_(std::move(owner)) {}
 
   void Parse(const Json& body, GenerationRequest& request) override {
     keep_ = ResponsesStoreRequested(body, store_ != nullptr);
     Json history = Json::array();
     if (auto previous = OptionalString(body, "previous_response_id")) {
-      const auto stored = store_->Get(*previous);
+      const auto stored = store_->Get(*previous, owner_);
       if (stored == nullptr) {
         throw HttpError(
             404, "previous_response_id: Previous response with id '" + previous->substr(0, 100) +
-                     "' not found (never stored, deleted, or evicted from the "
-                     "response store, which keeps the " +
+                     "' not found (never stored under this API key, deleted, or "
+                     "evicted from the response store, which keeps the " +
                      std::to_string(store_->max_count()) + " most recently used responses within " +
                      std::to_string(store_->max_bytes()) + " bytes)");
       }
@@ -102,7 +106,7 @@ class ResponsesDialect final : public ApiDialect {
     if (!keep_) return;
     Json conversation = conversation_;
     for (const Json& item : response["output"]) conversation.push_back(item);
-    if (store_->Put(meta_.id, {JsonText(response), JsonText(conversation)})) return;
+    if (store_->Put(meta_.id, {JsonText(response), JsonText(conversation), owner_})) return;
     const std::string warning =
         "store: this response and its conversation are larger than the response store's " +
         std::to_string(store_->max_bytes()) +
@@ -212,7 +216,8 @@ class ResponsesDialect final : public ApiDialect {
   }
 
   const std::shared_ptr<ResponseStore> store_;  // null: the store is off
-  bool keep_ = false;                           // store this response once complete
+  const std::string owner_;
+  bool keep_ = false;  // store this response once complete
   Json conversation_;  // kept: the continued conversation and this request's input items
   Json echo_;
   ResponsesMeta meta_;
@@ -227,7 +232,8 @@ class ResponsesDialect final : public ApiDialect {
 }  // namespace
 
 HttpResponse HandleResponses(const RouteContext& context, const HttpRequest& http) {
-  return ServeGeneration(context, http, std::make_shared<ResponsesDialect>(context.responses));
+  return ServeGeneration(
+      context, http, std::make_shared<ResponsesDialect>(context.responses, PresentedApiKey(http)));
 }
 
 namespace {
@@ -254,15 +260,15 @@ std::string StoredResponseId(const RouteContext& context, const HttpRequest& htt
 
 [[noreturn]] void NotStored(const std::string& id) {
   throw HttpError(404, "Response with id '" + id.substr(0, 100) +
-                           "' not found (never stored, deleted, or evicted from the response "
-                           "store)");
+                           "' not found (never stored under this API key, deleted, or "
+                           "evicted from the response store)");
 }
 
 }  // namespace
 
 HttpResponse HandleGetResponse(const RouteContext& context, const HttpRequest& http) {
   const std::string id = StoredResponseId(context, http);
-  const auto stored = context.responses->Get(id);
+  const auto stored = context.responses->Get(id, PresentedApiKey(http));
   if (stored == nullptr) NotStored(id);
   HttpResponse response;
   response.body = stored->response;
@@ -271,7 +277,7 @@ HttpResponse HandleGetResponse(const RouteContext& context, const HttpRequest& h
 
 HttpResponse HandleDeleteResponse(const RouteContext& context, const HttpRequest& http) {
   const std::string id = StoredResponseId(context, http);
-  if (!context.responses->Remove(id)) NotStored(id);
+  if (!context.responses->Remove(id, PresentedApiKey(http))) NotStored(id);
   return JsonResponse(200, {{"id", id}, {"object", "response.deleted"}, {"deleted", true}});
 }
 

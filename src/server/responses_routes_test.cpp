@@ -180,6 +180,33 @@ TEST_F(ResponsesStoreTest, PreviousResponseIdContinuesTheConversationAsTheChatRo
     {"role": "user", "content": "more"}])"));
 }
 
+// A stored response belongs to the key that stored it: another key (or none) can neither read,
+// continue nor delete it.
+TEST_F(ResponsesStoreTest, AnotherApiKeyFindsNothing) {
+  ReadyWithStore(8, 1 << 20);
+  Script("Hi there");
+  const HttpResponse created =
+      Post("/v1/responses", R"({"input": "hi", "store": true})", {{"x-api-key", "key-a"}});
+  ASSERT_EQ(created.status, 200) << created.body;
+  const std::string id = BodyJson(created)["id"];
+  auto as = [&](const std::string& method, const std::string& key) {
+    HttpRequest r;
+    r.method = method;
+    r.path = "/v1/responses/" + id;
+    if (!key.empty()) r.headers["authorization"] = "Bearer " + key;
+    return app_->Handle(r);
+  };
+  EXPECT_EQ(as("GET", "key-b").status, 404);
+  EXPECT_EQ(as("GET", "").status, 404);
+  EXPECT_EQ(as("DELETE", "key-b").status, 404);
+  const HttpResponse continued =
+      Post("/v1/responses", R"({"input": "more", "previous_response_id": ")" + id + R"("})",
+           {{"x-api-key", "key-b"}});
+  EXPECT_EQ(continued.status, 404) << continued.body;
+  EXPECT_EQ(as("GET", "key-a").status, 200);  // Bearer and x-api-key present the same key
+  EXPECT_EQ(as("DELETE", "key-a").status, 200);
+}
+
 TEST_F(ResponsesStoreTest, GetReturnsTheStoredResponseAndDeleteRemovesIt) {
   ReadyWithStore(8, 1 << 20);
   Script("Hi there");
