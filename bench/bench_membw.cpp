@@ -214,7 +214,7 @@ int Main(int argc, char** argv) {
     v.push_back(
         {"prefetch T0 +1 KiB", read(huge, PrefetchRead512<1024, _MM_HINT_T0>, pool, false)});
     v.push_back(
-        {"prefetch T0 +4 KiB", read(huge, PrefetchRead512<4096, _MM_HINT_T0>, pool, false)});
+        {"prefetch T0 +16 KiB", read(huge, PrefetchRead512<16384, _MM_HINT_T0>, pool, false)});
     v.push_back(
         {"prefetch T1 +8 KiB", read(huge, PrefetchRead512<8192, _MM_HINT_T1>, pool, false)});
     v.push_back({"2 streams per thread", read(huge, StreamsRead512<2>, pool, false)});
@@ -225,7 +225,7 @@ int Main(int argc, char** argv) {
     v.push_back({"4 KiB pages", read(small, StreamsRead512<1>, pool, false)});
   } else if (f.HasAvx2Tier()) {
     v.push_back({"prefetch T0 +1 KiB", read(huge, PrefetchRead256<1024>, pool, false)});
-    v.push_back({"prefetch T0 +4 KiB", read(huge, PrefetchRead256<4096>, pool, false)});
+    v.push_back({"prefetch T0 +16 KiB", read(huge, PrefetchRead256<16384>, pool, false)});
     v.push_back({"1 MiB chunks round-robin", read(huge, PrefetchRead256<0>, pool, true)});
     v.push_back({"4 KiB pages", read(small, PrefetchRead256<0>, pool, false)});
   }

@@ -44,16 +44,26 @@ void ParseStructuredOutputs(const Json& body, GenerationRequest& request) {
   const Json* so = FindField(body, "structured_outputs");
   if (so == nullptr) return;
   ExpectType(*so, "object", "structured_outputs");
-  // Members that would change the output and that tandem does not implement are refused, never
-  // ignored (vLLM's other constraint kinds and backend options).
-  for (const auto& [key, value] : so->items()) {
-    if (key == "json" || key == "json_object" || key == "disable_any_whitespace") continue;
-    if (value.is_null() || (value.is_boolean() && !value.get<bool>())) continue;
-    Fail(ErrorKind::kInvalidArgument,
-         "structured_outputs." + key +
-             ": not supported by tandem (supported: json, json_object, disable_any_whitespace; "
-             "GBNF grammars go in `grammar`)");
-  }
+  // vLLM's other constraint kinds and options: accepted only unset (null or false); a misspelt
+  // or unknown member is refused like any other.
+  static constexpr std::string_view kRead[] = {"json", "json_object", "disable_any_whitespace"};
+  static constexpr std::string_view kWhy =
+      "not supported by tandem (supported: json, json_object, disable_any_whitespace; GBNF "
+      "grammars go in `grammar`)";
+  constexpr auto unset = [](const Json& v) {
+    return v.is_null() || (v.is_boolean() && !v.get<bool>());
+  };
+  static constexpr NoOpField kUnset[] = {
+      {"regex", unset, kWhy},
+      {"choice", unset, kWhy},
+      {"grammar", unset, kWhy},
+      {"structural_tag", unset, kWhy},
+      {"whitespace_pattern", unset, kWhy},
+      {"backend", unset, kWhy},
+      {"disable_fallback", unset, kWhy},
+      {"disable_additional_properties", unset, kWhy},
+  };
+  CheckFields(*so, {kRead}, {kUnset}, "structured_outputs");
   if (auto v = OptionalBool(*so, "disable_any_whitespace", "structured_outputs")) {
     request.json_one_line = *v;
   }

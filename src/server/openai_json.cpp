@@ -37,7 +37,7 @@ constexpr NoOpField kCommonNoOps[] = {
 };
 
 // The chat endpoint's: what OpenAI's SDKs and clients send that changes nothing on a server
-// which stores nothing and has one service tier.
+// which stores no chat completions and has one service tier.
 constexpr NoOpField kChatNoOps[] = {
     {"store", [](const Json& v) { return v == false; },
      "tandem stores no completions; send store: false or leave it out"},

@@ -175,6 +175,11 @@ TEST(OpenAiJson, StructuredOutputsAndOneLineJson) {
   EXPECT_NE(ChatError("{" + msgs + R"(, "structured_outputs": {"choice": ["a", "b"]}})")
                 .find("structured_outputs.choice: not supported"),
             std::string::npos);
+  // Unset, vLLM's other kinds change nothing; a misspelt member is unknown even when false.
+  ParseChat("{" + msgs + R"(, "structured_outputs": {"json_object": true, "regex": null}})");
+  EXPECT_NE(ChatError("{" + msgs + R"(, "structured_outputs": {"json_objekt": false}})")
+                .find("structured_outputs.json_objekt: unknown field"),
+            std::string::npos);
   EXPECT_NE(ChatError("{" + msgs + format + R"(, "structured_outputs": {"json": {}}})")
                 .find("both constrain"),
             std::string::npos);

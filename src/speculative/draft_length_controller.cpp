@@ -220,15 +220,18 @@ double DraftLengthController::EstimatedRoundMs(int n) const {
   return n * DraftStepMs() + MonotoneVerifyMs(n + 1);
 }
 
-int DraftLengthController::Choose(int cap) {
-  if (std::min(cap, draft_max_) <= 0) return 0;
-  if (!adaptive_) return std::min(cap, draft_max_);
-  // Verify costs past the longest measured row count are extrapolated: climb to at most twice
-  // the longest length measured, so a guess is checked before it is relied on.
+int DraftLengthController::LongestMeasured() const {
   int longest = 0;
   for (int rows = 2; rows < static_cast<int>(verify_ms_.size()); ++rows) {
     if (verify_ms_[rows].count > 0) longest = rows - 1;
   }
+  return longest;
+}
+
+int DraftLengthController::SearchLimit(int cap) const {
+  // Verify costs past the longest measured row count are extrapolated: climb to at most twice
+  // the longest length measured, so a guess is checked before it is relied on.
+  const int longest = LongestMeasured();
   // Free drafts may climb to the positions whose acceptance has been observed (a followed
   // lookup proposal's kFollowMax tokens): where a multi-row verify costs a fixed step, only
   // long drafts pay, and doubling from a length that does not pay never got there.
@@ -236,25 +239,35 @@ int DraftLengthController::Choose(int cap) {
   if (free_drafts_) {
     while (observed < draft_max_ && tried_[observed] >= 1.0) ++observed;
   }
-  const int limit = std::min({cap, draft_max_, std::max(observed, longest == 0 ? 1 : 2 * longest)});
+  return std::min({cap, draft_max_, std::max(observed, longest == 0 ? 1 : 2 * longest)});
+}
+
+DraftLengthController::Estimate DraftLengthController::BestByEstimates(int cap) const {
+  const int limit = SearchLimit(cap);
+  // Drafting must beat plain decoding by a margin: gains inside the timing noise are not gains.
+  Estimate best{0, (1.0 + kMinGain) * ExpectedTokens(0) / EstimatedRoundMs(0)};
+  for (int n = 1; n <= limit; ++n) {
+    const double rate = ExpectedTokens(n) / EstimatedRoundMs(n);
+    if (rate > best.rate) best = {n, rate};
+  }
+  return best;
+}
+
+int DraftLengthController::Choose(int cap) {
+  if (std::min(cap, draft_max_) <= 0) return 0;
+  if (!adaptive_) return std::min(cap, draft_max_);
   ++round_;
   CostsChanged();  // which times are fresh
   // The plain step is the yardstick: once a draft has been verified, measure it before
   // relying on a guess of it (it only gets measured by plain steps).
-  if (!static_costs_ && verify_ms_[1].count == 0 && longest > 0) {
+  if (!static_costs_ && verify_ms_[1].count == 0 && LongestMeasured() > 0) {
     ++remeasures_;
     return 0;
   }
-  // Drafting must beat plain decoding by a margin: gains inside the timing noise are not gains.
-  int best = 0;
-  double best_rate = (1.0 + kMinGain) * ExpectedTokens(0) / EstimatedRoundMs(0);
-  for (int n = 1; n <= limit; ++n) {
-    const double rate = ExpectedTokens(n) / EstimatedRoundMs(n);
-    if (rate > best_rate) {
-      best_rate = rate;
-      best = n;
-    }
-  }
+  const Estimate estimate = BestByEstimates(cap);
+  const int best = estimate.n;
+  const double best_rate = estimate.rate;
+  const int limit = SearchLimit(cap);
   if (best == 0) {
     // Speculation does not pay by the current estimates. Probe with one draft now and then so
     // the estimates can recover when the text becomes predictable, but only out of the budget

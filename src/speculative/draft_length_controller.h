@@ -34,8 +34,17 @@ class DraftLengthController {
   // adaptive = false: always draft `draft_max` (capped per round).
   DraftLengthController(int draft_max, bool adaptive);
 
-  // The draft length for the next round, in [0, cap].
+  // The draft length for the next round, in [0, cap]: the best by the estimates, or a probe, a
+  // plain step to re-time it, or one more than the best to explore. Counts a round.
   int Choose(int cap);
+
+  // The length Choose's estimates favour (0: plain decoding) and its tokens per millisecond,
+  // changing nothing: for comparing controllers before one of them Chooses.
+  struct Estimate {
+    int n = 0;
+    double rate = 0;
+  };
+  Estimate BestByEstimates(int cap) const;
 
   // Decide from acceptance and a fixed cost model instead of measured times: a draft step costs
   // `draft_step_cost` target single-row forwards and each extra verified row kStaticRowCost of
@@ -104,6 +113,9 @@ class DraftLengthController {
   double MonotoneVerifyMs(int rows) const;  // max of VerifyMs(1..rows)
   void BuildCurve() const;                  // fills verify_curve_ and monotone_curve_
   void CostsChanged() { verify_curve_.clear(); }
+  // The longest draft whose verification was measured (0: none), and how far Choose may look.
+  int LongestMeasured() const;
+  int SearchLimit(int cap) const;
   double ProbeExcessMs() const;  // what a failing one-token probe costs over plain
 
   int draft_max_;

@@ -3,14 +3,6 @@
 #include <algorithm>
 
 namespace tandem {
-namespace {
-
-// Tokens per ms; a round whose time is not estimated yet counts by its tokens alone.
-double Rate(double tokens, double ms) {
-  return ms > 0 ? tokens / ms : tokens * 1e12;
-}
-
-}  // namespace
 
 DraftPlanner::DraftPlanner(const SpecOptions& spec, int limit, bool model, PastTextSource past)
     : model_on_(model), adaptive_(spec.adaptive), past_(std::move(past)) {
@@ -105,24 +97,24 @@ int DraftPlanner::Choose(std::span<const int32_t> history, int cap) {
     plan_lookup_ = static_cast<int>(sources_[plan_source_].proposal.size());
     return model_on_ ? std::min(cap, model_max_) : plan_lookup_;
   }
-  // Each proposing source's controller picks its length; the higher estimated rate drafts.
+  // The proposing source whose controller's estimates promise the higher rate drafts (ties:
+  // lookup); only its controller then chooses, so the other's probes, re-timings and rounds
+  // are not spent on a round it does not draft.
   bool any = false;
-  int n = 0;
   double best_rate = 0;
   for (int i = 0; i < kSources; ++i) {
-    FreeSource& s = sources_[i];
+    const FreeSource& s = sources_[i];
     if (s.proposal.empty()) continue;
-    const int len = s.ctrl.Choose(static_cast<int>(s.proposal.size()));
-    const double rate = Rate(s.ctrl.ExpectedTokens(len), s.ctrl.EstimatedRoundMs(len));
+    const double rate = s.ctrl.BestByEstimates(static_cast<int>(s.proposal.size())).rate;
     if (!any || rate > best_rate) {
       any = true;
       best_rate = rate;
-      n = len;
       plan_source_ = static_cast<Source>(i);
     }
   }
   if (!any) return model_on_ ? model_.Choose(cap) : 0;
-  const FreeSource& chosen = sources_[plan_source_];
+  FreeSource& chosen = sources_[plan_source_];
+  const int n = chosen.ctrl.Choose(static_cast<int>(chosen.proposal.size()));
   const int t = model_on_ && n > 0 ? ChooseTail(chosen, n, std::min(cap - n, model_max_)) : 0;
   if (model_on_) {
     const int alone = model_.Choose(std::min(cap, model_max_));

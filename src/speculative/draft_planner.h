@@ -45,10 +45,10 @@ struct PastTextSource {
 
 class DraftPlanner {
  public:
-  // Longest lookup proposal of an adaptive round (--draft-max caps the model's part): the most
-  // tokens a round drafts from one source.
+  // Longest free proposal (prompt lookup or suffix) of an adaptive round (--draft-max caps the
+  // model's part): the most tokens a round drafts from one source.
   static constexpr int kLookupMax = kMaxDraftTokens;
-  // An unused lookup proposal is followed for at most this many tokens (CheckUnusedProposal).
+  // An unused free proposal is followed for at most this many tokens (CheckUnusedProposal).
   static constexpr size_t kFollowMax = 8;
 
   // The free sources, in the order a tie between them is settled.
