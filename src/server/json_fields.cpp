@@ -139,7 +139,10 @@ void ExpectType(const Json& value, std::string_view type, std::string_view name)
 
 void CheckFields(const Json& object, std::initializer_list<FieldNames> read,
                  std::initializer_list<std::span<const NoOpField>> no_ops, std::string_view where) {
-  for (const auto& [key, value] : object.items()) {
+  for (const auto& item : object.items()) {
+    // Not a structured binding: clang (the sanitized build) refuses one captured by a lambda.
+    const std::string& key = item.key();
+    const Json& value = item.value();
     const bool known = std::any_of(read.begin(), read.end(), [&](FieldNames names) {
       return std::find(names.begin(), names.end(), key) != names.end();
     });

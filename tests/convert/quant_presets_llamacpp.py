@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
-"""llama.cpp as the oracle of `tandem quantize`'s presets without an importance matrix (Q2_K,
-Q3_K_S, Q3_K_M, Q3_K_L, Q5_K_S, IQ4_NL, IQ4_XS): each preset quantizes two f32 files, the random
-tiny model `tandem mkmodel` writes and the bundled trained target (`tandem convert` of
-models/hf/target); on every file llama.cpp's llama-completion must load it, and its greedy
-continuation of a prompt must equal tandem's own on the same file by the rule of the llama.cpp
-parity suites (tests/node/peer_compare.mjs): equal tokens up to the first step where the
-engines pick differently, which must be a near-tie, llama.cpp's token within 2 * TOL of
-tandem's in tandem's own log-probs (tandem serve's /completion with n_probs; TOL below).
-llama.cpp's tokens are read from its text (--special, so control tokens show). The trained
-file's mix must hold the preset's own type (the tiny model's 128-wide rows fall back for most).
+"""llama.cpp as the oracle of `tandem quantize`'s K-quant and IQ4 presets, which need no importance
+matrix (Q2_K, Q3_K_S, Q3_K_M, Q3_K_L, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M, Q6_K, IQ4_NL, IQ4_XS): each
+preset quantizes two f32 files, the random tiny model `tandem mkmodel` writes and the bundled
+trained target (`tandem convert` of models/hf/target); on every file llama.cpp's llama-completion
+must load it, and its greedy continuation of a prompt must equal tandem's own on the same file by
+the rule of the llama.cpp parity suites (tests/node/peer_compare.mjs): equal tokens up to the first
+step where the engines pick differently, which must be a near-tie, llama.cpp's token within 2 * TOL
+of tandem's in tandem's own log-probs (tandem serve's /completion with n_probs; TOL below).
+llama.cpp's tokens are read from its text (--special, so control tokens show). The trained file's
+mix must hold the preset's own type (the tiny model's 128-wide rows fall back for most).
 
-The peer build is ../shared/peer beside the repository, or the folder named by TANDEM_PEER_BIN;
-run only through its bin/run. Without it the test says so and exits 77 (ctest: skipped).
+The peer build is ../shared/peer beside the repository, or the folder named by TANDEM_PEER_BIN; run
+only through its bin/run. Without it the test says so and exits 77 (ctest: skipped).
 Usage: quant_presets_llamacpp.py TANDEM_BINARY REPO_ROOT WORK_DIR"""
 import json
 import os
@@ -34,7 +34,8 @@ TOL = 0.05
 PROMPT = 'import os\n\n\ndef read_lines(path):\n    """Return the lines of the file at path."""\n'
 # Each preset and the type its mix is named after (docs/formats.md § Quantization presets).
 PRESETS = {"Q2_K": "q2_K", "Q3_K_S": "q3_K", "Q3_K_M": "q3_K", "Q3_K_L": "q3_K",
-           "Q5_K_S": "q5_K", "IQ4_NL": "iq4_nl", "IQ4_XS": "iq4_xs"}
+           "Q4_K_S": "q4_K", "Q4_K_M": "q4_K", "Q5_K_S": "q5_K", "Q5_K_M": "q5_K",
+           "Q6_K": "q6_K", "IQ4_NL": "iq4_nl", "IQ4_XS": "iq4_xs"}
 SKIP = 77
 
 
