@@ -173,6 +173,16 @@ DecodedAudio DecodeAudio(std::span<const uint8_t> bytes, const AudioLimits& limi
                                       std::to_string(audio.samples.size()) +
                                       " is not a finite number");
       }
+      // Float samples pass through as stored: one of a huge magnitude (finite, but far past any
+      // recording's nominal +-1) would overflow the features' power spectrum to infinity.
+      if (std::fabs(mono) > kMaxAudioSampleMagnitude) {
+        char value[32];
+        std::snprintf(value, sizeof value, "%g", double(mono));
+        Fail(ErrorKind::kInvalidArgument,
+             what + ": sample " + std::to_string(audio.samples.size()) + " is " + value +
+                 ", beyond +-" + std::to_string(int(kMaxAudioSampleMagnitude)) +
+                 " (float audio is nominally within +-1)");
+      }
       audio.samples.push_back(mono);
     }
   }

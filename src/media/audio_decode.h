@@ -1,7 +1,7 @@
 // Audio bytes (WAV, FLAC, Ogg/Vorbis or Opus, MP3) to mono float samples at the file's own rate,
 // with Debian's libsndfile reading from memory. docs/media.md § Audio has the details:
 //  - integer PCM is scaled to [-1, 1) (a 16-bit sample s becomes s / 32768); float WAV samples
-//    pass through as stored and must be finite;
+//    pass through as stored and must be finite and within +-kMaxAudioSampleMagnitude;
 //  - channels are mixed down to their mean, as librosa's to_mono does;
 //  - the container is sniffed from the bytes first (SniffAudioFormat) and libsndfile must agree
 //    with it; other containers libsndfile reads (AIFF, AU, raw...) are refused.
@@ -18,6 +18,10 @@
 #include "media/audio_limits.h"
 
 namespace tandem {
+
+// The largest magnitude a decoded (mono) sample may have. Float audio is nominally within +-1;
+// this bound only keeps the log-mel power spectrum finite (docs/media.md § Audio).
+inline constexpr float kMaxAudioSampleMagnitude = 10000.0f;
 
 struct DecodedAudio {
   AudioFormat format = AudioFormat::kWav;

@@ -181,6 +181,19 @@ TEST(DecodeAudio, NonFiniteFloatSamplesAreCorrupt) {
               "corrupt WAV audio: sample 42 is not a finite number");
 }
 
+// Found by fuzz_audio_decode: a finite but huge float sample made the features infinite.
+TEST(DecodeAudio, HugeFloatSamplesAreRefused) {
+  std::vector<float> samples(100, 0.25f);
+  samples[7] = 3e30f;
+  const std::vector<uint8_t> wav =
+      testing_media::EncodeAudio(samples, 1, 16000, AudioEncoding::kWavFloat);
+  ExpectError([&] { DecodeAudio(wav); }, ErrorKind::kInvalidArgument, "WAV audio: sample 7 is ");
+  samples[7] = -kMaxAudioSampleMagnitude;  // the bound itself is a sample
+  EXPECT_EQ(DecodeAudio(testing_media::EncodeAudio(samples, 1, 16000, AudioEncoding::kWavFloat))
+                .samples[7],
+            -kMaxAudioSampleMagnitude);
+}
+
 TEST(DecodeAudio, LimitsAreCheckedFromTheHeader) {
   const std::vector<uint8_t> wav = testing_media::WavPcm16(Ramp(16000, 2), 2, 16000);
   AudioLimits limits;
