@@ -17,14 +17,13 @@ cost of speculating in a batch; with the echo pair (`--echo-epsilon 0` for both)
 """
 import argparse
 import concurrent.futures
-import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
+
+from serve_util import post, wait_ready
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROMPTS = [
@@ -37,25 +36,6 @@ PROMPTS = [
     "When the train left the station,",
     "The museum's new wing holds",
 ]
-
-
-def post(port, path, body):
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
-                                 headers={"content-type": "application/json"})
-    with urllib.request.urlopen(req, timeout=1200) as r:
-        return json.load(r)
-
-
-def wait_ready(port, proc, log):
-    for _ in range(3000):
-        if proc.poll() is not None:
-            sys.exit(f"server on port {port} exited:\n" + open(log).read())
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5):
-                return
-        except OSError:
-            time.sleep(0.2)
-    sys.exit(f"server on port {port} did not become ready")
 
 
 def burst(port, n, max_tokens, offset):

@@ -20,13 +20,12 @@ round (the index warm), the same-run ratio, and the suffix counters of /metrics.
   bench/spec_suffix_agent.py [--build build] [--rounds 6] [--threads 1] [--port 18460]
 """
 import argparse
-import json
 import os
 import subprocess
-import sys
 import tempfile
-import time
-import urllib.request
+
+import serve_util
+from serve_util import wait_ready
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = os.path.join(ROOT, "models/tandem-gemma4-tiny-Q8_0.gguf")
@@ -59,30 +58,11 @@ def turns(rounds):
 
 
 def post(port, path, body):
-    req = urllib.request.Request(
-        f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
-        headers={"content-type": "application/json", "authorization": "Bearer " + KEY})
-    with urllib.request.urlopen(req, timeout=600) as r:
-        return json.load(r)
+    return serve_util.post(port, path, body, KEY, timeout=600)
 
 
 def get(port, path):
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}",
-                                 headers={"authorization": "Bearer " + KEY})
-    with urllib.request.urlopen(req, timeout=60) as r:
-        return r.read().decode()
-
-
-def wait_ready(port, proc, log):
-    for _ in range(600):
-        if proc.poll() is not None:
-            sys.exit(f"server on port {port} exited:\n" + open(log).read())
-        try:
-            get(port, "/health")
-            return
-        except OSError:
-            time.sleep(0.2)
-    sys.exit(f"server on port {port} did not become ready")
+    return serve_util.get(port, path, KEY)
 
 
 def suffix_metrics(port):

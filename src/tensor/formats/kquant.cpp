@@ -288,15 +288,9 @@ void Q2_K::Encode(const float* x, Block* y) {
 void Q3_K::Encode(const float* x, Block* y) {
   int8_t L[kQK_K];
   float scales[16];
-  float max_scale = 0, max_abs_scale = 0;
-  for (int k = 0; k < 16; ++k) {
-    scales[k] = MakeQ3Quants(16, 4, x + 16 * k, L + 16 * k);
-    const float abs_scale = std::fabs(scales[k]);
-    if (abs_scale > max_abs_scale) {
-      max_abs_scale = abs_scale;
-      max_scale = scales[k];
-    }
-  }
+  for (int k = 0; k < 16; ++k) scales[k] = MakeQ3Quants(16, 4, x + 16 * k, L + 16 * k);
+  float max_scale, max_abs_scale;  // the signed scale of largest magnitude
+  SignedAbsMax(scales, 16, &max_scale, &max_abs_scale);
   std::memset(y->scales, 0, sizeof y->scales);
   if (max_scale != 0) {
     const float iscale = -32.f / max_scale;
@@ -364,15 +358,9 @@ void Q5_K::Encode(const float* x, Block* y) {
 void Q6_K::Encode(const float* x, Block* y) {
   int8_t L[kQK_K];
   float scales[16];
-  float max_scale = 0, max_abs_scale = 0;
-  for (int k = 0; k < 16; ++k) {
-    scales[k] = MakeQxQuants(16, 32, x + 16 * k, L + 16 * k);
-    const float abs_scale = std::fabs(scales[k]);
-    if (abs_scale > max_abs_scale) {
-      max_abs_scale = abs_scale;
-      max_scale = scales[k];
-    }
-  }
+  for (int k = 0; k < 16; ++k) scales[k] = MakeQxQuants(16, 32, x + 16 * k, L + 16 * k);
+  float max_scale, max_abs_scale;  // the signed scale of largest magnitude
+  SignedAbsMax(scales, 16, &max_scale, &max_abs_scale);
   if (max_abs_scale < kGroupMaxEps) {
     std::memset(y, 0, sizeof *y);
     return;
