@@ -2,13 +2,13 @@
 """llama.cpp as the oracle of `tandem quantize`'s K-quant and IQ4 presets, which need no importance
 matrix (Q2_K, Q3_K_S, Q3_K_M, Q3_K_L, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M, Q6_K, IQ4_NL, IQ4_XS): each
 preset quantizes two f32 files, the random tiny model `tandem mkmodel` writes and the bundled
-trained target (`tandem convert` of models/hf/target); on every file llama.cpp's llama-completion
+trained target (`tandem convert` of models/hf/target); on every file llama.cpp's llama-server
 must load it, and its greedy continuation of a prompt must equal tandem's own on the same file by
-the rule of the llama.cpp parity suites (tests/node/peer_compare.mjs): equal tokens up to the first
-step where the engines pick differently, which must be a near-tie, llama.cpp's token within 2 * TOL
-of tandem's in tandem's own log-probs (tandem serve's /completion with n_probs; TOL below).
-llama.cpp's tokens are read from its text (--special, so control tokens show). The trained file's
-mix must hold the preset's own type (the tiny model's 128-wide rows fall back for most).
+the rule of the llama.cpp parity suites (tests/node/peer_compare.mjs): equal token ids up to the
+first step where the engines pick differently, which must be a near-tie, llama.cpp's token within
+2 * TOL of tandem's in tandem's own log-probs (both servers' /completion with n_probs; TOL below).
+The trained file's mix must hold the preset's own type (the tiny model's 128-wide rows fall back
+for most).
 
 The peer build is ../shared/peer beside the repository, or the folder named by TANDEM_PEER_BIN; run
 only through its bin/run. Without it the test says so and exits 77 (ctest: skipped).
@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 TANDEM, ROOT, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -50,10 +51,10 @@ def run(args, timeout=300):
 def peer_problem():
     if not os.path.exists(PEER_RUN):
         return f"{PEER_RUN} is missing"
-    r = subprocess.run([PEER_RUN, "llama-completion", "--version"], capture_output=True,
+    r = subprocess.run([PEER_RUN, "llama-server", "--version"], capture_output=True,
                        timeout=60)
     if r.returncode != 0:
-        return f"llama-completion does not start: {r.stderr.decode(errors='replace')[-500:]}"
+        return f"llama-server does not start: {r.stderr.decode(errors='replace')[-500:]}"
     return None
 
 
@@ -62,11 +63,9 @@ def inspect(path):
 
 
 def token_bytes(info):
-    """Each token's bytes as llama-completion prints it with --special
-    (docs/formats.md § Token types): byte tokens <0xHH> are the byte, normal ones their text
-    with U+2581 as a space, user-defined, control and unknown ones their text, unused ones
-    nothing. Printing the specials keeps the random model's control tokens visible, so the
-    steps stay aligned."""
+    """Each token's bytes, for the messages (docs/formats.md § Token types): byte tokens <0xHH>
+    are the byte, normal ones their text with U+2581 as a space, user-defined, control and
+    unknown ones their text, unused ones nothing."""
     texts = info["metadata"]["tokenizer.ggml.tokens"]["value"]
     types = info["metadata"]["tokenizer.ggml.token_type"]["value"]
     out = []
@@ -82,18 +81,32 @@ def token_bytes(info):
     return out
 
 
+def non_utf8_tokens(info):
+    """The byte tokens 0x80..0xFF. llama-server answers 500 when its output is not valid UTF-8
+    (llama.cpp issue 27543) and the random model emits such bytes freely, so both engines'
+    requests ban them with logit_bias (tests/node/peer_compare.mjs does the same); each still
+    reports its top log-probs from the unbiased logits."""
+    texts = info["metadata"]["tokenizer.ggml.tokens"]["value"]
+    types = info["metadata"]["tokenizer.ggml.token_type"]["value"]
+    return [i for i, (text, kind) in enumerate(zip(texts, types))
+            if kind == 6 and int(text[3:5], 16) >= 0x80]
+
+
 def free_port():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
-def tandem_greedy(path):
-    """tandem's greedy steps on PROMPT: [(token id, log-prob, [(id, log-prob) x 10])]."""
+def greedy(command, name, banned):
+    """Starts the server `command` (its port added), asks /completion for N_TOKENS greedy tokens of
+    PROMPT with the top 10 log-probs, and stops it: [(token id, log-prob, [(id, log-prob)])].
+    Both engines answer through HTTP: llama-completion prints through a logging thread, and on a
+    loaded machine it can exit before that thread has written everything, cutting its text short."""
     port = free_port()
     log = tempfile.TemporaryFile()
-    server = subprocess.Popen([TANDEM, "serve", "-m", path, "--port", str(port), "-t", "2",
-                               "--no-warmup"], stdout=subprocess.DEVNULL, stderr=log)
+    server = subprocess.Popen(command + ["--port", str(port)], stdout=subprocess.DEVNULL,
+                              stderr=log)
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(600):
@@ -101,7 +114,7 @@ def tandem_greedy(path):
             # leave the port's other owner to answer in its place.
             if server.poll() is not None:
                 log.seek(0)
-                raise AssertionError(f"tandem serve exited {server.returncode}: "
+                raise AssertionError(f"{name} exited {server.returncode}: "
                                      f"{log.read().decode(errors='replace')[-1000:]}")
             try:
                 if urllib.request.urlopen(f"{base}/health", timeout=5).status == 200:
@@ -109,46 +122,45 @@ def tandem_greedy(path):
             except OSError:
                 time.sleep(0.1)
         else:
-            raise AssertionError("tandem serve did not come up")
+            raise AssertionError(f"{name} did not come up")
         body = json.dumps({"prompt": PROMPT, "n_predict": N_TOKENS, "temperature": 0,
-                           "n_probs": 10}).encode()
+                           "n_probs": 10, "logit_bias": [[i, -100] for i in banned]}).encode()
         request = urllib.request.Request(f"{base}/completion", data=body,
                                          headers={"Content-Type": "application/json"})
-        answer = json.load(urllib.request.urlopen(request, timeout=120))
+        try:
+            answer = json.load(urllib.request.urlopen(request, timeout=300))
+        except urllib.error.HTTPError as e:
+            raise AssertionError(f"{name} answered {e.code}: {e.read()[:500]!r}")
     finally:
-        server.terminate()
+        server.kill()
         server.wait(timeout=30)
     return [(p["id"], p["logprob"], [(q["id"], q["logprob"]) for q in p["top_logprobs"]])
             for p in answer["completion_probabilities"]]
 
 
-def compare(steps, vocab, theirs):
-    """How many steps agree with llama.cpp's bytes `theirs`, and the log-prob gap (in tandem) of
-    the near-tie where they part; raises unless the first step that differs is a near-tie. Equal to the end, `theirs` must be tandem's bytes plus the two
-    newlines llama-completion prints after its output."""
-    pos = 0
-    for i, (token, logprob, top) in enumerate(steps):
-        piece = vocab[token]
-        if theirs.startswith(piece, pos):
-            pos += len(piece)
+def tandem_greedy(path, banned):
+    return greedy([TANDEM, "serve", "-m", path, "-t", "2", "--no-warmup"], "tandem serve", banned)
+
+
+def llamacpp_greedy(path, banned):
+    return greedy([PEER_RUN, "llama-server", "-m", path, "-t", "2", "-c", "512", "--no-warmup",
+                   "-np", "1"], "llama-server", banned)
+
+
+def compare(ours, theirs, vocab):
+    """How many steps agree, and the log-prob gap (in tandem) of the near-tie where they part;
+    raises unless the first step that differs is a near-tie: llama.cpp's token within 2 * TOL of
+    tandem's in tandem's own top log-probs."""
+    assert len(theirs) == len(ours), f"llama-server gave {len(theirs)} steps"
+    for i, ((token, logprob, top), (their, _, _)) in enumerate(zip(ours, theirs)):
+        if token == their:
             continue
-        near = [(t, lp) for t, lp in top if t != token and vocab[t] and
-                theirs.startswith(vocab[t], pos) and abs(lp - logprob) <= 2 * TOL]
-        assert near, (f"step {i}: tandem picks {piece!r} ({logprob:.4f}), llama.cpp continues "
-                      f"{theirs[pos:pos + 24]!r}, not a near-tie in tandem's top "
+        near = [lp for t, lp in top if t == their and abs(lp - logprob) <= 2 * TOL]
+        assert near, (f"step {i}: tandem picks {vocab[token]!r} ({logprob:.4f}), llama.cpp "
+                      f"{vocab[their]!r}, not a near-tie in tandem's top "
                       f"{[(vocab[t], round(lp, 4)) for t, lp in top[:4]]}")
-        return i, logprob - near[0][1]
-    assert theirs[pos:] == b"\n\n", f"llama.cpp's output goes on: {theirs[pos:]!r}"
-    return len(steps), 0.0
-
-
-def llamacpp_greedy(path):
-    """llama-completion's greedy continuation of PROMPT (it echoes the prompt first)."""
-    out = run([PEER_RUN, "llama-completion", "-m", path, "-p", PROMPT, "-n", str(N_TOKENS),
-               "--temp", "0", "-t", "2", "-c", "512", "-no-cnv", "--no-warmup", "--special"])
-    echo = b"<bos>" + PROMPT.encode()
-    assert out.startswith(echo), f"llama-completion did not echo the prompt: {out[:200]!r}"
-    return out[len(echo):]
+        return i, logprob - near[0]
+    return len(ours), 0.0
 
 
 def main():
@@ -172,9 +184,10 @@ def main():
                 types = {t["type"] for t in info["tensors"]}
                 if model == "trained":
                     assert own_type in types, f"the mix holds no {own_type}: {sorted(types)}"
-                steps = tandem_greedy(path)
+                banned = non_utf8_tokens(info)
+                steps = tandem_greedy(path, banned)
                 assert len(steps) == N_TOKENS, f"tandem gave {len(steps)} steps"
-                agreed, gap = compare(steps, token_bytes(info), llamacpp_greedy(path))
+                agreed, gap = compare(steps, llamacpp_greedy(path, banned), token_bytes(info))
                 how = ("all equal" if agreed == N_TOKENS else
                        f"equal up to a near-tie at step {agreed} (gap {gap:.4f})")
                 print(f"ok   {preset} {model}: {sorted(types)}; {N_TOKENS} greedy tokens, {how}")
