@@ -17,10 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "kernels/machine_limits.h"
 #include "base/thread_pool.h"
 #include "kernels/isa.h"
+#include "kernels/machine_limits.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_panels.h"
 #include "kernels/matmul_repack.h"
 #include "tensor/float16.h"
 #include "tensor/quantize.h"
@@ -48,6 +49,8 @@ const Shape kMatvecShapes[] = {{1536, 6144, "1536x6144"},
                                {262144, 1536, "262144x1536_head"}};
 const Shape kScalingShape = {2560, 10240, "2560x10240"};
 const Shape kPrefillShape = {1536, 6144, "1536x6144"};
+const Shape kPanelShapes[] = {
+    {1536, 1536, "1536x1536"}, {6144, 1536, "6144x1536"}, {1536, 6144, "1536x6144"}};
 
 double g_membw = 0;  // bytes/s, all threads
 
@@ -216,6 +219,31 @@ void BM_Prefill(benchmark::State& state, TensorType type, Shape shape, bool pack
       benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The encoders' float linears (kernels/matmul_panels.h) on the audio tower's shapes, T rows of
+// activations (30 s of audio: 750): GFLOP/s, the weights resident as in an encode.
+void BM_Panels(benchmark::State& state, TensorType type, Shape shape) {
+  ThreadPool& pool = GlobalThreadPool();
+  const int64_t T = state.range(0);
+  const auto wf = Activations(shape.rows * shape.cols);
+  std::vector<uint16_t> half(wf.size());
+  for (size_t i = 0; i < wf.size(); ++i) {
+    half[i] = type == TensorType::kF16 ? Fp32ToFp16(wf[i]) : Fp32ToBf16(wf[i]);
+  }
+  const void* data = type == TensorType::kF32 ? static_cast<const void*>(wf.data())
+                                              : static_cast<const void*>(half.data());
+  const kernels::PanelMatrix w =
+      kernels::PackPanels(kernels::DenseWeightMatrix(type, data, shape.rows, shape.cols));
+  const auto x = Activations(T * shape.cols);
+  std::vector<float> y(T * shape.rows);
+  for (auto _ : state) {
+    kernels::MatMulPanels(w, x.data(), T, y.data(), pool);
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double flops = 2.0 * T * static_cast<double>(shape.rows) * static_cast<double>(shape.cols);
+  state.counters["GFLOPs"] =
+      benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 // A constrained row's logits for `n` of the head's rows (MatMulRows on the row-major data, rows
 // spread over the matrix) against the full product on the packed copy (what the row costs
 // without the gather): vs_full = gather time / full time (EngineSlot::LimitedLogitTokens gathers
@@ -279,6 +307,17 @@ void RegisterAll() {
         ->Arg(32768)
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
+  }
+  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kBF16}) {
+    for (const Shape& shape : kPanelShapes) {
+      benchmark::RegisterBenchmark(
+          ("panels/" + std::string(TensorTypeName(type)) + "/" + shape.name).c_str(), BM_Panels,
+          type, shape)
+          ->ArgName("T")
+          ->Arg(750)
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+    }
   }
   ForEachLayout([](TensorType type, bool packed, const std::string& name) {
     benchmark::RegisterBenchmark(("prefill512/" + name + "/" + kPrefillShape.name).c_str(),

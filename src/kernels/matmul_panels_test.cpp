@@ -1,9 +1,11 @@
 // MatMulPanels: close to float64, and each output bitwise the same alone or in any batch,
-// whatever the thread count, on every ISA, for f32/f16/bf16 panels and ragged row counts.
+// whatever the thread count, on every ISA, for f32/f16/bf16 panels and ragged row counts; on the
+// vector ISAs, equal to a chain of fused multiply-adds over the columns in order.
 #include "kernels/matmul_panels.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -35,7 +37,11 @@ TEST(MatMulPanelsTest, CloseToFloat64AndBitwiseInAnyBatchOnEveryIsa) {
   const Case cases[] = {{TensorType::kF16, 64, 96, 30},
                         {TensorType::kF32, 40, 33, 13},
                         {TensorType::kBF16, 16, 48, 1},
-                        {TensorType::kF16, 8, 16, 25}};
+                        {TensorType::kF16, 8, 16, 25},
+                        // Past the cache blocks (simd/panels-inl.h): three column blocks, the
+                        // last partial, three row blocks, an odd panel count, a partial panel.
+                        {TensorType::kF16, 40, 600, 200},
+                        {TensorType::kF32, 24, 257, 97}};
   ThreadPool one(1), two(2);
   for (const Case& c : cases) {
     const std::vector<float> wf = Random(c.rows * c.cols, 1), x = Random(c.T * c.cols, 2);
@@ -63,8 +69,16 @@ TEST(MatMulPanelsTest, CloseToFloat64AndBitwiseInAnyBatchOnEveryIsa) {
             << IsaName(isa) << " row " << t;
         for (int64_t r = 0; r < c.rows; ++r) {
           double want = 0;
-          for (int64_t i = 0; i < c.cols; ++i) want += exact[r * c.cols + i] * x[t * c.cols + i];
-          ASSERT_NEAR(all[t * c.rows + r], want, 1e-4) << IsaName(isa) << " " << t << "," << r;
+          float chain = 0.0f;  // the vector kernels' sum: one fused multiply-add per column
+          for (int64_t i = 0; i < c.cols; ++i) {
+            want += exact[r * c.cols + i] * x[t * c.cols + i];
+            chain = std::fma(x[t * c.cols + i], static_cast<float>(exact[r * c.cols + i]), chain);
+          }
+          ASSERT_NEAR(all[t * c.rows + r], want, 1e-4 * std::sqrt(c.cols / 16.0))
+              << IsaName(isa) << " " << t << "," << r;
+          if (isa != Isa::kScalar) {
+            ASSERT_EQ(all[t * c.rows + r], chain) << IsaName(isa) << " " << t << "," << r;
+          }
         }
       }
     }
