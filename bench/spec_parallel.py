@@ -98,10 +98,18 @@ def main():
             print(f"{name:16} median {med[name]:7.2f} tok/s (range {min(rates[name]):.2f}-"
                   f"{max(rates[name]):.2f})")
         print(f"on / off: {med['speculation on'] / med['speculation off']:.2f}x")
+        if a.rounds > 2:
+            # From the second round on, every slot starts from what its last request measured
+            # (a greedy request continues the planner's estimates: EngineSlot::Start).
+            warm = {name: statistics.median(v[1:]) for name, v in rates.items()}
+            print(f"on / off after the first round: "
+                  f"{warm['speculation on'] / warm['speculation off']:.2f}x "
+                  f"({warm['speculation on']:.2f} / {warm['speculation off']:.2f} tok/s)")
         spec = [j["timings"].get("speculative", {}) for j in last["speculation on"]]
         acc = [s.get("acceptance_rate") for s in spec]
         tpf = [s.get("tokens_per_target_forward") for s in spec]
         print(f"last round, per request: acceptance {acc}, tokens per target forward {tpf}")
+        print(f"last round, the first request's speculative stats: {spec[0]}")
     finally:
         for p in procs:
             p.terminate()

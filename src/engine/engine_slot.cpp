@@ -98,6 +98,11 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
   prompt_keys_ = PromptKeys(request);
   prompt_ = std::move(request.prompt);
   media_ = std::move(request.media);
+  // The last request's planner, to start this one's estimates from (below).
+  const DraftPlanner earlier = std::move(planner_);
+  const bool earlier_alike = planner_drafter_ != nullptr && greedy_ &&
+                             planner_drafter_ == drafter && params_.spec == request.params.spec &&
+                             params_.synthetic_acceptance.empty();
   params_ = std::move(request.params);
   on_event_ = std::move(request.on_event);
   sampler_ = Sampler(params_.sampling);
@@ -107,6 +112,7 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
   synthetic_rng_ = Rng(seed, 2);
   greedy_ = params_.sampling.greedy();
   drafter_ = params_.spec.type == SpecType::kNone ? nullptr : drafter;
+  planner_drafter_ = drafter_;
   // Capping the planner at the most drafts a round can hold changes none of its choices (it
   // never looks past the cap) but bounds its memory for absurd requests.
   planner_ = DraftPlanner(
@@ -116,6 +122,13 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
   // Sampled output depends on the draft lengths, so they must not depend on measured times.
   if (drafter_ && !greedy_) {
     planner_.UseStaticCosts(drafter_->BytesPerStep() / target_bytes_per_token);
+  }
+  // A greedy request after a greedy one with the same drafter and options starts from what that
+  // one measured (acceptance, costs, the probes' spacing) instead of the prior: a stream of short
+  // requests does not pay each one's learning rounds (an assistant that is never right drafted
+  // the first rounds of every request). Greedy output does not depend on draft lengths.
+  if (drafter_ && greedy_ && earlier_alike && params_.synthetic_acceptance.empty()) {
+    planner_.ContinueFrom(earlier);
   }
   max_tokens_ = params_.n_predict < 0 ? std::numeric_limits<int64_t>::max() : params_.n_predict;
   result_ = GenerateResult();

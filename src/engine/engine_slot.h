@@ -187,6 +187,7 @@ class EngineSlot {
   bool greedy_ = true;
   Drafter* drafter_ = nullptr;
   DraftPlanner planner_;
+  const Drafter* planner_drafter_ = nullptr;  // planner_'s drafter (kept past Release)
   int64_t max_tokens_ = 0;
   GenerateResult result_;
   std::string error_;

@@ -239,6 +239,17 @@ TEST(EngineDraftModel, ParallelSlotsMatchPlainGreedyDecoding) {
     int drafting_slots = 0;
     for (const SlotMetrics& s : m.slots) drafting_slots += s.spec.drafted > 0 ? 1 : 0;
     EXPECT_EQ(drafting_slots, 4);
+    // The choices by batch size account for every step of every slot, and the four slots
+    // generated side by side.
+    int64_t steps = 0, planned = 0;
+    for (const EngineMetrics::BatchChoices& c : m.spec_by_batch) {
+      steps += c.drafting + c.plain;
+      planned += c.drafted_tokens;
+    }
+    EXPECT_EQ(steps, m.spec.rounds + m.spec.plain_steps);
+    EXPECT_GE(planned, m.spec.drafted);
+    ASSERT_GE(m.spec_by_batch.size(), 5u);
+    EXPECT_GT(m.spec_by_batch[4].drafting, 0);
   }
   for (int i = 0; i < 4; ++i) {
     SCOPED_TRACE("request " + std::to_string(i));
@@ -247,6 +258,38 @@ TEST(EngineDraftModel, ParallelSlotsMatchPlainGreedyDecoding) {
     EXPECT_EQ(o.result.tokens, RunAlone(prompts[i], Greedy(30), options.kv).tokens);
     EXPECT_GT(o.result.spec.drafted, 0);
   }
+}
+
+TEST(EngineMtp, AGreedyRequestStartsFromWhatTheSlotsLastOneMeasured) {
+  // The random assistant's drafts are almost never accepted and its step is dear next to the
+  // tiny target's: a request learns from the prior not to draft (it drafts its first round).
+  // Greedy requests on a slot after one with the same options start from its estimates and do
+  // not pay that round again; requests whose options alternate (another draft_max) start from
+  // the prior each time. Outputs stay those of plain runs.
+  EngineOptions options;
+  options.n_slots = 1;
+  options.kv = {.type = TensorType::kF16, .n_ctx = 128, .n_seq = 1, .max_batch = 32};
+  ThreadPool pool(2);
+  int64_t drafted[2] = {0, 0};  // requests 2..5: [same options, alternating options]
+  for (int alternate = 0; alternate < 2; ++alternate) {
+    Engine engine(*Models().target,
+                  MakeDrafters({*Models().target, Models().assistant.get(), nullptr, pool}), pool,
+                  options);
+    for (int i = 0; i < 5; ++i) {
+      Recorder rec(1);
+      const int draft_max = alternate && i % 2 ? 7 : 8;
+      engine.Submit({Prompt(12, 40 + i), WithMtp(Greedy(48), draft_max, true), rec.Callback(0)});
+      rec.WaitFinals(1);
+      const Outcome o = rec.Get(0);
+      EXPECT_EQ(o.error, "");
+      EXPECT_EQ(o.result.tokens, RunAlone(Prompt(12, 40 + i), Greedy(48), options.kv).tokens);
+      if (i == 0 || alternate) {
+        EXPECT_GE(o.result.spec.drafted, 1) << i;
+      }
+      if (i > 0) drafted[alternate] += o.result.spec.drafted;
+    }
+  }
+  EXPECT_LT(drafted[0], drafted[1]);
 }
 
 // Runs `first` then `second` through one engine, one after the other.

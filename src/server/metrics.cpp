@@ -177,6 +177,27 @@ std::string PrometheusText(const std::map<int, int64_t>& responses, const Engine
                Label("source", name) + "," + Label("position", std::to_string(i)));
     }
   }
+  // The planners' choices by the count of generating slots in a step: how speculation behaves
+  // as the batch grows (it should draft less where verify rows stop being cheap).
+  w.Family("spec_batch_slot_steps_total", "counter",
+           "Steps of speculating slots, by generating slots in the step and the planner's choice.");
+  for (size_t n = 1; n < m.spec_by_batch.size(); ++n) {
+    const EngineMetrics::BatchChoices& c = m.spec_by_batch[n];
+    if (c.drafting + c.plain == 0) continue;
+    const std::string batch = Label("generating", std::to_string(n));
+    w.Sample("spec_batch_slot_steps_total", double(c.drafting),
+             batch + "," + Label("choice", "draft"));
+    w.Sample("spec_batch_slot_steps_total", double(c.plain),
+             batch + "," + Label("choice", "plain"));
+  }
+  w.Family("spec_batch_drafted_tokens_total", "counter",
+           "Draft tokens planned, by generating slots in the step.");
+  for (size_t n = 1; n < m.spec_by_batch.size(); ++n) {
+    const EngineMetrics::BatchChoices& c = m.spec_by_batch[n];
+    if (c.drafting + c.plain == 0) continue;
+    w.Sample("spec_batch_drafted_tokens_total", double(c.drafted_tokens),
+             Label("generating", std::to_string(n)));
+  }
   WriteSlotMetrics(w, m.slots);
   return w.Take();
 }

@@ -321,6 +321,16 @@ void DraftLengthController::RecordNextPosition(int position, bool matched) {
   if (matched) accepted_[position] += 1.0;
 }
 
+void DraftLengthController::ContinueFrom(const DraftLengthController& earlier) {
+  if (draft_max_ != earlier.draft_max_ || adaptive_ != earlier.adaptive_ ||
+      free_drafts_ != earlier.free_drafts_ || static_costs_ || earlier.static_costs_) {
+    return;
+  }
+  *this = earlier;
+  probe_.ClearCount();
+  remeasures_ = 0;
+}
+
 void DraftLengthController::MarkDraftsFree() {
   free_drafts_ = true;
   CostsChanged();

@@ -56,6 +56,12 @@ class DraftLengthController {
   // UseStaticCosts, if both.
   void MarkDraftsFree();
 
+  // Starts from `earlier`'s estimates (acceptance per position, measured draft and verify
+  // costs, the probes' spacing) when both were made alike and measure their times (not
+  // UseStaticCosts): a slot's next request then does not relearn what its last one measured.
+  // The counts reported per request (probes, remeasures) start from zero. Otherwise a no-op.
+  void ContinueFrom(const DraftLengthController& earlier);
+
   // After a round that drafted n tokens of which the first `accepted` were accepted.
   void RecordRound(int n_drafted, int n_accepted);
   // Evidence at one more position of the round just recorded, whose drafts were all accepted:

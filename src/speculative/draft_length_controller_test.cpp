@@ -144,6 +144,47 @@ TEST(DraftLengthController, ZeroAcceptanceHoldsPlainSpeedOnEveryMachineClass) {
   }
 }
 
+TEST(DraftLengthController, AStreamOfShortRequestsLearnsOnceWhenEachContinuesTheLast) {
+  // 64-token requests one after another, as a server's slot takes them: a controller per request.
+  // From the prior alone every request pays its learning rounds; continuing the last request's
+  // estimates pays them once. The counts each request reports start from zero.
+  for (const Machine& m : Machines()) {
+    const RunResult plain = Simulate(m, 0.0, 64, 0);
+    double fresh_ms = 0, continued_ms = 0;
+    int fresh_rounds = 0, continued_rounds = 0;
+    DraftLengthController last(kDraftMax, true);
+    for (int request = 0; request < 20; ++request) {
+      DraftLengthController fresh(kDraftMax, true), next(kDraftMax, true);
+      const RunResult a = Simulate(m, 0.0, 64, -1, &fresh);
+      next.ContinueFrom(last);
+      EXPECT_EQ(next.probes(), 0);
+      EXPECT_EQ(next.remeasures(), 0);
+      const RunResult b = Simulate(m, 0.0, 64, -1, &next);
+      last = next;
+      if (request == 0) continue;  // both start from the prior
+      fresh_ms += a.ms, continued_ms += b.ms;
+      fresh_rounds += a.drafting_rounds, continued_rounds += b.drafting_rounds;
+    }
+    const double fresh_ratio = 19 * plain.ms / fresh_ms, continued = 19 * plain.ms / continued_ms;
+    EXPECT_GE(continued, 0.985) << m.name;
+    EXPECT_LT(continued_rounds, fresh_rounds) << m.name;
+    std::printf(
+        "%-14s 19 requests of 64 tokens at 0 %%: fresh %.3fx plain (%d drafting rounds), "
+        "continued %.3fx (%d)\n",
+        m.name, fresh_ratio, fresh_rounds, continued, continued_rounds);
+  }
+  // A controller made otherwise, or one that does not measure times, starts from the prior.
+  DraftLengthController learned(kDraftMax, true);
+  Simulate(Machines()[0], 0.0, 256, -1, &learned);
+  DraftLengthController shorter(kDraftMax - 1, true), fixed_costs(kDraftMax, true);
+  shorter.ContinueFrom(learned);
+  fixed_costs.UseStaticCosts(0.05);
+  fixed_costs.ContinueFrom(learned);
+  EXPECT_LT(learned.ConditionalAcceptance(0), 0.2);
+  EXPECT_DOUBLE_EQ(shorter.ConditionalAcceptance(0), 0.5);
+  EXPECT_DOUBLE_EQ(fixed_costs.ConditionalAcceptance(0), 0.5);
+}
+
 TEST(DraftLengthController, HighAcceptanceStaysCloseToTheBestFixedLength) {
   for (const Machine& m : Machines()) {
     for (double accept : {1.0, 0.9, 0.8, 0.6}) {

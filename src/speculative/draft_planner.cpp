@@ -25,6 +25,22 @@ DraftPlanner::DraftPlanner(const SpecOptions& spec, int limit, bool model, PastT
   tail_ = DraftLengthController(model_max_, adaptive_);
 }
 
+void DraftPlanner::ContinueFrom(const DraftPlanner& earlier) {
+  if (model_on_ != earlier.model_on_ || adaptive_ != earlier.adaptive_ ||
+      lookup_max_ != earlier.lookup_max_ || model_max_ != earlier.model_max_) {
+    return;
+  }
+  for (int i = 0; i < kSources; ++i) {
+    if (sources_[i].on && earlier.sources_[i].on)
+      sources_[i].ctrl.ContinueFrom(earlier.sources_[i].ctrl);
+  }
+  model_.ContinueFrom(earlier.model_);
+  tail_.ContinueFrom(earlier.tail_);
+  tail_probe_ = earlier.tail_probe_;
+  tail_probe_.ClearCount();
+  tail_longest_ = earlier.tail_longest_;
+}
+
 void DraftPlanner::UseStaticCosts(double model_step_cost) {
   for (FreeSource& s : sources_) s.ctrl.UseStaticCosts(0.0);
   model_.UseStaticCosts(model_step_cost);

@@ -67,6 +67,12 @@ class DraftPlanner {
   // seed and the text.
   void UseStaticCosts(double model_step_cost);
 
+  // Starts from `earlier`'s estimates (DraftLengthController::ContinueFrom for each of its
+  // controllers, the model extensions' probe spacing) when both plan alike: the slot's previous
+  // request with the same options. No text is carried: the lookup index and proposals start
+  // empty.
+  void ContinueFrom(const DraftPlanner& earlier);
+
   int MaxDrafts() const { return std::max(lookup_max_, model_max_); }
   // Brings the lookup index up to `history` (the slot's committed tokens), asks suffix drafting
   // for its proposal, and plans this round: returns the drafts to reserve, in [0, cap].

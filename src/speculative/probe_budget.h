@@ -37,6 +37,9 @@ class ProbeBudget {
   // The outcome of a drafting round: a hit keeps probes frequent, a miss spaces them out.
   void Observe(bool hit) { interval_ = hit ? kMinInterval : std::min(kMaxInterval, 2 * interval_); }
   int64_t probes() const { return probes_; }
+  // The count of probes starts again (a new request reports its own); the bank and the interval
+  // are kept.
+  void ClearCount() { probes_ = 0; }
 
  private:
   double bank_ms_ = 0;

@@ -40,6 +40,8 @@ struct SpecOptions {
   // context, and suffix keeps it from drafting from (and adding to) earlier requests' text.
   bool ngram = true;
   bool suffix = true;
+
+  bool operator==(const SpecOptions&) const = default;
 };
 
 // Its --spec-type value ("none" for kNone).

@@ -129,7 +129,10 @@ describe('openai SDK', { skip: skipReason() ?? false, timeout: 150000 }, () => {
 
   test('per-request speculation control is reported in timings', async () => {
     const body = { model: MODEL_ID(), messages: user('Speculate'), max_tokens: 24, temperature: 0 };
-    const on = await client.chat.completions.create(body);
+    // Options no earlier request had: a greedy request continues the estimates of the slot's last
+    // one only when its options match (docs/mtp.md § Draft length), so this one starts from the
+    // prior, which drafts its first round.
+    const on = await client.chat.completions.create({ ...body, speculative: { draft_max: 5 } });
     const off = await client.chat.completions.create({ ...body, speculative: { enabled: false } });
     const two = await client.chat.completions.create({ ...body, speculative: { draft_max: 2 } });
     assert.equal(off.timings.speculative.enabled, false);
