@@ -23,7 +23,7 @@ import subprocess
 import tempfile
 import time
 
-from serve_util import post, wait_ready
+from serve_util import get, post, wait_ready
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROMPTS = [
@@ -110,6 +110,11 @@ def main():
         tpf = [s.get("tokens_per_target_forward") for s in spec]
         print(f"last round, per request: acceptance {acc}, tokens per target forward {tpf}")
         print(f"last round, the first request's speculative stats: {spec[0]}")
+        # The planners' choices by the count of generating slots in a step, over every round.
+        on_port = a.port + [name for name, _ in configs].index("speculation on")
+        for line in get(on_port, "/metrics").splitlines():
+            if line.startswith("tandem_spec_batch_"):
+                print(line)
     finally:
         for p in procs:
             p.terminate()

@@ -205,11 +205,13 @@ void Engine::Impl::PlanGenerating(int& budget, bool rotate, std::vector<EngineSl
   const size_t n = slots_.size();
   const size_t first = rotation_ % n;
   if (rotate) ++rotation_;
+  int n_generating = 0;
+  for (const auto& slot : slots_) n_generating += slot->phase() == SlotPhase::kGenerate ? 1 : 0;
   for (size_t i = 0; i < n; ++i) {
     EngineSlot* slot = slots_[(first + i) % n].get();
     if (slot->phase() != SlotPhase::kGenerate || budget < 1) continue;
     const int cap = slot->DraftCap();
-    int n_draft = cap > 0 ? slot->ChooseDraftLength(cap) : 0;
+    int n_draft = cap > 0 ? slot->ChooseDraftLength(cap, n_generating) : 0;
     const bool can_shorten = slot->CanShortenDrafts();
     // Where the grammar alone determines the next tokens, they fill this round's drafts up to the
     // cap, even when the planner chose plain decoding: no drafter step, only verify rows, each a

@@ -1,6 +1,6 @@
 // Prompts with media rows (EngineRequest::media): the rows enter the forward as embeddings,
-// speculation after them (images and audio) stays lossless for every drafter, the prompt cache knows them by their
-// key, and an image attended both ways is never split across forwards.
+// speculation after them (images and audio) stays lossless for every drafter, the prompt cache
+// knows them by their key, and an image attended both ways is never split across forwards.
 #include <gtest/gtest.h>
 
 #include <atomic>

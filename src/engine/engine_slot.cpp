@@ -214,8 +214,12 @@ int EngineSlot::DraftCap() const {
   return static_cast<int>(std::max<int64_t>(0, cap));
 }
 
-int EngineSlot::ChooseDraftLength(int cap) {
+int EngineSlot::ChooseDraftLength(int cap, int n_generating) {
   const auto t0 = EngineClock::now();
+  // A greedy request's probes are paced by the batch: each slot's probe holds up every
+  // generating slot, so together they bank one ProbeBudget::kShare. A sampled request's drafts
+  // may depend only on its seed, so its pace stays its own.
+  if (greedy_) planner_.SetProbeShare(ProbeBudget::kShare / std::max(1, n_generating));
   const int n = planner_.Choose(history_, cap);
   result_.spec.plan_ms += MsSince(t0);
   return n;

@@ -82,8 +82,9 @@ class EngineSlot {
   // per-call batch limit, draft_max); 0 when not speculating, unless a grammar may force tokens.
   int DraftCap() const;
   // The planner's choice for this round (lookup and model drafts), in [0, cap]; its time is
-  // counted in SpeculationStats::plan_ms.
-  int ChooseDraftLength(int cap);
+  // counted in SpeculationStats::plan_ms. `n_generating`: the slots generating in this step (a
+  // greedy request's probes are paced by it).
+  int ChooseDraftLength(int cap, int n_generating);
   // True if a shorter draft than chosen cannot change the output: greedy (verification keeps the
   // target's argmax) or adaptive (lengths already depend on timing). Sampled (or synthetic-
   // acceptance) requests with a fixed draft length must get exactly that length, or wait.

@@ -326,9 +326,14 @@ void DraftLengthController::ContinueFrom(const DraftLengthController& earlier) {
       free_drafts_ != earlier.free_drafts_ || static_costs_ || earlier.static_costs_) {
     return;
   }
-  *this = earlier;
+  accepted_ = earlier.accepted_;
+  tried_ = earlier.tried_;
+  expected_tokens_.clear();
+  verify_ms_[1] = earlier.verify_ms_[1];
+  draft_step_ms_ = earlier.draft_step_ms_;
+  CostsChanged();
+  probe_ = earlier.probe_;
   probe_.ClearCount();
-  remeasures_ = 0;
 }
 
 void DraftLengthController::MarkDraftsFree() {

@@ -56,11 +56,17 @@ class DraftLengthController {
   // UseStaticCosts, if both.
   void MarkDraftsFree();
 
-  // Starts from `earlier`'s estimates (acceptance per position, measured draft and verify
-  // costs, the probes' spacing) when both were made alike and measure their times (not
-  // UseStaticCosts): a slot's next request then does not relearn what its last one measured.
-  // The counts reported per request (probes, remeasures) start from zero. Otherwise a no-op.
+  // Starts from `earlier`'s acceptance per position, its plain step and draft step times and
+  // its probes' spacing when both were made alike and measure their times (not
+  // UseStaticCosts): a slot's next request does not relearn that its drafts are (or are not)
+  // accepted and worth their step. Multi-row verify times are not carried: a forward's time is
+  // the whole batch's, so one measured beside other slots' long verifies would price this
+  // request's rows at theirs (it made an always-right assistant decode plainly at --parallel 4).
+  // The count of probes starts from zero. Otherwise a no-op.
   void ContinueFrom(const DraftLengthController& earlier);
+
+  // ProbeBudget::SetShare of its probes.
+  void SetProbeShare(double share) { probe_.SetShare(share); }
 
   // After a round that drafted n tokens of which the first `accepted` were accepted.
   void RecordRound(int n_drafted, int n_accepted);

@@ -148,6 +148,7 @@ TEST(DraftLengthController, AStreamOfShortRequestsLearnsOnceWhenEachContinuesThe
   // 64-token requests one after another, as a server's slot takes them: a controller per request.
   // From the prior alone every request pays its learning rounds; continuing the last request's
   // estimates pays them once. The counts each request reports start from zero.
+  int all_fresh = 0, all_continued = 0;
   for (const Machine& m : Machines()) {
     const RunResult plain = Simulate(m, 0.0, 64, 0);
     double fresh_ms = 0, continued_ms = 0;
@@ -166,13 +167,17 @@ TEST(DraftLengthController, AStreamOfShortRequestsLearnsOnceWhenEachContinuesThe
       fresh_rounds += a.drafting_rounds, continued_rounds += b.drafting_rounds;
     }
     const double fresh_ratio = 19 * plain.ms / fresh_ms, continued = 19 * plain.ms / continued_ms;
+    // Where one round teaches a fresh request (a dear draft step), the probes are all that is
+    // left; elsewhere the learning rounds go.
     EXPECT_GE(continued, 0.985) << m.name;
-    EXPECT_LT(continued_rounds, fresh_rounds) << m.name;
+    EXPECT_LE(continued_rounds, fresh_rounds + 2) << m.name;
+    all_fresh += fresh_rounds, all_continued += continued_rounds;
     std::printf(
         "%-14s 19 requests of 64 tokens at 0 %%: fresh %.3fx plain (%d drafting rounds), "
         "continued %.3fx (%d)\n",
         m.name, fresh_ratio, fresh_rounds, continued, continued_rounds);
   }
+  EXPECT_LT(2 * all_continued, all_fresh);
   // A controller made otherwise, or one that does not measure times, starts from the prior.
   DraftLengthController learned(kDraftMax, true);
   Simulate(Machines()[0], 0.0, 256, -1, &learned);

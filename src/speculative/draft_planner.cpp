@@ -41,6 +41,13 @@ void DraftPlanner::ContinueFrom(const DraftPlanner& earlier) {
   tail_longest_ = earlier.tail_longest_;
 }
 
+void DraftPlanner::SetProbeShare(double share) {
+  for (FreeSource& s : sources_) s.ctrl.SetProbeShare(share);
+  model_.SetProbeShare(share);
+  tail_.SetProbeShare(share);
+  tail_probe_.SetShare(share);
+}
+
 void DraftPlanner::UseStaticCosts(double model_step_cost) {
   for (FreeSource& s : sources_) s.ctrl.UseStaticCosts(0.0);
   model_.UseStaticCosts(model_step_cost);

@@ -73,6 +73,11 @@ class DraftPlanner {
   // empty.
   void ContinueFrom(const DraftPlanner& earlier);
 
+  // The share of each round's time its controllers bank for probes (ProbeBudget::SetShare):
+  // a slot in a batch of n generating slots banks ProbeBudget::kShare / n, since its probe's
+  // draft step and verify row hold up all n.
+  void SetProbeShare(double share);
+
   int MaxDrafts() const { return std::max(lookup_max_, model_max_); }
   // Brings the lookup index up to `history` (the slot's committed tokens), asks suffix drafting
   // for its proposal, and plans this round: returns the drafts to reserve, in [0, cap].

@@ -29,9 +29,12 @@ class ProbeBudget {
       ++probes_;
       return true;
     }
-    bank_ms_ = std::min(bank_ms_ + kShare * round_ms, 4.0 * excess_ms);
+    bank_ms_ = std::min(bank_ms_ + share_ * round_ms, 4.0 * excess_ms);
     return false;
   }
+  // The share of a round's time banked: kShare, divided among the slots of a batch when every
+  // slot's probe holds up the whole batch (each slot banks from the same steps).
+  void SetShare(double share) { share_ = share; }
   // A round that drafted because drafting paid: the streak restarts.
   void Reset() { streak_ = 0; }
   // The outcome of a drafting round: a hit keeps probes frequent, a miss spaces them out.
@@ -43,6 +46,7 @@ class ProbeBudget {
 
  private:
   double bank_ms_ = 0;
+  double share_ = kShare;
   int streak_ = 0;
   int interval_ = kMinInterval;
   int64_t probes_ = 0;
