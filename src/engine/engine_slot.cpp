@@ -124,9 +124,10 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
     planner_.UseStaticCosts(drafter_->BytesPerStep() / target_bytes_per_token);
   }
   // A greedy request after a greedy one with the same drafter and options starts from what that
-  // one measured (acceptance, costs, the probes' spacing) instead of the prior: a stream of short
-  // requests does not pay each one's learning rounds (an assistant that is never right drafted
-  // the first rounds of every request). Greedy output does not depend on draft lengths.
+  // one learned (acceptance, the plain and draft step times, the probes' spacing:
+  // DraftPlanner::ContinueFrom) instead of the prior: a stream of short requests does not pay
+  // each one's learning rounds (an assistant that is never right drafted the first rounds of
+  // every request). Greedy output does not depend on draft lengths.
   if (drafter_ && greedy_ && earlier_alike && params_.synthetic_acceptance.empty()) {
     planner_.ContinueFrom(earlier);
   }
