@@ -491,6 +491,15 @@ TEST_F(ServerAppTest, TokenizeDetokenizeCountTokensAndMetrics) {
             std::string::npos);
   EXPECT_NE(m.body.find("tandem_slot_spec_accepted_at_position_total{slot=\"0\",position=\"1\"}"),
             std::string::npos);
+  EXPECT_NE(
+      m.body.find("tandem_spec_batch_slot_steps_total{generating=\"1\",choice=\"draft\"} 5\n"),
+      std::string::npos);
+  EXPECT_NE(m.body.find("tandem_spec_batch_drafted_tokens_total{generating=\"1\"} 11\n"),
+            std::string::npos);
+  EXPECT_NE(
+      m.body.find("tandem_spec_batch_slot_steps_total{generating=\"1\",choice=\"plain\"} 7\n"),
+      std::string::npos);
+  EXPECT_EQ(m.body.find("generating=\"2\""), std::string::npos);  // no steps at that size
 }
 
 }  // namespace

@@ -75,6 +75,8 @@ class FakeBackend : public Backend {
     m.slots[0].busy = true;
     m.slots[0].speculating = true;
     m.slots[0].spec = m.spec;
+    m.spec_by_batch.resize(3);
+    m.spec_by_batch[1] = {.drafting = 5, .plain = 7, .drafted_tokens = 11};
     return m;
   }
 
