@@ -15,10 +15,6 @@ namespace {
   Fail(ErrorKind::kInvalidArgument, where + ": " + what + " is not supported (tandem serves text)");
 }
 
-bool IsString(const Json& v) {
-  return v.is_string();
-}
-
 // {"type": "ephemeral"} with an optional "ttl": a prompt-caching breakpoint. tandem reuses every
 // cached prefix without breakpoints, so it changes nothing.
 bool IsCacheControl(const Json& v) {

@@ -37,6 +37,10 @@ const char* JsonTypeName(const Json& value) {
   return value.type_name();
 }
 
+bool IsString(const Json& value) {
+  return value.is_string();
+}
+
 std::string FieldPath(std::string_view where, std::string_view name) {
   if (where.empty()) return std::string(name);
   return std::string(where) + "." + std::string(name);

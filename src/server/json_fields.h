@@ -75,6 +75,9 @@ void CheckFields(const Json& object, std::initializer_list<FieldNames> read,
 void RejectUnknownFields(const Json& object, std::initializer_list<std::string_view> known,
                          std::string_view where);
 
+// NoOpField::changes_nothing for a member whose any string value changes nothing.
+bool IsString(const Json& value);
+
 // "where.name" (or "name" when where is empty).
 std::string FieldPath(std::string_view where, std::string_view name);
 // "where[i]".

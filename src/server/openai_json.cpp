@@ -18,10 +18,6 @@ namespace {
 
 constexpr int64_t kMaxTokensLimit = std::numeric_limits<int32_t>::max();
 
-bool IsString(const Json& v) {
-  return v.is_string();
-}
-
 bool IsStringMap(const Json& v) {
   return v.is_object() &&
          std::all_of(v.begin(), v.end(), [](const Json& e) { return e.is_string(); });
@@ -43,11 +39,6 @@ constexpr NoOpField kChatNoOps[] = {
      "tandem stores no completions; send store: false or leave it out"},
     {"metadata", IsStringMap,
      "expected an object of strings (tags of a stored completion; tandem stores none)"},
-    {"service_tier", [](const Json& v) { return v == "auto" || v == "default"; },
-     "tandem has one service tier; send \"auto\" or \"default\" or leave it out"},
-    {"prompt_cache_key", IsString,
-     "expected a string (tandem reuses every cached prompt prefix without a key)"},
-    {"safety_identifier", IsString, "expected a string (an end-user id for the caller's own logs)"},
     {"modalities", [](const Json& v) { return v == Json::array({"text"}); },
      "tandem answers with text only; send [\"text\"] or leave it out"},
     {"verbosity", [](const Json& v) { return v == "medium"; },
@@ -312,7 +303,7 @@ void ApplyReasoningEffort(const std::string& effort, const std::string& field,
 
 void ParseChatCompletionBody(const Json& body, GenerationRequest& request) {
   CheckFields(body, {kChatFields, kCommonFields, kSamplingFields, kLlamaServerFields},
-              {kCommonNoOps, kChatNoOps, LlamaServerNoOps()}, "");
+              {kCommonNoOps, kChatNoOps, OpenAiServiceNoOps(), LlamaServerNoOps()}, "");
   request.chat = true;
   const Json& messages = MessagesField(body);
   for (size_t i = 0; i < messages.size(); ++i) {

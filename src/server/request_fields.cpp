@@ -117,10 +117,22 @@ constexpr NoOpField kLlamaServerNoOps[] = {
     {"post_sampling_probs", IsEmptyString, kNotImplemented},
 };
 
+constexpr NoOpField kOpenAiServiceNoOps[] = {
+    {"service_tier", [](const Json& v) { return v == "auto" || v == "default"; },
+     "tandem has one service tier; send \"auto\" or \"default\" or leave it out"},
+    {"prompt_cache_key", IsString,
+     "expected a string (tandem reuses every cached prompt prefix without a key)"},
+    {"safety_identifier", IsString, "expected a string (an end-user id for the caller's own logs)"},
+};
+
 }  // namespace
 
 std::span<const NoOpField> LlamaServerNoOps() {
   return kLlamaServerNoOps;
+}
+
+std::span<const NoOpField> OpenAiServiceNoOps() {
+  return kOpenAiServiceNoOps;
 }
 
 void CheckArraySize(const Json& array, size_t max, std::string_view name) {

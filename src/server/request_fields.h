@@ -81,6 +81,12 @@ inline constexpr std::string_view kLlamaServerFields[] = {
 // with the value that leaves the output as it is (or "").
 std::span<const NoOpField> LlamaServerNoOps();
 
+// What OpenAI's SDKs send about the account's service that changes nothing on one server: a
+// service_tier of "auto" or "default" (tandem has one), a prompt_cache_key (every cached prefix is
+// reused without a key) and a safety_identifier (an end-user id for the caller's logs). The chat
+// and Responses routes accept them so.
+std::span<const NoOpField> OpenAiServiceNoOps();
+
 // Reads temperature, top_p, top_k (-1 means off, as 0), min_p, seed (negative: random),
 // presence_penalty, frequency_penalty, repeat_penalty, repeat_last_n and logit_bias
 // ({"ID": bias} or [[ID, bias], ...]; bias <= -100 bans the token) into request.sampling.

@@ -292,29 +292,28 @@ void ParseInput(const Json& body, const Json& history, GenerationRequest& reques
 }  // namespace
 
 void ParseResponsesBody(const Json& body, GenerationRequest& request, const Json& history) {
-  RejectUnknownFields(body,
-                      {"model",
-                       "input",
-                       "instructions",
-                       "tools",
-                       "tool_choice",
-                       "parallel_tool_calls",
-                       "text",
-                       "max_output_tokens",
-                       "temperature",
-                       "top_p",
-                       "stream",
-                       "reasoning",
-                       "store",
-                       "metadata",
-                       "user",
-                       "truncation",
-                       "speculative",
-                       "top_k",
-                       "min_p",
-                       "seed",
-                       "previous_response_id"},
-                      "");
+  constexpr std::string_view kFields[] = {"model",
+                                          "input",
+                                          "instructions",
+                                          "tools",
+                                          "tool_choice",
+                                          "parallel_tool_calls",
+                                          "text",
+                                          "max_output_tokens",
+                                          "temperature",
+                                          "top_p",
+                                          "stream",
+                                          "reasoning",
+                                          "store",
+                                          "metadata",
+                                          "user",
+                                          "truncation",
+                                          "speculative",
+                                          "top_k",
+                                          "min_p",
+                                          "seed",
+                                          "previous_response_id"};
+  CheckFields(body, {kFields}, {OpenAiServiceNoOps()}, "");
   (void)OptionalBool(body, "store");
   (void)OptionalString(body, "previous_response_id");
   request.chat = true;

@@ -172,6 +172,14 @@ TEST(ResponsesJson, RefusesWhatItDoesNotImplementNamingTheField) {
   EXPECT_EQ(ParseError(R"({"input": "x", "store": false, "metadata": {"k": "v"}, "user": "u"})"),
             "");
   EXPECT_EQ(ParseError(R"({"input": "x", "store": true, "previous_response_id": "resp_1"})"), "");
+  // What the SDKs send about the service, accepted where it changes nothing, as on the chat route.
+  EXPECT_EQ(ParseError(R"({"input": "x", "service_tier": "auto", "prompt_cache_key": "k",
+                           "safety_identifier": "u1"})"),
+            "");
+  EXPECT_NE(ParseError(R"({"input": "x", "service_tier": "flex"})").find("service_tier: tandem"),
+            std::string::npos);
+  EXPECT_NE(ParseError(R"({"input": "x", "prompt_cache_key": 3})").find("prompt_cache_key: "),
+            std::string::npos);
   EXPECT_NE(ParseError(R"({"input": "x", "store": "yes"})").find("store: expected"),
             std::string::npos);
   EXPECT_NE(ParseError(R"({"input": "x", "previous_response_id": 7})")
