@@ -128,7 +128,7 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
   // DraftPlanner::ContinueFrom) instead of the prior: a stream of short requests does not pay
   // each one's learning rounds (an assistant that is never right drafted the first rounds of
   // every request). Greedy output does not depend on draft lengths.
-  if (drafter_ && greedy_ && earlier_alike && params_.synthetic_acceptance.empty()) {
+  if (earlier_alike && greedy_ && params_.synthetic_acceptance.empty()) {
     planner_.ContinueFrom(earlier);
   }
   max_tokens_ = params_.n_predict < 0 ? std::numeric_limits<int64_t>::max() : params_.n_predict;

@@ -245,10 +245,10 @@ int DraftLengthController::SearchLimit(int cap) const {
 DraftLengthController::Estimate DraftLengthController::BestByEstimates(int cap) const {
   const int limit = SearchLimit(cap);
   // Drafting must beat plain decoding by a margin: gains inside the timing noise are not gains.
-  Estimate best{0, (1.0 + kMinGain) * ExpectedTokens(0) / EstimatedRoundMs(0)};
+  Estimate best{0, (1.0 + kMinGain) * ExpectedTokens(0) / EstimatedRoundMs(0), limit};
   for (int n = 1; n <= limit; ++n) {
     const double rate = ExpectedTokens(n) / EstimatedRoundMs(n);
-    if (rate > best.rate) best = {n, rate};
+    if (rate > best.rate) best = {n, rate, limit};
   }
   return best;
 }
@@ -267,7 +267,7 @@ int DraftLengthController::Choose(int cap) {
   const Estimate estimate = BestByEstimates(cap);
   const int best = estimate.n;
   const double best_rate = estimate.rate;
-  const int limit = SearchLimit(cap);
+  const int limit = estimate.limit;
   if (best == 0) {
     // Speculation does not pay by the current estimates. Probe with one draft now and then so
     // the estimates can recover when the text becomes predictable, but only out of the budget

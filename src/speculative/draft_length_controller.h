@@ -43,6 +43,7 @@ class DraftLengthController {
   struct Estimate {
     int n = 0;
     double rate = 0;
+    int limit = 0;  // the longest length looked at (SearchLimit)
   };
   Estimate BestByEstimates(int cap) const;
 
