@@ -49,7 +49,7 @@ TEST_F(WebRoutesTest, ThePageIsPublicAndLoadsOnlyItsOwnFiles) {
   EXPECT_NE(Header(page, "Content-Security-Policy").find("media-src data:;"), std::string::npos);
   EXPECT_EQ(Header(page, "X-Content-Type-Options"), "nosniff");
   for (const char* name : {"app.js", "api.js", "markdown.js", "spec_panel.js", "audio.js",
-                           "recorder.js", "recorder_worklet.js"}) {
+                           "composer_media.js", "recorder.js", "recorder_worklet.js"}) {
     const HttpResponse js = Get(std::string("/web/") + name);
     EXPECT_EQ(js.status, 200) << name;
     EXPECT_EQ(js.content_type, "text/javascript; charset=utf-8") << name;

@@ -101,7 +101,7 @@ describe('the chat page in Chromium', { skip: reason ?? false }, () => {
     assert.match(r.headers.get('content-type'), /^text\/html/);
     assert.match(r.headers.get('content-security-policy'), /default-src 'none'/);
     assert.match(await r.text(), /<title>tandem chat<\/title>/);
-    for (const name of ['app.js', 'api.js', 'attachments.js', 'audio.js', 'recorder.js',
+    for (const name of ['app.js', 'api.js', 'attachments.js', 'audio.js', 'composer_media.js', 'recorder.js',
                         'recorder_worklet.js', 'markdown.js', 'spec_panel.js', 'style.css']) {
       const a = await fetch(`${server.base}/web/${name}`);
       assert.equal(a.status, 200, name);

@@ -1,16 +1,10 @@
-// The chat page: conversation (stream, stop, regenerate, edit and resend), images attached to a
-// message when the server has vision (attachments.js), recordings attached or recorded when it
-// has audio (audio.js, recorder.js), request settings, server state from /props, and the
-// speculation panel (spec_panel.js).
+// The chat page: conversation (stream, stop, regenerate, edit and resend), request settings,
+// server state from /props, and the speculation panel (spec_panel.js). The images and recordings
+// of the next message are composer_media.js's.
 import { ApiError, apiKey, getJson, setApiKey, streamChat } from './api.js';
-import {
-  ACCEPTED, MAX_IMAGE_BYTES, messageContent, messageImages, readImages, renderThumbnails,
-} from './attachments.js';
-import {
-  ACCEPTED_AUDIO, MAX_AUDIO_BYTES, audioPart, formatDuration, isAudioFile, messageAudio,
-  readAudioFiles, renderClips,
-} from './audio.js';
-import { recordingError, recordingUnavailable, startRecording } from './recorder.js';
+import { messageContent, messageImages, renderThumbnails } from './attachments.js';
+import { audioPart, messageAudio, renderClips } from './audio.js';
+import { renderPending, setupComposerMedia, updateAttachControls } from './composer_media.js';
 import { renderMarkdown, escapeHtml } from './markdown.js';
 import {
   addTimings, comparisonLine, newRecord, renderEmptyPanel, renderPanel, statusOf, summaryLine,
@@ -71,39 +65,6 @@ function updateSpecControls() {
   if (state.props && !$('spec-draft-max').placeholder) {
     $('spec-draft-max').placeholder = `server: ${state.props.speculative.draft_max}`;
   }
-}
-
-// Images can be attached only when /props says a vision projector is loaded (llama-server's
-// `modalities`; a server without the field has none).
-function visionLoaded() {
-  const modalities = state.props && state.props.modalities;
-  return Boolean(modalities && modalities.vision === true);
-}
-
-// Recordings only when it says an audio tower is loaded; their controls are hidden otherwise.
-function audioLoaded() {
-  const modalities = state.props && state.props.modalities;
-  return Boolean(modalities && modalities.audio === true);
-}
-
-const NO_VISION = 'start the server with --mmproj to send images';
-const NO_AUDIO = 'start the server with -mm FILE, an mmproj holding an audio tower';
-
-function updateAttachControls() {
-  const b = $('attach-button');
-  b.disabled = !visionLoaded();
-  b.title = b.disabled
-    ? NO_VISION
-    : `Attach ${ACCEPTED} images (up to ${MAX_IMAGE_BYTES / (1024 * 1024)} MB each); you can also paste or drop them on the message box`;
-  const audio = audioLoaded();
-  $('audio-button').hidden = !audio;
-  $('audio-button').title = `Attach ${ACCEPTED_AUDIO} recordings (up to ${MAX_AUDIO_BYTES / (1024 * 1024)} MB each); you can also drop them on the message box`;
-  const record = $('record-button');
-  record.hidden = !audio && !state.recorder;  // a recording under way can still be stopped
-  // Where the browser offers no microphone the button stays pressable and says why.
-  const unavailable = recordingUnavailable();
-  record.setAttribute('aria-disabled', String(unavailable !== ''));
-  if (!state.recorder) record.title = unavailable ? `Cannot record: ${unavailable}` : 'Record from the microphone; press again to stop and attach it';
 }
 
 // The warning under the header: the assistant is loaded but speculation is inactive, for the
@@ -497,174 +458,6 @@ function send() {
   }
 }
 
-// ---- images for the next message ------------------------------------------------------------
-
-function renderPending() {
-  renderThumbnails($('attachments'), state.pending, (i) => {
-    state.pending.splice(i, 1);
-    renderPending();
-    $('composer-input').focus();
-  });
-  renderClips($('audio-attachments'), state.pendingAudio, (i) => {
-    state.pendingAudio.splice(i, 1);
-    renderPending();
-    $('composer-input').focus();
-  });
-  // An image or a recording alone is a message.
-  $('composer-input').required = state.pending.length === 0 && state.pendingAudio.length === 0;
-}
-
-// Pasted or dropped files: recordings go with the recordings, anything else is read as an image.
-function attachDropped(files) {
-  const audio = files.filter(isAudioFile);
-  if (audio.length) attachAudio(audio);
-  attach(files.filter((f) => !isAudioFile(f)));
-}
-
-// Checks and reads `files` (picked, pasted, dropped or recorded) into the pending recordings; the
-// status line names each file refused and why. Resolves to the number attached.
-async function attachAudio(files) {
-  if (files.length === 0) return 0;
-  if (!audioLoaded()) {
-    setStatus(`This server cannot hear recordings: ${NO_AUDIO}.`, true);
-    return 0;
-  }
-  const { clips, errors } = await readAudioFiles(files);
-  state.pendingAudio.push(...clips);
-  renderPending();
-  const attached = clips.length ? `${clips.length} recording${clips.length > 1 ? 's' : ''} attached` : '';
-  if (errors.length) setStatus(errors.join('; ') + (attached ? ` (${attached})` : ''), true);
-  else setStatus(`${attached[0].toUpperCase()}${attached.slice(1)}.`);
-  return clips.length;
-}
-
-// Checks and reads `files` (picked, pasted or dropped) into the pending images; the status line
-// names each file refused and why.
-async function attach(files) {
-  if (files.length === 0) return;
-  if (!visionLoaded()) {
-    setStatus(`This server cannot read images: ${NO_VISION}.`, true);
-    return;
-  }
-  const { images, errors } = await readImages(files);
-  state.pending.push(...images);
-  renderPending();
-  const attached = images.length ? `${images.length} image${images.length > 1 ? 's' : ''} attached` : '';
-  if (errors.length) setStatus(errors.join('; ') + (attached ? ` (${attached})` : ''), true);
-  else setStatus(`${attached[0].toUpperCase()}${attached.slice(1)}.`);
-}
-
-const carriesFiles = (e) => Boolean(e.dataTransfer && [...e.dataTransfer.types].includes('Files'));
-
-function setupAttachments() {
-  const input = $('composer-input');
-  const picker = $('image-input');
-  const composer = $('composer');
-  $('attach-button').addEventListener('click', () => picker.click());
-  picker.addEventListener('change', () => {
-    const files = [...picker.files];
-    picker.value = '';  // the same file can be picked again
-    attach(files);
-  });
-  const audioPicker = $('audio-input');
-  $('audio-button').addEventListener('click', () => audioPicker.click());
-  audioPicker.addEventListener('change', () => {
-    const files = [...audioPicker.files];
-    audioPicker.value = '';
-    attachAudio(files);
-  });
-  $('record-button').addEventListener('click', toggleRecording);
-  input.addEventListener('paste', (e) => {
-    const files = [...((e.clipboardData && e.clipboardData.files) || [])];
-    if (files.length === 0) return;
-    // Text pasted along with the image (a copied web page) is still inserted.
-    if (!e.clipboardData.types.includes('text/plain')) e.preventDefault();
-    attachDropped(files);
-  });
-  composer.addEventListener('dragover', (e) => {
-    if (!carriesFiles(e)) return;
-    e.preventDefault();
-    e.dataTransfer.dropEffect = 'copy';
-    composer.classList.add('dropping');
-  });
-  composer.addEventListener('dragleave', (e) => {
-    if (!composer.contains(e.relatedTarget)) composer.classList.remove('dropping');
-  });
-  composer.addEventListener('drop', (e) => {
-    composer.classList.remove('dropping');
-    if (!carriesFiles(e)) return;
-    e.preventDefault();
-    attachDropped([...e.dataTransfer.files]);
-  });
-  // A file dropped elsewhere on the page would open it in place of the conversation.
-  document.addEventListener('dragover', (e) => {
-    if (!carriesFiles(e) || composer.contains(e.target)) return;
-    e.preventDefault();
-    e.dataTransfer.dropEffect = 'none';
-  });
-  document.addEventListener('drop', (e) => {
-    if (carriesFiles(e) && !composer.contains(e.target)) e.preventDefault();
-  });
-}
-
-// ---- recording from the microphone ----------------------------------------------------------
-
-function showRecording(recorder) {
-  const b = $('record-button');
-  b.setAttribute('aria-pressed', String(recorder !== null));
-  b.classList.toggle('recording', recorder !== null);
-  b.textContent = recorder ? `Stop recording (${formatDuration(recorder.seconds())})` : 'Record';
-  if (recorder) b.title = 'Stop and attach the recording';
-}
-
-// Record starts; the same button stops and attaches a WAV file. A refused or missing microphone
-// is said on the status line and leaves the button ready to try again.
-async function toggleRecording() {
-  if (state.recorder) {
-    await stopRecording();
-    return;
-  }
-  const unavailable = recordingUnavailable();
-  if (unavailable) {
-    setStatus(`Cannot record: ${unavailable}.`, true);
-    return;
-  }
-  state.recorder = {};  // starting: a second press waits for the microphone
-  $('record-button').disabled = true;
-  setStatus('Asking for the microphone…');
-  try {
-    state.recorder = await startRecording(MAX_AUDIO_BYTES, () => stopRecording('the size limit was reached'));
-  } catch (e) {
-    state.recorder = null;
-    $('record-button').disabled = false;
-    setStatus(recordingError(e), true);
-    return;
-  }
-  $('record-button').disabled = false;
-  setStatus('Recording… press Stop recording to attach it.');
-  const recorder = state.recorder;
-  showRecording(recorder);
-  const tick = setInterval(() => (state.recorder === recorder ? showRecording(recorder) : clearInterval(tick)), 250);
-}
-
-async function stopRecording(why = '') {
-  const recorder = state.recorder;
-  if (!recorder || !recorder.stop) return;
-  state.recorder = null;
-  showRecording(null);
-  updateAttachControls();
-  const blob = await recorder.stop();
-  if (blob.size <= 44) {
-    setStatus('The recording is empty: nothing came from the microphone.', true);
-    return;
-  }
-  state.recordings += 1;
-  const file = new File([blob], `recording ${state.recordings}.wav`, { type: 'audio/wav' });
-  if ((await attachAudio([file])) === 0) return;  // the status line says why
-  const attached = `Recording attached (${formatDuration(recorder.seconds())}).`;
-  setStatus(why ? `Recording stopped: ${why}. ${attached}` : attached);
-}
-
 function setupComposer() {
   const input = $('composer-input');
   $('composer').addEventListener('submit', (e) => {
@@ -700,7 +493,7 @@ function setupComposer() {
 
 setupKeyForm();
 setupComposer();
-setupAttachments();
+setupComposerMedia({ state, setStatus });
 renderLog();
 renderEmptyPanel();
 refreshProps().then(schedulePropsRefresh);
