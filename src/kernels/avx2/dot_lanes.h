@@ -55,6 +55,8 @@ struct TileLanes8 {
     return _mm256_set1_epi32(v);
   }
 
+  static VI LoadDwords(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
   template <bool kHigh = false>
   [[gnu::always_inline]] static __m256 HalfToFloat(VI dwords) {
     if constexpr (kHigh) {

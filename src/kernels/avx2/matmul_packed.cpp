@@ -1,14 +1,16 @@
-// AVX2 tiles over interleaved weights (matmul_repack.h) for Q4_0, Q8_0, Q4_K and Q6_K: lane r of
-// a group is weight row r, and one 32-byte load gives all 8 rows' next 4 quants, so a block needs
-// no transposition or gathers. Each block is decoded once per chunk of K::kActRows activation
-// rows. Each type unpacks one quant vector (Q6_K: a pair) at a time and uses it for every row
-// of the chunk at once, so what stays live is one 16-bit or 32-bit partial sum per row
-// (PinPartials keeps GCC from hoisting the products and spilling them); a whole decoded block
-// (8 vectors for Q4_0, 16 for Q8_0, 64+ for the K-quants) would spill to the stack. The chunk is
-// as wide as AVX2's 16 registers allow: Q4_0 and Q8_0 keep one partial per row (8 rows), the
-// K-quants a 16-bit sub-block partial and a 32-bit block sum per row, so 6 rows (12 registers,
-// plus the quant vector, its mask and a broadcast activation). Wider chunks spill, and a whole
-// decoded Q8_0 block for fewer rows was slower too (bench/README.md § Kernel choices).
+// AVX2 block kernels over interleaved weights (matmul_repack.h) for Q4_0, Q8_0, Q4_K and Q6_K:
+// lane r of a group is weight row r, and one 32-byte load gives all 8 rows' next 4 quants, so a
+// block needs no transposition or gathers. The passes over groups and activation rows are
+// simd/packed_tile-inl.h's (each block decoded once per pass of kActRows activation rows); what is
+// AVX2's is how a block is multiplied with 16 registers and no VNNI. Each type unpacks one quant
+// vector (Q6_K: a pair) at a time and uses it for every row of the pass at once, so what stays
+// live is one 16-bit or 32-bit partial sum per row (PinPartials keeps GCC from hoisting the
+// products and spilling them); a whole decoded block (8 vectors for Q4_0, 16 for Q8_0, 64+ for
+// the K-quants) would spill to the stack. The pass is as wide as the registers allow: Q4_0 and
+// Q8_0 keep one partial per row (8 rows), the K-quants a 16-bit sub-block partial and a 32-bit
+// block sum per row, so 6 rows (12 registers, plus the quant vector, its mask and a broadcast
+// activation). Wider passes spill, and a whole decoded Q8_0 block for fewer rows was slower too
+// (bench/README.md § Kernel choices).
 //
 // Per output element the sequence is the reference's (dot_ref.h): exact integer block sums (any
 // grouping of an exact integer sum gives the same integer), then the same f32 multiplies and
@@ -22,6 +24,7 @@
 #include "kernels/avx2/dot_lanes.h"
 #include "kernels/packed_layout.h"
 #include "kernels/simd/packed-inl.h"
+#include "kernels/simd/packed_tile-inl.h"
 #include "kernels/simd/quant_tile-inl.h"
 
 namespace tandem::kernels::avx2 {
@@ -31,11 +34,12 @@ using L = TileLanes;
 using simd::packed::MinSub;
 using simd::packed::ScaleAdd;
 
-constexpr int64_t kPrefetchAhead = 1024;  // bytes ahead of the block being decoded
+using Group = simd::packed::Group<L>;
 
-inline __m256i Load(const uint8_t* p) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-}
+// Prefetches 1 KiB ahead of the block being decoded, whatever the pass.
+struct Avx2Block {
+  static constexpr int64_t PrefetchAhead(int /*nt*/) { return 1024; }
+};
 
 // Keeps the compiler from hoisting the next step's products above this point: without it GCC
 // computes a whole block's maddubs products first and spills them to the stack. It emits no
@@ -51,19 +55,19 @@ inline void PinPartials(__m256i (&s)[NT]) {
 // lane and row the exact sum_i w_i a_i, as |w| * sign(a, w) (activations are never -128) in
 // 32-bit lanes (two products of 127 * 127 overflow 16 bits), then acc = fma(d_w * d_a, float(sum),
 // acc).
-struct PackedQ8_0Rows {
+struct PackedQ8_0Rows : Avx2Block {
   static constexpr int kActRows = 8;
   static constexpr int64_t kBlockValues = 32;
   static constexpr int64_t kBlockBytes = packed::Q8_0::kBlockBytes;
   template <int NT>
-  static void Block(const uint8_t* p, const ActRows<NT>& rows, int64_t b, __m256 acc[NT]) {
+  static void Block(Group g, int64_t off, const ActRows<NT>& rows, int64_t b, __m256 acc[NT]) {
     const __m256i ones = _mm256_set1_epi16(1);
     const int8_t* a[NT];
     rows.BlockCodes(b, 32, a);
     __m256i s[NT];
 #pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) {
-      const __m256i w = Load(p + packed::Q8_0::Quants(k));
+      const __m256i w = g.Load(off + packed::Q8_0::Quants(k));
       const __m256i w_abs = _mm256_abs_epi8(w);
 #pragma GCC unroll 16
       for (int t = 0; t < NT; ++t) {
@@ -74,8 +78,7 @@ struct PackedQ8_0Rows {
       }
       PinPartials<NT>(s);
     }
-    const __m256 d = _mm256_cvtph_ps(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + packed::Q8_0::kScales)));
+    const __m256 d = g.Halves(off + packed::Q8_0::kScales);
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) acc[t] = ScaleAdd<L>(d, rows.d[t][b], s[t], acc[t]);
   }
@@ -89,19 +92,19 @@ struct PackedQ8_0Rows {
 // Per lane and row: sum_i q_i a_i over the block (16-bit pair sums: 16 products of q <= 15 and
 // |a| <= 127 are at most 30480), then - 8 * sum(a) in int32: the exact sum_i (q_i - 8) a_i, and
 // the same f32 sequence as PackedQ8_0Rows.
-struct PackedQ4_0Rows {
+struct PackedQ4_0Rows : Avx2Block {
   static constexpr int kActRows = 8;
   static constexpr int64_t kBlockValues = 32;
   static constexpr int64_t kBlockBytes = packed::Q4_0::kBlockBytes;
   template <int NT>
-  static void Block(const uint8_t* p, const ActRows<NT>& rows, int64_t b, __m256 acc[NT]) {
+  static void Block(Group g, int64_t off, const ActRows<NT>& rows, int64_t b, __m256 acc[NT]) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     const int8_t* a[NT];
     rows.BlockCodes(b, 32, a);
     __m256i s[NT];
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
-      const __m256i raw = Load(p + packed::Q4_0::Quants(k));
+      const __m256i raw = g.Load(off + packed::Q4_0::Quants(k));
       const __m256i lo = _mm256_and_si256(raw, m4);
       const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
 #pragma GCC unroll 16
@@ -113,8 +116,7 @@ struct PackedQ4_0Rows {
       }
       PinPartials<NT>(s);
     }
-    const __m256 d = _mm256_cvtph_ps(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + packed::Q4_0::kScales)));
+    const __m256 d = g.Halves(off + packed::Q4_0::kScales);
     const __m256i ones = _mm256_set1_epi16(1);
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) {
@@ -155,7 +157,7 @@ inline __m256i PairPattern(int lo, int hi) {
 // Q4_K group block: 36 x 32 bytes, chunk k lane r = dword k of row r's block (d|dmin, 3 dwords
 // of scales, 32 of quants). Quants dword 8c + l holds elements 64c + 4l..+3 (low nibbles) and
 // 64c + 32 + 4l..+3 (high nibbles): sub-block j is nibble half j % 2 of dwords 8(j / 2)..+7.
-struct PackedQ4_K {
+struct PackedQ4_K : Avx2Block {
   static constexpr int kActRows = 6;
   static constexpr int64_t kBlockValues = 256;
   static constexpr int64_t kBlockBytes = packed::Q4_K::kBlockBytes;
@@ -164,9 +166,10 @@ struct PackedQ4_K {
   // and |a| <= 127 sum to at most 30480 per lane, and times sc <= 63 stays far inside int32.
   // Each sub-block's quants are unpacked once (8 registers) and used for every activation row.
   template <int NT>
-  static void Block(const uint8_t* p, const ActRows<NT>& rows, int64_t b, __m256 acc[NT]) {
-    const __m256i h1 = Load(p + packed::Q4_K::Scales(0)), h2 = Load(p + packed::Q4_K::Scales(1)),
-                  h3 = Load(p + packed::Q4_K::Scales(2));
+  static void Block(Group g, int64_t off, const ActRows<NT>& rows, int64_t b, __m256 acc[NT]) {
+    const __m256i h1 = g.Load(off + packed::Q4_K::Scales(0)),
+                  h2 = g.Load(off + packed::Q4_K::Scales(1)),
+                  h3 = g.Load(off + packed::Q4_K::Scales(2));
     __m256i sc[8], m[8];
     simd::UnpackScaleMinK4<L>(h1, h2, h3, sc, m);
     const __m256i m4 = _mm256_set1_epi8(0x0F);
@@ -180,7 +183,7 @@ struct PackedQ4_K {
       __m256i part[NT];  // 16-bit pair sums of sub-block j, one quant vector at a time
 #pragma GCC unroll 16
       for (int l = 0; l < 8; ++l) {
-        const __m256i raw = Load(p + packed::Q4_K::Quants(8 * (j / 2) + l));
+        const __m256i raw = g.Load(off + packed::Q4_K::Quants(8 * (j / 2) + l));
         const __m256i w = _mm256_and_si256(j % 2 == 0 ? raw : _mm256_srli_epi16(raw, 4), m4);
 #pragma GCC unroll 16
         for (int t = 0; t < NT; ++t) {
@@ -198,7 +201,7 @@ struct PackedQ4_K {
     __m256i mins[4];
 #pragma GCC unroll 16
     for (int i = 0; i < 4; ++i) mins[i] = Pair16<L>(m[2 * i], m[2 * i + 1]);
-    const __m256i dm = Load(p + packed::Q4_K::kScaleMin);
+    const __m256i dm = g.Load(off + packed::Q4_K::kScaleMin);
     const __m256 d = L::HalfToFloat(dm), dmin = L::HalfToFloat<true>(dm);
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) {
@@ -218,7 +221,7 @@ struct PackedQ4_K {
 // 8 fp16 scales d. Element 128n + 32k + 4l (l < 8): low bits in ql dword 16n + 8(k & 1) + l
 // (high nibble for k >= 2), high bits (qh dword 32 + 8n + l) >> 2k; its 6-bit q has value
 // q - 32. Those 32 elements are sub-blocks 8n + 2k (l < 4) and 8n + 2k + 1.
-struct PackedQ6_K {
+struct PackedQ6_K : Avx2Block {
   static constexpr int kActRows = 6;
   static constexpr int64_t kBlockValues = 256;
   static constexpr int64_t kBlockBytes = packed::Q6_K::kBlockBytes;
@@ -226,7 +229,7 @@ struct PackedQ6_K {
   // sum_j sc_j * sum_{i in j} q_i a_i - 32 * sum_j sc_j * bsum_j. Two 16-bit products of q <= 63
   // and |a| <= 127 sum to at most 32004 per lane; every partial sum stays inside int32.
   template <int NT>
-  static void Block(const uint8_t* p, const ActRows<NT>& rows, int64_t b, __m256 acc[NT]) {
+  static void Block(Group g, int64_t off, const ActRows<NT>& rows, int64_t b, __m256 acc[NT]) {
     const int8_t* a[NT];
     __m256i isum[NT];
     rows.BlockCodes(b, 256, a);
@@ -238,7 +241,7 @@ struct PackedQ6_K {
       for (int k = 0; k < 4; ++k) {
         // Sub-blocks j and j + 1: scales are bytes (j % 4, j % 4 + 1) of scale dword j / 4.
         const int j = 8 * n + 2 * k;
-        const __m256i s = Load(p + packed::Q6_K::Scales(j / 4));
+        const __m256i s = g.Load(off + packed::Q6_K::Scales(j / 4));
         const __m256i sc[2] = {SignedBytePairs(s, PairPattern(j % 4, j % 4)),
                                SignedBytePairs(s, PairPattern(j % 4 + 1, j % 4 + 1))};
         // Quant vectors 2h and 2h + 1 (elements 8h..8h+7 of the pair of sub-blocks), unpacked
@@ -249,8 +252,9 @@ struct PackedQ6_K {
 #pragma GCC unroll 16
           for (int i = 0; i < 2; ++i) {
             const int l = 2 * h + i;
-            w[i] = simd::packed::Q6KCodes<L>(Load(p + packed::Q6_K::Ql(16 * n + 8 * (k & 1) + l)),
-                                             Load(p + packed::Q6_K::Qh(8 * n + l)), k);
+            w[i] =
+                simd::packed::Q6KCodes<L>(g.Load(off + packed::Q6_K::Ql(16 * n + 8 * (k & 1) + l)),
+                                          g.Load(off + packed::Q6_K::Qh(8 * n + l)), k);
           }
 #pragma GCC unroll 16
           for (int t = 0; t < NT; ++t) {
@@ -264,11 +268,10 @@ struct PackedQ6_K {
     __m256i scp[8];  // scales of sub-blocks 2i (low half) and 2i + 1 (high half)
 #pragma GCC unroll 16
     for (int i = 0; i < 8; ++i) {
-      scp[i] = SignedBytePairs(Load(p + packed::Q6_K::Scales(i / 2)),
+      scp[i] = SignedBytePairs(g.Load(off + packed::Q6_K::Scales(i / 2)),
                                PairPattern(2 * (i % 2), 2 * (i % 2) + 1));
     }
-    const __m256 d =
-        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + packed::Q6_K::kD)));
+    const __m256 d = g.Halves(off + packed::Q6_K::kD);
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) {
       const int32_t* sums = rows.sum16[t] + 16 * b;
@@ -282,68 +285,11 @@ struct PackedQ6_K {
   }
 };
 
-// Rows of one group against the activation rows of `rows`, stored to y (the group's column 0).
-template <class K, int NT>
-void GroupRows(const uint8_t* group, int64_t nb, const ActRows<NT>& rows, int n_rows, float* y,
-               int64_t ldy) {
-  __m256 acc[NT];
-  for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* p = group + b * K::kBlockBytes;
-    for (int64_t l = 0; l < K::kBlockBytes; l += 64) {
-      _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchAhead + l), _MM_HINT_T0);
-    }
-    K::template Block<NT>(p, rows, b, acc);
-  }
-  if (n_rows >= 8) {
-    for (int t = 0; t < NT; ++t) _mm256_storeu_ps(y + t * ldy, acc[t]);
-  } else {
-    const __m256i mask =
-        _mm256_cmpgt_epi32(_mm256_set1_epi32(n_rows), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    for (int t = 0; t < NT; ++t) _mm256_maskstore_ps(y + t * ldy, mask, acc[t]);
-  }
-}
-
-template <class K, int NT>
-void GroupsPass(const PackedTile& tile, int64_t nb, const QuantizedActivations& acts, int64_t t0,
-                float* y, int64_t ldy) {
-  // The activation rows' pointers once per pass (per group they cost as much as the work on a
-  // small matrix: 256 columns are 8 Q8_0 blocks).
-  const ActRows<NT> rows(acts, t0);
-  for (int g = 0; g < tile.n_groups; ++g) {
-    GroupRows<K, NT>(tile.groups + g * tile.group_bytes, nb, rows,
-                     tile.n_rows - kPackedGroupRows * g, y + t0 * ldy + kPackedGroupRows * g, ldy);
-  }
-}
-
-// The tail pass of n < NT activation rows.
-template <class K, int NT>
-void TailPass(const PackedTile& tile, int64_t nb, const QuantizedActivations& acts, int64_t t0,
-              int64_t n, float* y, int64_t ldy) {
-  if constexpr (NT > 0) {
-    if (n == NT) return GroupsPass<K, NT>(tile, nb, acts, t0, y, ldy);
-    TailPass<K, NT - 1>(tile, nb, acts, t0, n, y, ldy);
-  }
-}
-
-// Activation rows in chunks of K::kActRows (the tail with a narrower pass), each chunk over all
-// the tile's groups: the groups stay in cache while the activations stream.
-template <class K>
-void RunPackedTile(const PackedTile& tile, const QuantizedActivations& acts, float* y,
-                   int64_t ldy) {
-  const int64_t nb = acts.cols / K::kBlockValues;
-  int64_t t = 0;
-  for (; t + K::kActRows <= acts.n_rows; t += K::kActRows) {
-    GroupsPass<K, K::kActRows>(tile, nb, acts, t, y, ldy);
-  }
-  TailPass<K, K::kActRows - 1>(tile, nb, acts, t, acts.n_rows - t, y, ldy);
-}
-
 }  // namespace
 
-TANDEM_DEFINE_PACKED_TILE(Q4_0, RunPackedTile<PackedQ4_0Rows>)
-TANDEM_DEFINE_PACKED_TILE(Q8_0, RunPackedTile<PackedQ8_0Rows>)
-TANDEM_DEFINE_PACKED_TILE(Q4_K, RunPackedTile<PackedQ4_K>)
-TANDEM_DEFINE_PACKED_TILE(Q6_K, RunPackedTile<PackedQ6_K>)
+TANDEM_DEFINE_PACKED_TILE(Q4_0, simd::packed::RunPackedTile<L, PackedQ4_0Rows>)
+TANDEM_DEFINE_PACKED_TILE(Q8_0, simd::packed::RunPackedTile<L, PackedQ8_0Rows>)
+TANDEM_DEFINE_PACKED_TILE(Q4_K, simd::packed::RunPackedTile<L, PackedQ4_K>)
+TANDEM_DEFINE_PACKED_TILE(Q6_K, simd::packed::RunPackedTile<L, PackedQ6_K>)
 
 }  // namespace tandem::kernels::avx2

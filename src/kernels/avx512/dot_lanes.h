@@ -61,6 +61,8 @@ struct TileLanes16 {
     return _mm512_set1_epi32(v);
   }
 
+  static VI LoadDwords(const void* p) { return _mm512_loadu_si512(p); }
+
   template <bool kHigh = false>
   [[gnu::always_inline]] static __m512 HalfToFloat(VI dwords) {
     if constexpr (kHigh) dwords = _mm512_srli_epi32(dwords, 16);

@@ -1,20 +1,17 @@
-// AVX-512 VNNI tiles over interleaved weights (matmul_repack.h) for Q4_0, Q8_0, Q4_K and Q6_K in
-// groups of 16 rows: zmm lane r is row r of the group. One 64-byte load holds the 16 rows' next 4
-// quants and one VPDPBUSD against a broadcast activation dword adds 64 exact byte products: the
-// AVX2 tiles spend a broadcast, a maddubs and an add per 32. A group is one stream of memory and
-// the next group follows it, so decoding reads the matrix front to back.
-//
-// Small batches (decode, verification: T <= K::kActRows) decode each block as it is used and
-// keep one accumulator per activation row in registers; decoding of long rows (a tile of two
-// groups, matmul.cpp), verifications of 2-4 rows and larger batches (prefill, 4 rows at a time)
-// of Q4_0 and Q8_0, whose unpacking is cheap, go over two groups at once (two memory streams),
-// so that each broadcast activation dword feeds two VPDPBUSD (PairBlock): with one product per
-// broadcast, the broadcasts bounded the tile. For Q4_K and Q6_K, whose unpacking costs a large
-// share of the products, a larger batch decodes each group's blocks once, a few at a time, into
-// L1, and every activation row reads them there (RunDecodeOnce). A group is 16 rows, one zmm,
-// rather than two 8-row groups side by side: two streams restarting at every pair cost short
-// rows (K = 1536) much of their bandwidth. What each choice gained: bench/README.md § Kernel
-// choices.
+// AVX-512 VNNI block kernels over interleaved weights (matmul_repack.h) for Q4_0, Q8_0, Q4_K and
+// Q6_K in groups of 16 rows: zmm lane r is row r of the group. One 64-byte load holds the 16 rows'
+// next 4 quants and one VPDPBUSD against a broadcast activation dword adds 64 exact byte products:
+// the AVX2 kernels spend a broadcast, a maddubs and an add per 32. The passes over groups and
+// activation rows are simd/packed_tile-inl.h's; what is AVX-512's is chosen here:
+// - Q4_0 and Q8_0, whose unpacking is cheap, take two groups at once (PairBlock: each broadcast
+//   activation dword feeds two VPDPBUSD; with one product per broadcast, the broadcasts bounded
+//   the kernel) for decoding of long rows (a tile of two groups, matmul.cpp), verifications of 2-4
+//   rows and prefill (4 rows at a time);
+// - Q4_K and Q6_K, whose unpacking costs a large share of the products, decode each group's
+//   blocks once into L1 for batches past kActRows, every activation row reading them there.
+// A group is 16 rows, one zmm, rather than two 8-row groups side by side: two streams restarting
+// at every pair cost short rows (K = 1536) much of their bandwidth. What each choice gained:
+// bench/README.md § Kernel choices.
 //
 // Per output element the sequence is the reference's (dot_ref.h): exact integer block sums
 // (weights as unsigned bytes w + o against signed activations, minus o * sum(a): the same
@@ -29,14 +26,13 @@
 
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
 
 #include "kernels/avx512/dot_avx512.h"
 #include "kernels/avx512/dot_lanes.h"
 #include "kernels/packed_layout.h"
 #include "kernels/simd/packed-inl.h"
-#include "kernels/simd/quant_tile-inl.h"
+#include "kernels/simd/packed_tile-inl.h"
 
 namespace tandem::kernels::avx512 {
 namespace {
@@ -45,29 +41,13 @@ using L = TileLanes;
 using simd::packed::MinSub;
 using simd::packed::ScaleAdd;
 
-constexpr int64_t kPrefetchAhead = 1024;  // ahead of the block being decoded, 8-row units (2 KiB)
+using Group = simd::packed::Group<L>;
 
-// One group of 16 rows. Offsets are those of the 8-row layout the kernels below are written in
-// (the AVX2 tiles' units: 32 bytes per dword chunk, 16 per fp16 scale vector); the 16-row layout
-// has each at twice the offset (matmul_repack.h).
-struct Group {
-  const uint8_t* p;
-  // Dword chunk at `offset`: lane r = row r's dword.
-  __m512i Load(int64_t offset) const {
-    return _mm512_loadu_si512(reinterpret_cast<const void*>(p + 2 * offset));
-  }
-  // The fp16 values at `offset` (one per row) as 16 f32 lanes.
-  __m512 Halves(int64_t offset) const {
-    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2 * offset)));
-  }
-  // `bytes` of the 8-row layout at `offset` (the next group's, at or past this one's end: it
-  // follows in memory), up to `end`.
-  void Prefetch(int64_t offset, int64_t bytes, const uint8_t* end) const {
-    const int64_t limit = end - p;
-    for (int64_t l = 2 * offset; l < 2 * (offset + bytes) && l < limit; l += 64) {
-      _mm_prefetch(reinterpret_cast<const char*>(p + l), _MM_HINT_T0);
-    }
-  }
+// How far ahead of the block being decoded (8-row units: twice as many bytes) a pass of nt
+// activation rows prefetches: with more than 4 rows a block takes long enough that 2 KiB ahead
+// arrives late (bench/README.md § Kernel choices).
+struct Avx512Block {
+  static constexpr int64_t PrefetchAhead(int nt) { return nt > 4 ? 4096 : 1024; }
 };
 
 // sum_k w[k] . a[4k..4k+3] - (sum_a << shift) over a 32-value block, exact (two chains of 4
@@ -91,12 +71,13 @@ using simd::packed::Pair16;
 // sum_i (w_i + 2^kShift) a_i - (sum(a) << kShift) enters acc = fma(d_w * d_a, float(.), acc).
 // Unpacking is as cheap as reading a decoded copy, so every batch takes the fused path.
 template <class W, int kShift>
-struct Packed32 {
+struct Packed32 : Avx512Block {
   static constexpr int kActRows = 16;
   // Activation rows per pass when two groups go together (PairBlock): 16 quant vectors, 2 scale
-  // vectors and 2 x 4 accumulators fill the 32 registers.
+  // vectors and 2 x 4 accumulators fill the 32 registers. Each stream prefetches 4 KiB ahead:
+  // 2 KiB arrived late for verifications of 4 rows, and decode and prefill do not mind.
   static constexpr int kPairRows = kPackedPairRows;
-  static constexpr bool kDecodeOnce = false;
+  static constexpr int64_t kPairAhead = 2048;
   static constexpr int64_t kBlockValues = 32;
   struct Decoded {
     __m512i w[8];  // w[k]: elements 4k..4k+3
@@ -187,9 +168,11 @@ inline void SubBlock(const __m512i* w, __m512i sc, const ActRows<NT>& rows, int6
 // Q::Finish turns isum into the f32 accumulation. Block unpacks each part as it is used (its
 // quants stay in registers); Decode and Accumulate split the same work for the decode-once path.
 template <class Q>
-struct PackedK {
+struct PackedK : Avx512Block {
   static constexpr int64_t kBlockValues = 256;
   static constexpr bool kDecodeOnce = true;
+  static constexpr int kDecodeChunkBlocks = 4;  // 4 decoded blocks: 20-23 KB, in L1
+  static constexpr int kDecodeRows = 4;         // activation rows per pass over them (8 spilled)
   struct Decoded {
     typename Q::Scales s;
     __m512i w[64];  // part p's quant vectors at 8p
@@ -342,184 +325,11 @@ struct PackedQ6_K : PackedK<PackedQ6_K> {
   }
 };
 
-// The rows of one group against the activation rows of `rows`, each block decoded and used at
-// once, stored to y (the group's column 0), the lanes of `mask`.
-template <class K, int NT>
-void GroupRows(const Group& g, int64_t nb, const uint8_t* end, const ActRows<NT>& rows,
-               __mmask16 mask, float* y, int64_t ldy) {
-  __m512 acc[NT];
-  for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
-  // With more than 4 rows a block takes long enough that 2 KiB ahead arrives late: 8 KiB
-  // (bench/README.md § Kernel choices).
-  constexpr int64_t kAhead = NT > 4 ? 4 * kPrefetchAhead : kPrefetchAhead;
-  for (int64_t b = 0; b < nb; ++b) {
-    const int64_t off = b * K::kBlockBytes;
-    g.Prefetch(off + kAhead, K::kBlockBytes, end);
-    K::template Block<NT>(g, off, rows, b, acc);
-  }
-  for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + t * ldy, mask, acc[t]);
-}
-
-// Lanes of group g that hold output rows.
-inline __mmask16 GroupMask(const PackedTile& tile, int g) {
-  const int n = tile.n_rows - kPackedGroupRows * g;
-  return n >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n) - 1);
-}
-
-inline Group GroupAt(const PackedTile& tile, int g) {
-  return {tile.groups + g * tile.group_bytes};
-}
-
-// Two groups' rows against the activation rows of `rows` (K::PairBlock), stored as GroupRows.
-// kToNextPair: the two groups after these are read next (a tile of two groups read in one pass:
-// decode, verification), so each stream's prefetches run on past its group's end into its own
-// next group (the group after the partner), not into the other stream. (Not for a prefill tile,
-// re-read from L2 by every pass of activation rows: there the extra registers and prefetches
-// made prefill slower.)
-template <class K, int NT, bool kToNextPair>
-void GroupPairRows(const Group& g0, const Group& g1, int64_t nb, const uint8_t* end,
-                   const ActRows<NT>& rows, __mmask16 mask1, float* y, int64_t ldy) {
-  __m512 acc[2][NT];
-  for (int t = 0; t < NT; ++t) acc[0][t] = acc[1][t] = _mm512_setzero_ps();
-  const int64_t group_bytes = g1.p - g0.p;
-  const Group next0{g1.p + group_bytes}, next1{g1.p + 2 * group_bytes};
-  // 4 KiB ahead in each stream: 2 KiB arrived late for verifications of 4 rows, and decode and
-  // prefill do not mind (bench/README.md § Kernel choices).
-  for (int64_t b = 0; b < nb; ++b) {
-    const int64_t off = b * K::kBlockBytes, ahead = off + 2 * kPrefetchAhead;
-    if (kToNextPair && 2 * ahead >= group_bytes) {
-      next0.Prefetch(ahead - group_bytes / 2, K::kBlockBytes, end);
-      next1.Prefetch(ahead - group_bytes / 2, K::kBlockBytes, end);
-    } else {
-      g0.Prefetch(ahead, K::kBlockBytes, end);
-      g1.Prefetch(ahead, K::kBlockBytes, end);
-    }
-    K::template PairBlock<NT>(g0, g1, off, rows, b, acc);
-  }
-  for (int t = 0; t < NT; ++t) {
-    _mm512_storeu_ps(y + t * ldy, acc[0][t]);
-    _mm512_mask_storeu_ps(y + t * ldy + kPackedGroupRows, mask1, acc[1][t]);
-  }
-}
-
-template <class K>
-concept HasPairBlock = requires {
-  K::kPairRows;
-};
-
-// Activation rows t0..t0+NT-1 over every group of the tile (two at a time where K can).
-template <class K, int NT>
-void GroupsPass(const PackedTile& tile, int64_t nb, const QuantizedActivations& acts, int64_t t0,
-                float* y, int64_t ldy) {
-  const ActRows<NT> rows(acts, t0);
-  int g = 0;
-  if constexpr (HasPairBlock<K>) {
-    if constexpr (NT <= K::kPairRows) {
-      // One pass over a tile of two groups (decode, verification): the next tile is read next.
-      if (tile.n_groups == 2 && acts.n_rows <= K::kPairRows) {
-        GroupPairRows<K, NT, true>(GroupAt(tile, 0), GroupAt(tile, 1), nb, tile.end, rows,
-                                   GroupMask(tile, 1), y + t0 * ldy, ldy);
-        return;
-      }
-      for (; g + 1 < tile.n_groups; g += 2) {
-        GroupPairRows<K, NT, false>(GroupAt(tile, g), GroupAt(tile, g + 1), nb, tile.end, rows,
-                                    GroupMask(tile, g + 1), y + t0 * ldy + kPackedGroupRows * g,
-                                    ldy);
-      }
-    }
-  }
-  for (; g < tile.n_groups; ++g) {
-    GroupRows<K, NT>(GroupAt(tile, g), nb, tile.end, rows, GroupMask(tile, g),
-                     y + t0 * ldy + kPackedGroupRows * g, ldy);
-  }
-}
-
-// Activation rows in passes of K::kActRows, the tail with a narrower pass; where K has PairBlock
-// and the tile two groups, batches of 2 to K::kPairRows rows (verification) in one pass and
-// batches larger than K::kActRows (prefill) in passes of K::kPairRows, two groups at a time. Each
-// pass goes over all the tile's groups: they stay in cache while the activations stream.
-// (Batches of 5-16 rows were no faster in pairs: bench_matmul batch/packed/q4_0 T = 8, 16.)
-template <class K>
-void RunFused(const PackedTile& tile, const QuantizedActivations& acts, float* y, int64_t ldy) {
-  const int64_t nb = acts.cols / K::kBlockValues;
-  int64_t t = 0;
-  if constexpr (HasPairBlock<K>) {
-    const bool pairs = acts.n_rows > K::kActRows || acts.n_rows <= K::kPairRows;
-    if (tile.n_groups >= 2 && pairs) {
-      for (; t + K::kPairRows <= acts.n_rows; t += K::kPairRows) {
-        GroupsPass<K, K::kPairRows>(tile, nb, acts, t, y, ldy);
-      }
-      simd::WithRowCount<K::kPairRows - 1>(
-          acts.n_rows - t, [&]<int NT>() { GroupsPass<K, NT>(tile, nb, acts, t, y, ldy); });
-      return;
-    }
-  }
-  for (; t + K::kActRows <= acts.n_rows; t += K::kActRows) {
-    GroupsPass<K, K::kActRows>(tile, nb, acts, t, y, ldy);
-  }
-  simd::WithRowCount<K::kActRows - 1>(
-      acts.n_rows - t, [&]<int NT>() { GroupsPass<K, NT>(tile, nb, acts, t, y, ldy); });
-}
-
-// Activation rows t0..t0+NT-1 against `n` decoded blocks from block b0, the accumulators carried
-// through y between calls (f32 stores and loads: the same values).
-template <class K, int NT>
-void AccumulateDecoded(const typename K::Decoded* dec, int n, const QuantizedActivations& acts,
-                       int64_t b0, int64_t t0, __mmask16 mask, float* y, int64_t ldy) {
-  const ActRows<NT> rows(acts, t0);
-  __m512 acc[NT];
-  for (int t = 0; t < NT; ++t) {
-    acc[t] = b0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mask, y + (t0 + t) * ldy);
-  }
-  for (int i = 0; i < n; ++i) K::template Accumulate<NT>(dec[i], rows, b0 + i, acc);
-  for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * ldy, mask, acc[t]);
-}
-
-// Large batches of types whose unpacking is dear: each group's blocks are decoded once, a few at
-// a time, into L1, and every activation row reads them there.
-template <class K>
-void RunDecodeOnce(const PackedTile& tile, const QuantizedActivations& acts, float* y,
-                   int64_t ldy) {
-  constexpr int kChunkBlocks = 4;  // 4 decoded blocks: 20-23 KB, in L1
-  constexpr int kRows = 4;         // activation rows per pass over them (8 spilled)
-  const int64_t nb = acts.cols / K::kBlockValues;
-  alignas(64) typename K::Decoded dec[kChunkBlocks];
-  for (int g = 0; g < tile.n_groups; ++g) {
-    const Group group = GroupAt(tile, g);
-    const __mmask16 mask = GroupMask(tile, g);
-    float* yg = y + kPackedGroupRows * g;
-    for (int64_t b0 = 0; b0 < nb; b0 += kChunkBlocks) {
-      const int n = static_cast<int>(std::min<int64_t>(kChunkBlocks, nb - b0));
-      for (int i = 0; i < n; ++i) {
-        const int64_t off = (b0 + i) * K::kBlockBytes;
-        group.Prefetch(off + kPrefetchAhead, K::kBlockBytes, tile.end);
-        K::Decode(group, off, &dec[i]);
-      }
-      int64_t t = 0;
-      for (; t + kRows <= acts.n_rows; t += kRows) {
-        AccumulateDecoded<K, kRows>(dec, n, acts, b0, t, mask, yg, ldy);
-      }
-      simd::WithRowCount<kRows - 1>(acts.n_rows - t, [&]<int NT>() {
-        AccumulateDecoded<K, NT>(dec, n, acts, b0, t, mask, yg, ldy);
-      });
-    }
-  }
-}
-
-template <class K>
-void RunPackedTile(const PackedTile& tile, const QuantizedActivations& acts, float* y,
-                   int64_t ldy) {
-  if constexpr (K::kDecodeOnce) {
-    if (acts.n_rows > K::kActRows) return RunDecodeOnce<K>(tile, acts, y, ldy);
-  }
-  RunFused<K>(tile, acts, y, ldy);
-}
-
 }  // namespace
 
-TANDEM_DEFINE_PACKED_TILE(Q4_0, RunPackedTile<PackedQ4_0>)
-TANDEM_DEFINE_PACKED_TILE(Q8_0, RunPackedTile<PackedQ8_0>)
-TANDEM_DEFINE_PACKED_TILE(Q4_K, RunPackedTile<PackedQ4_K>)
-TANDEM_DEFINE_PACKED_TILE(Q6_K, RunPackedTile<PackedQ6_K>)
+TANDEM_DEFINE_PACKED_TILE(Q4_0, simd::packed::RunPackedTile<L, PackedQ4_0>)
+TANDEM_DEFINE_PACKED_TILE(Q8_0, simd::packed::RunPackedTile<L, PackedQ8_0>)
+TANDEM_DEFINE_PACKED_TILE(Q4_K, simd::packed::RunPackedTile<L, PackedQ4_K>)
+TANDEM_DEFINE_PACKED_TILE(Q6_K, simd::packed::RunPackedTile<L, PackedQ6_K>)
 
 }  // namespace tandem::kernels::avx512

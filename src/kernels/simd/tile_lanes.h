@@ -48,6 +48,8 @@ concept TileLanesTrait = requires(typename Q::VI v, const typename Q::Rows& rows
   { Q::GatherDword(rows, g, offset) } -> std::same_as<typename Q::VI>;
   Q::LoadTransposed(rows, g, offset, out);
   { Q::BroadcastDword(p) } -> std::same_as<typename Q::VI>;
+  // kLanes dwords at p (unaligned): lane r = dword r (a packed group's chunk, packed_layout.h).
+  { Q::LoadDwords(p) } -> std::same_as<typename Q::VI>;
   // fp16 in the low (kHigh: high) half of each lane, and E8M0 in its low byte, as f32.
   { Q::template HalfToFloat<false>(v) } -> std::same_as<typename Q::F::V>;
   { Q::template HalfToFloat<true>(v) } -> std::same_as<typename Q::F::V>;
