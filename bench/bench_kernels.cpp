@@ -1,12 +1,14 @@
-// Row ops and attention on Gemma 4 shapes, on one thread and the active ISA (TANDEM_ISA picks
+// Row ops and attention on Gemma 4 shapes, on the active ISA (TANDEM_ISA picks
 // another): what the per-token non-matmul kernels cost, to compare ISA paths and revisions.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "base/thread_pool.h"
 #include "kernels/attention.h"
 #include "kernels/isa.h"
 #include "kernels/ops.h"
@@ -66,8 +68,9 @@ void BM_Softmax(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * n);
 }
 
-// One decode row: 8 query heads over one KV head of `keys` cached positions.
-void BM_AttentionDecode(benchmark::State& state, TensorType type, int head_dim) {
+// One decode row: 8 query heads over one KV head of `keys` cached positions, on the calling
+// thread or on `threads` threads (the E2B full-attention layers' shape at depth).
+void BM_AttentionDecode(benchmark::State& state, TensorType type, int head_dim, int threads) {
   const int keys = static_cast<int>(state.range(0));
   const int n_heads = 8;
   const size_t row_bytes = kernels::KvRowBytes(type, head_dim);
@@ -91,11 +94,14 @@ void BM_AttentionDecode(benchmark::State& state, TensorType type, int head_dim) 
   a.out_row_stride = out.size();
   a.positions = &position;
   a.kv = {type, k.data(), v.data(), 1, head_dim, keys, row_bytes, row_bytes, {0, keys}};
+  std::unique_ptr<ThreadPool> pool;
+  if (threads > 1) pool = std::make_unique<ThreadPool>(threads);
   for (auto _ : state) {
-    kernels::Attention(a);
+    kernels::Attention(a, pool.get());
     benchmark::DoNotOptimize(out.data());
   }
   state.SetItemsProcessed(state.iterations() * keys);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(2 * row_bytes) * keys);
 }
 
 void RegisterAll() {
@@ -108,10 +114,20 @@ void RegisterAll() {
     for (int head_dim : {256, 512}) {
       const std::string name = "attention_decode/" + std::string(TensorTypeName(type)) + "/hd" +
                                std::to_string(head_dim);
-      benchmark::RegisterBenchmark(name.c_str(), BM_AttentionDecode, type, head_dim)
+      benchmark::RegisterBenchmark(name.c_str(), BM_AttentionDecode, type, head_dim, 1)
           ->ArgName("keys")
           ->Arg(1024);
     }
+  }
+  // At depth, on two threads: the KV bytes each call reads, per second.
+  for (TensorType type : {TensorType::kF16, TensorType::kQ8_0, TensorType::kQ4_0}) {
+    const std::string name = "attention_decode_2t/" + std::string(TensorTypeName(type)) + "/hd512";
+    benchmark::RegisterBenchmark(name.c_str(), BM_AttentionDecode, type, 512, 2)
+        ->ArgName("keys")
+        ->Arg(4096)
+        ->Arg(16384)
+        ->Arg(32768)
+        ->UseRealTime();
   }
 }
 

@@ -3,6 +3,7 @@
 #include "kernels/attention.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -141,48 +142,169 @@ void StoreKvRow(TensorType type, const float* x, int head_dim, void* dst) {
   QuantizeRow(type, x, dst, head_dim);
 }
 
+namespace {
+
+int SplitCount(KeyRange keys) {
+  return (keys.end - keys.begin + kAttentionKeySplit - 1) / kAttentionKeySplit;
+}
+
+KeyRange SplitKeys(KeyRange keys, int i) {
+  const int32_t begin = keys.begin + i * kAttentionKeySplit;
+  return KeyRange{begin, std::min(begin + kAttentionKeySplit, keys.end)};
+}
+
+// One split's softmax state for n heads (AttendSplitState): acc [n][head_dim], max and sum [n].
+struct SplitState {
+  float* acc;
+  float* max_score;
+  float* sum;
+};
+
+// Folds split b into the state of the splits before it (the same operations whatever ran them).
+void FoldSplit(const SplitState& into, const SplitState& b, int n_heads, int hd) {
+  for (int g = 0; g < n_heads; ++g) {
+    const float m = b.max_score[g] > into.max_score[g] ? b.max_score[g] : into.max_score[g];
+    const float ea = std::exp(into.max_score[g] - m), eb = std::exp(b.max_score[g] - m);
+    float* acc = into.acc + g * hd;
+    const float* acc_b = b.acc + g * hd;
+    for (int d = 0; d < hd; ++d) acc[d] = acc[d] * ea + acc_b[d] * eb;
+    into.sum[g] = into.sum[g] * ea + b.sum[g] * eb;
+    into.max_score[g] = m;
+  }
+}
+
+void Normalise(const SplitState& s, int n_heads, int hd, float* out) {
+  for (int g = 0; g < n_heads; ++g) {
+    const float inv_sum = 1.0f / s.sum[g];
+    for (int d = 0; d < hd; ++d) out[g * hd + d] = s.acc[g * hd + d] * inv_sum;
+  }
+}
+
+// A split's state in `buffer` (n heads): acc, then maxima and sums.
+SplitState StateAt(float* buffer, int n_heads, int hd) {
+  float* max_score = buffer + static_cast<size_t>(n_heads) * hd;
+  return SplitState{buffer, max_score, max_score + n_heads};
+}
+size_t StateFloats(int n_heads, int hd) {
+  return static_cast<size_t>(n_heads) * (hd + 2);
+}
+
+}  // namespace
+
 void Attention(const AttentionArgs& args, ThreadPool* pool) {
   CheckArgs(args);
   if (args.n_rows == 0) return;
   std::vector<KeyRange> keys(args.n_rows);
-  for (int r = 0; r < args.n_rows; ++r) keys[r] = RowKeys(args, r);
+  int max_splits = 0;
+  for (int r = 0; r < args.n_rows; ++r) {
+    keys[r] = RowKeys(args, r);
+    max_splits = std::max(max_splits, SplitCount(keys[r]));
+  }
 
   const auto attend = ActiveKernels().attend_heads;
-  const int head_dim = args.kv.head_dim;
+  const int hd = args.kv.head_dim;
   const int n_kv_heads = args.kv.n_kv_heads;
   const int group = args.n_heads / n_kv_heads;
+  const int n_threads = pool == nullptr ? 1 : pool->size();
   const size_t n_groups = static_cast<size_t>(args.n_rows) * n_kv_heads;
-  const int per_task = HeadsPerTask(group, n_groups, pool == nullptr ? 1 : pool->size());
+  // Few rows with long keys (decode, short verifications): the threads share each row's splits,
+  // every head of a KV head in one task (they share its loads). Otherwise each task is a (row, KV
+  // head, head slice) and runs its splits one after the other.
+  const bool split_tasks = max_splits > 1 && n_groups < 2 * static_cast<size_t>(n_threads);
+  const int per_task =
+      split_tasks ? std::min(group, kAttendMaxHeads) : HeadsPerTask(group, n_groups, n_threads);
   const int tasks_per_group = (group + per_task - 1) / per_task;
-  // Task t: row r, kv head k, query heads [k·group + s·per_task, + per_task) within the group.
-  auto task = [&](size_t t) {
+  const size_t n_slices = n_groups * tasks_per_group;
+  // Slice t: row r, kv head k, query heads [k·group + s·per_task, + n_heads) within the group.
+  struct Slice {
+    int r, kv_head, n_heads;
+    size_t offset;  // of its q and out within the row
+  };
+  auto slice_at = [&](size_t t) {
     const int s = static_cast<int>(t % tasks_per_group);
     const size_t g = t / tasks_per_group;
-    const int r = static_cast<int>(g / n_kv_heads);
-    const int kv_head = static_cast<int>(g % n_kv_heads);
     const int first = s * per_task;
-    const int n_heads = std::min(per_task, group - first);
-    const size_t offset = static_cast<size_t>(kv_head * group + first) * head_dim;
-    float* out = args.out + r * args.out_row_stride + offset;
-    if (keys[r].end == keys[r].begin) {
-      std::fill(out, out + static_cast<size_t>(n_heads) * head_dim, 0.0f);
+    const int kv_head = static_cast<int>(g % n_kv_heads);
+    return Slice{static_cast<int>(g / n_kv_heads), kv_head, std::min(per_task, group - first),
+                 static_cast<size_t>(kv_head * group + first) * hd};
+  };
+  auto q_of = [&](const Slice& c) { return args.q + c.r * args.q_row_stride + c.offset; };
+  auto out_of = [&](const Slice& c) { return args.out + c.r * args.out_row_stride + c.offset; };
+  auto attend_split = [&](const Slice& c, int i, float* buffer) {
+    const SplitState s = StateAt(buffer, c.n_heads, hd);
+    const AttendSplitState state{s.max_score, s.sum};
+    attend(q_of(c), c.n_heads, args.kv, c.kv_head, SplitKeys(keys[c.r], i), args.scale, s.acc,
+           &state);
+  };
+  // A slice whose row has one split or none, written straight to the output.
+  auto attend_whole = [&](const Slice& c) {
+    float* out = out_of(c);
+    if (keys[c.r].end == keys[c.r].begin) {
+      std::fill(out, out + static_cast<size_t>(c.n_heads) * hd, 0.0f);
       return;
     }
-    attend(args.q + r * args.q_row_stride + offset, n_heads, args.kv, kv_head, keys[r], args.scale,
-           out);
+    attend(q_of(c), c.n_heads, args.kv, c.kv_head, keys[c.r], args.scale, out, nullptr);
   };
-  const size_t n_tasks = n_groups * tasks_per_group;
-  // Short contexts (a few hundred key rows over all heads) are cheaper than waking the pool.
-  int64_t work = 0;
-  for (const KeyRange& k : keys) work += static_cast<int64_t>(k.end - k.begin);
-  work *= static_cast<int64_t>(args.n_heads) * head_dim;
-  if (pool == nullptr || work < 65536) {
-    for (size_t t = 0; t < n_tasks; ++t) task(t);
-  } else {
-    // Balanced: under a causal mask a batch's later rows see more keys than its first ones.
+  auto run = [&](size_t n_tasks, const auto& task) {
+    if (pool == nullptr) {
+      for (size_t t = 0; t < n_tasks; ++t) task(t);
+      return;
+    }
     pool->ParallelForBalanced(n_tasks, [&task](size_t begin, size_t end, int) {
       for (size_t t = begin; t < end; ++t) task(t);
     });
+  };
+
+  if (split_tasks) {
+    // Task (slice, split i); then each slice folds its splits in ascending order.
+    const size_t floats = StateFloats(per_task, hd);
+    std::vector<float> states(n_slices * max_splits * floats);
+    auto state_of = [&](size_t t, int i) { return states.data() + (t * max_splits + i) * floats; };
+    run(n_slices * max_splits, [&](size_t task) {
+      const size_t t = task / max_splits;
+      const int i = static_cast<int>(task % max_splits);
+      const Slice c = slice_at(t);
+      const int n = SplitCount(keys[c.r]);
+      if (n <= 1) {
+        if (i == 0) attend_whole(c);
+      } else if (i < n) {
+        attend_split(c, i, state_of(t, i));
+      }
+    });
+    for (size_t t = 0; t < n_slices; ++t) {
+      const Slice c = slice_at(t);
+      const int n = SplitCount(keys[c.r]);
+      if (n <= 1) continue;
+      const SplitState first = StateAt(state_of(t, 0), c.n_heads, hd);
+      for (int i = 1; i < n; ++i)
+        FoldSplit(first, StateAt(state_of(t, i), c.n_heads, hd), c.n_heads, hd);
+      Normalise(first, c.n_heads, hd, out_of(c));
+    }
+    return;
+  }
+  auto task = [&](size_t t) {
+    const Slice c = slice_at(t);
+    const int n = SplitCount(keys[c.r]);
+    if (n <= 1) return attend_whole(c);
+    const size_t floats = StateFloats(c.n_heads, hd);
+    std::vector<float> buffer(2 * floats);
+    const SplitState first = StateAt(buffer.data(), c.n_heads, hd);
+    attend_split(c, 0, buffer.data());
+    for (int i = 1; i < n; ++i) {
+      attend_split(c, i, buffer.data() + floats);
+      FoldSplit(first, StateAt(buffer.data() + floats, c.n_heads, hd), c.n_heads, hd);
+    }
+    Normalise(first, c.n_heads, hd, out_of(c));
+  };
+  // Short contexts (a few hundred key rows over all heads) are cheaper than waking the pool.
+  int64_t work = 0;
+  for (const KeyRange& k : keys) work += static_cast<int64_t>(k.end - k.begin);
+  work *= static_cast<int64_t>(args.n_heads) * hd;
+  if (pool == nullptr || work < 65536) {
+    for (size_t t = 0; t < n_slices; ++t) task(t);
+  } else {
+    // Balanced: under a causal mask a batch's later rows see more keys than its first ones.
+    run(n_slices, task);
   }
 }
 

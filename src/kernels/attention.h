@@ -1,12 +1,16 @@
 // Softmax attention of query rows against a layer's KV cache (kernels/kv_types.h): GQA, causal
 // and sliding-window visibility, a ring-buffer cache, K/V in f32, f16, bf16, q8_0 or q4_0.
 //
-// Numerics: each (query row, head) is computed by one thread with a streaming ("online")
-// softmax (heads sharing a KV head are processed together to share the K/V loads, without
-// changing any head's arithmetic): keys are visited in ascending position in fixed blocks of
-// kAttentionKeyBlock counted from the first visible key, so no T x context buffer exists and a
-// row's output depends only on its query, its visible keys and the active ISA -- never on the batch
-// size, the row's place in the batch or the thread count.
+// Numerics: a (query row, head) is a streaming ("online") softmax (heads sharing a KV head are
+// processed together to share the K/V loads, without changing any head's arithmetic): keys are
+// visited in ascending position in fixed blocks of kAttentionKeyBlock counted from the first
+// visible key, so no T x context buffer exists. Splits: a row that sees more than
+// kAttentionKeySplit keys is cut into splits of that many keys (counted from its first visible
+// key), each such a softmax of its own, whose states (unnormalised Σ p·v, max, Σ p) are folded in
+// ascending order and then normalised; splits may run on different threads (decode at depth: each
+// thread reads its share of the KV rows). So a row's output depends only on its query, its
+// visible keys and the active ISA -- never on the batch size, the row's place in the batch, the
+// thread count or which thread ran which split.
 #pragma once
 
 #include <cstddef>
@@ -23,6 +27,9 @@ namespace tandem::kernels {
 
 // Keys per softmax block (the same for every ISA).
 inline constexpr int kAttentionKeyBlock = 32;
+// Keys per split (see Numerics), a multiple of kAttentionKeyBlock.
+inline constexpr int kAttentionKeySplit = 1024;
+static_assert(kAttentionKeySplit % kAttentionKeyBlock == 0);
 
 // Keys visible to a query at `pos`: causal (key <= pos) and, when window > 0, inside the sliding
 // window (pos - key < window, the window includes the query itself). window 0 = plain causal.

@@ -9,6 +9,14 @@ namespace tandem::kernels {
 // Most query heads one AttendHeads call takes.
 inline constexpr int kAttendMaxHeads = 8;
 
+// Where AttendHeads leaves a split's softmax state (attention.h § splits) instead of the
+// normalised output: out[g·head_dim, +head_dim) then holds Σ_j p_j·v_j with p_j =
+// exp(score_j − max_score[g]), and sum[g] = Σ_j p_j.
+struct AttendSplitState {
+  float* max_score;  // [n_heads]
+  float* sum;        // [n_heads]
+};
+
 // One head's block of query rows for AttendDenseRows: every row sees all n_keys keys.
 struct DenseRows {
   int n_rows = 0;
@@ -32,12 +40,13 @@ struct DenseRows {
 // where q_g = q + g·head_dim. Streaming softmax over blocks of kAttentionKeyBlock keys counted
 // from keys.begin, ascending. Heads share the K/V loads, but each head's arithmetic is the same
 // whatever n_heads is, so callers may group heads freely.
+// With `split` non-null, out holds the unnormalised state and split its maxima and sums.
 // Preconditions (checked by Attention): the keys are stored in kv, keys non-empty, head_dim valid.
 // AttendDenseRows: out row r = softmax over the keys of (q_r · k_j · scale) times V, each row on
 // its own (rows may be grouped freely; simd/dense_attention-inl.h gives the order).
 #define TANDEM_KERNELS_DECLARE_ATTENTION()                                                    \
   void AttendHeads(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange keys, \
-                   float scale, float* out);                                                  \
+                   float scale, float* out, const AttendSplitState* split);                   \
   void AttendDenseRows(const DenseRows& rows);
 
 namespace tandem::kernels::ref {

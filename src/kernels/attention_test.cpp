@@ -286,10 +286,57 @@ TEST(AttentionTest, BitwiseInvariantToBatchPlacementAndThreads) {
   }
 }
 
+// Rows that see more than kAttentionKeySplit keys are computed as splits folded in order: they
+// still match the naive softmax, and a row's bits are the same whether its splits ran on one
+// thread or on several (decode), alone or among other rows (prefill, verification).
+TEST(AttentionTest, LongRowsAreSplitAndKeepTheirBits) {
+  constexpr int32_t kSplit = kAttentionKeySplit;
+  const int32_t n_pos = 2 * kSplit + 550;  // three splits, the last partial
+  const int hd = 64;
+  struct Heads {
+    int n_heads, n_kv_heads;
+  };
+  for (Heads heads : {Heads{8, 1}, Heads{4, 2}}) {
+    for (TensorType type : {TensorType::kF16, TensorType::kQ4_0}) {
+      TestCache cache(type, heads.n_kv_heads, hd, n_pos);
+      FillCache(cache, n_pos, heads.n_kv_heads, hd, 900);
+      const KvView kv = cache.View({0, n_pos});
+      const size_t row = static_cast<size_t>(heads.n_heads) * hd;
+      // Rows just under, at and past a split's end, and the last.
+      const std::vector<int32_t> positions = {kSplit - 2, kSplit - 1, kSplit,    kSplit + 1,
+                                              2 * kSplit, n_pos - 3,  n_pos - 2, n_pos - 1};
+      const std::vector<float> q = RandomVector(positions.size() * row, 21, -2.0f, 2.0f);
+      for (Isa isa : SupportedIsas()) {
+        SCOPED_TRACE(std::string(IsaName(isa)) + " " + std::string(TensorTypeName(type)) +
+                     " H=" + std::to_string(heads.n_heads));
+        IsaScope scope(isa);
+        const std::vector<float> batch = RunAttention(kv, heads.n_heads, q, positions, 0);
+        for (size_t r = 0; r < positions.size(); ++r) {
+          SCOPED_TRACE("position " + std::to_string(positions[r]));
+          const std::vector<float> q_row(q.begin() + r * row, q.begin() + (r + 1) * row);
+          const std::vector<float> want(batch.begin() + r * row, batch.begin() + (r + 1) * row);
+          EXPECT_LT(Nmse(want, cache.Naive(q_row.data(), heads.n_heads,
+                                           VisibleKeys(positions[r], 0), 1.0f)),
+                    1e-11);
+          for (int threads = 1; threads <= 3; ++threads) {  // its splits on each thread
+            ThreadPool pool(threads);
+            EXPECT_TRUE(BitwiseEqual(
+                RunAttention(kv, heads.n_heads, q_row, {positions[r]}, 0, &pool), want))
+                << threads << " threads";
+          }
+        }
+        ThreadPool pool(2);  // the whole batch, each row's splits on one thread
+        EXPECT_TRUE(BitwiseEqual(RunAttention(kv, heads.n_heads, q, positions, 0, &pool), batch));
+      }
+    }
+  }
+}
+
 // The ISA entry points take a group of query heads sharing one KV head; every grouping must
 // give each head the bits it gets alone.
 TEST(AttentionTest, HeadGroupingDoesNotChangeBits) {
-  using AttendHeadsFn = void (*)(const float*, int, const KvView&, int, KeyRange, float, float*);
+  using AttendHeadsFn = void (*)(const float*, int, const KvView&, int, KeyRange, float, float*,
+                                 const AttendSplitState*);
   const int hd = 64, n_pos = 75;
   TestCache cache(TensorType::kF16, 2, hd, n_pos);
   FillCache(cache, n_pos, 2, hd, 6000);
@@ -301,13 +348,14 @@ TEST(AttentionTest, HeadGroupingDoesNotChangeBits) {
                                                      : ref::AttendHeads;
     std::vector<float> alone(kAttendMaxHeads * hd);
     for (int g = 0; g < kAttendMaxHeads; ++g) {
-      attend(q.data() + g * hd, 1, kv, 1, {3, n_pos}, 1.0f, alone.data() + g * hd);
+      attend(q.data() + g * hd, 1, kv, 1, {3, n_pos}, 1.0f, alone.data() + g * hd, nullptr);
     }
     for (int n_heads : {2, 3, kAttendMaxHeads}) {
       std::vector<float> grouped(kAttendMaxHeads * hd, 0.0f);
       for (int first = 0; first < kAttendMaxHeads; first += n_heads) {
         const int n = std::min(n_heads, kAttendMaxHeads - first);
-        attend(q.data() + first * hd, n, kv, 1, {3, n_pos}, 1.0f, grouped.data() + first * hd);
+        attend(q.data() + first * hd, n, kv, 1, {3, n_pos}, 1.0f, grouped.data() + first * hd,
+               nullptr);
       }
       EXPECT_TRUE(BitwiseEqual(grouped, alone)) << IsaName(isa) << " groups of " << n_heads;
     }

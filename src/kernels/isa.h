@@ -14,6 +14,7 @@ struct KvView;
 struct DenseRows;
 struct PanelRows;
 struct KeyRange;
+struct AttendSplitState;
 struct MatMulKernelTable;
 
 enum class Isa {
@@ -53,7 +54,7 @@ struct KernelTable {
   void (*to_half)(const float* x, int64_t n, uint16_t* y);
   // Attention's inner loop (attention_isa.h).
   void (*attend_heads)(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange keys,
-                       float scale, float* out);
+                       float scale, float* out, const AttendSplitState* split);
   void (*attend_dense_rows)(const DenseRows& rows);
   // MatMulPanels' kernel (panels_isa.h).
   void (*panel_rows)(const PanelRows& rows);

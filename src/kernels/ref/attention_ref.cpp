@@ -21,7 +21,7 @@ const float* RowAsF32(const KvView& kv, const uint8_t* row, float* scratch) {
 
 // One head; AttendHeads runs it head by head.
 void AttendHead(const float* q, const KvView& kv, int kv_head, KeyRange keys, float scale,
-                float* out) {
+                float* out, float* max_out, float* sum_out) {
   const int hd = kv.head_dim;
   float scratch[kMaxHeadDim];
   float acc[kMaxHeadDim];  // Σ p_j · v_j of the keys so far, relative to max_score
@@ -54,6 +54,12 @@ void AttendHead(const float* q, const KvView& kv, int kv_head, KeyRange keys, fl
       for (int d = 0; d < hd; ++d) acc[d] += p[j] * v[d];
     }
     max_score = new_max;
+  }
+  if (max_out != nullptr) {  // a split's state
+    std::copy(acc, acc + hd, out);
+    *max_out = max_score;
+    *sum_out = sum;
+    return;
   }
   const float inv_sum = 1.0f / sum;
   for (int d = 0; d < hd; ++d) out[d] = acc[d] * inv_sum;
@@ -90,9 +96,11 @@ void AttendDenseRows(const DenseRows& a) {
 }
 
 void AttendHeads(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange keys,
-                 float scale, float* out) {
+                 float scale, float* out, const AttendSplitState* split) {
   for (int g = 0; g < n_heads; ++g) {
-    AttendHead(q + g * kv.head_dim, kv, kv_head, keys, scale, out + g * kv.head_dim);
+    AttendHead(q + g * kv.head_dim, kv, kv_head, keys, scale, out + g * kv.head_dim,
+               split != nullptr ? split->max_score + g : nullptr,
+               split != nullptr ? split->sum + g : nullptr);
   }
 }
 

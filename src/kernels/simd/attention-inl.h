@@ -181,7 +181,7 @@ inline void KeyRows(const KvView& kv, const void* base, int32_t first, int n, in
 
 template <VecTrait V, typename L>
 void Attend(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange keys, float scale,
-            float* out) {
+            float* out, const AttendSplitState* split) {
   const int hd = kv.head_dim;
   // Per head g: acc[g] = Σ p_j · v_j of the keys so far and sum[g] = Σ p_j, both relative to
   // max_score[g]; p[g] = the current block's weights.
@@ -200,7 +200,11 @@ void Attend(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange
     KeyRows(kv, kv.k, block, n, kv_head, rows);
     // Heads in fours; the last one to three with more keys side by side.
     int g = 0;
-    for (; g + 4 <= n_heads; g += 4) ScoreKeys<V, L, 4, 1>(q + g * hd, rows, n, hd, scale, p + g);
+    // With 32 registers, two keys side by side: each q load serves two keys' FMAs.
+    constexpr int kKeysAt4 = V::kRegisters >= 32 ? 2 : 1;
+    for (; g + 4 <= n_heads; g += 4) {
+      ScoreKeys<V, L, 4, kKeysAt4>(q + g * hd, rows, n, hd, scale, p + g);
+    }
     switch (n_heads - g) {
       case 3:
         ScoreKeys<V, L, 3, 1>(q + g * hd, rows, n, hd, scale, p + g);
@@ -253,6 +257,16 @@ void Attend(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange
         break;
     }
   }
+  if (split != nullptr) {  // a split's state
+    for (int g = 0; g < n_heads; ++g) {
+      for (int i = 0; i < hd; i += V::kLanes) {
+        V::Store(out + g * hd + i, V::LoadAligned(acc[g] + i));
+      }
+      split->max_score[g] = max_score[g];
+      split->sum[g] = sum[g];
+    }
+    return;
+  }
   for (int g = 0; g < n_heads; ++g) {
     const auto inv_sum = V::Set1(1.0f / sum[g]);
     for (int i = 0; i < hd; i += V::kLanes) {
@@ -263,18 +277,18 @@ void Attend(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange
 
 template <VecTrait V>
 void AttendHeads(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange keys,
-                 float scale, float* out) {
+                 float scale, float* out, const AttendSplitState* split) {
   switch (kv.type) {
     case TensorType::kF16:
-      return Attend<V, LoadF16<V>>(q, n_heads, kv, kv_head, keys, scale, out);
+      return Attend<V, LoadF16<V>>(q, n_heads, kv, kv_head, keys, scale, out, split);
     case TensorType::kBF16:
-      return Attend<V, LoadBF16<V>>(q, n_heads, kv, kv_head, keys, scale, out);
+      return Attend<V, LoadBF16<V>>(q, n_heads, kv, kv_head, keys, scale, out, split);
     case TensorType::kQ8_0:
-      return Attend<V, LoadQ8_0<V>>(q, n_heads, kv, kv_head, keys, scale, out);
+      return Attend<V, LoadQ8_0<V>>(q, n_heads, kv, kv_head, keys, scale, out, split);
     case TensorType::kQ4_0:
-      return Attend<V, LoadQ4_0<V>>(q, n_heads, kv, kv_head, keys, scale, out);
+      return Attend<V, LoadQ4_0<V>>(q, n_heads, kv, kv_head, keys, scale, out, split);
     default:
-      return Attend<V, LoadF32<V>>(q, n_heads, kv, kv_head, keys, scale, out);
+      return Attend<V, LoadF32<V>>(q, n_heads, kv, kv_head, keys, scale, out, split);
   }
 }
 
@@ -283,6 +297,6 @@ void AttendHeads(const float* q, int n_heads, const KvView& kv, int kv_head, Key
 // Inside an ISA namespace: defines that ISA's AttendHeads (attention_isa.h).
 #define TANDEM_SIMD_DEFINE_ATTENTION(V)                                                       \
   void AttendHeads(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange keys, \
-                   float scale, float* out) {                                                 \
-    simd::AttendHeads<V>(q, n_heads, kv, kv_head, keys, scale, out);                          \
+                   float scale, float* out, const AttendSplitState* split) {                  \
+    simd::AttendHeads<V>(q, n_heads, kv, kv_head, keys, scale, out, split);                   \
   }
