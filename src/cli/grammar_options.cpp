@@ -34,8 +34,10 @@ GrammarConstraint LoadGrammarConstraint(const GrammarOptions& options, const Tok
   try {
     GrammarCache cache(tokenizer, 1);
     const JsonSyntax syntax = options.json_one_line ? JsonSyntax::kJsonOneLine : JsonSyntax::kJson;
-    return MakeGrammarConstraint(cache.Get(schema ? JsonSchemaTextToGbnf(text, syntax) : text),
-                                 tokenizer, thinking);
+    const ConstraintSource source =
+        schema ? ConstraintSource::JsonSchema(ParseJsonSchemaText(text), syntax)
+               : ConstraintSource::Gbnf(text);
+    return MakeGrammarConstraint(cache.Compile(source), tokenizer, thinking);
   } catch (const Error& e) {
     Fail(e.kind(), path + ": " + e.what());
   }

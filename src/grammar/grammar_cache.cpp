@@ -10,8 +10,9 @@ GrammarCache::GrammarCache(const Tokenizer& tokenizer, size_t capacity)
       capacity_(capacity),
       vocab_(TokenVocabulary::FromTokenizer(tokenizer)) {}
 
-std::shared_ptr<CompiledGrammar> GrammarCache::Get(const std::string& gbnf, bool tool_calls) {
-  auto key = std::make_pair(tool_calls, gbnf);
+std::shared_ptr<CompiledGrammar> GrammarCache::Compile(const ConstraintSource& source) {
+  const bool tool_calls = source.kind == ConstraintSource::Kind::kToolCalls;
+  std::string key = ConstraintKey(source);
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
@@ -25,8 +26,8 @@ std::shared_ptr<CompiledGrammar> GrammarCache::Get(const std::string& gbnf, bool
     }
   }
   // Compiled outside the lock: another request's lookup need not wait for it.
-  auto grammar =
-      std::make_shared<CompiledGrammar>(ParseGbnf(gbnf), tool_calls ? tool_vocab_ : vocab_);
+  auto grammar = std::make_shared<CompiledGrammar>(ParseGbnf(ConstraintGbnf(source)),
+                                                   tool_calls ? tool_vocab_ : vocab_);
   grammar->SetEncoder([tokenizer = &tokenizer_](std::string_view text) {
     return tokenizer->Encode(text, {.add_special = false, .parse_special = false});
   });

@@ -530,19 +530,21 @@ std::string JsonSchemaToGbnf(const json& schema, JsonSyntax syntax) {
   return "root ::= " + r.value + "\n" + r.rules + (r.uses_generic ? GenericValueRules(syntax) : "");
 }
 
-std::string JsonSchemaTextToGbnf(std::string_view schema_text, JsonSyntax syntax) {
+json ParseJsonSchemaText(std::string_view schema_text) {
   if (schema_text.size() > kMaxSchemaBytes) {
     throw JsonSchemaError("", "",
                           "schema is " + std::to_string(schema_text.size()) +
                               " bytes, the limit is " + std::to_string(kMaxSchemaBytes));
   }
-  json schema;
   try {
-    schema = json::parse(schema_text, nullptr, true, false);
+    return json::parse(schema_text, nullptr, true, false);
   } catch (const json::exception& e) {
     throw JsonSchemaError("", "", std::string("not valid JSON: ") + e.what());
   }
-  return JsonSchemaToGbnf(schema, syntax);
+}
+
+std::string JsonSchemaTextToGbnf(std::string_view schema_text, JsonSyntax syntax) {
+  return JsonSchemaToGbnf(ParseJsonSchemaText(schema_text), syntax);
 }
 
 }  // namespace tandem

@@ -65,7 +65,10 @@ struct SchemaRules {
 };
 SchemaRules JsonSchemaRules(const nlohmann::ordered_json& schema, JsonSyntax syntax,
                             const std::string& prefix);
-// Same from JSON text; throws JsonSchemaError (keyword "") if it is not JSON or too large.
+// A schema given as JSON text (vLLM's structured_outputs.json, --json-schema files), in its
+// member order. Throws JsonSchemaError (keyword "") if it is not JSON or too large.
+nlohmann::ordered_json ParseJsonSchemaText(std::string_view schema_text);
+// JsonSchemaToGbnf of ParseJsonSchemaText.
 std::string JsonSchemaTextToGbnf(std::string_view schema_text,
                                  JsonSyntax syntax = JsonSyntax::kJson);
 std::string GenericValueRules(JsonSyntax syntax);

@@ -4,7 +4,6 @@
 
 #include "base/error.h"
 #include "grammar/json_schema.h"
-#include "grammar/tool_call_grammar.h"
 
 namespace tandem::server {
 namespace {
@@ -15,27 +14,22 @@ namespace {
        message.starts_with(field + ": ") ? message : field + ": " + message);
 }
 
-void SetGrammar(GenerationRequest& request, const std::string& field, std::string gbnf) {
-  if (!request.grammar_field.empty()) {
-    Fail(ErrorKind::kInvalidArgument,
-         field + " and " + request.grammar_field + " both constrain the output; send one of them");
+void SetConstraint(GenerationRequest& request, const std::string& field, ConstraintSource source) {
+  if (!request.constraint_field.empty()) {
+    Fail(ErrorKind::kInvalidArgument, field + " and " + request.constraint_field +
+                                          " both constrain the output; send one of them");
   }
-  request.grammar = std::move(gbnf);
-  request.grammar_field = field;
+  request.constraint = std::move(source);
+  request.constraint_field = field;
 }
 
 JsonSyntax Syntax(const GenerationRequest& request) {
   return request.json_one_line ? JsonSyntax::kJsonOneLine : JsonSyntax::kJson;
 }
 
-// The GBNF of `schema`; a schema that does not compile fails naming `field`. The body's JSON
-// keeps its member order, so properties are required in the schema's order.
-std::string SchemaGbnf(const Json& schema, const std::string& field, const GenerationRequest& r) {
-  try {
-    return JsonSchemaToGbnf(schema, Syntax(r));
-  } catch (const Error& e) {
-    FailIn(field, e.what());
-  }
+// The body's JSON keeps its member order, so properties are required in the schema's order.
+ConstraintSource Schema(const Json& schema, const GenerationRequest& r) {
+  return ConstraintSource::JsonSchema(schema, Syntax(r));
 }
 
 }  // namespace
@@ -70,20 +64,21 @@ void ParseStructuredOutputs(const Json& body, GenerationRequest& request) {
   if (const Json* schema = FindField(*so, "json")) {
     const std::string field = "structured_outputs.json";
     if (schema->is_string()) {  // vLLM also takes the schema as JSON text
-      std::string gbnf;
+      Json parsed;
       try {
-        gbnf = JsonSchemaTextToGbnf(schema->get_ref<const std::string&>(), Syntax(request));
+        parsed = ParseJsonSchemaText(schema->get_ref<const std::string&>());
       } catch (const Error& e) {
         FailIn(field, e.what());
       }
-      SetGrammar(request, field, std::move(gbnf));
+      SetConstraint(request, field, Schema(parsed, request));
     } else {
       ExpectType(*schema, "object", field);
-      SetGrammar(request, field, SchemaGbnf(*schema, field, request));
+      SetConstraint(request, field, Schema(*schema, request));
     }
   }
   if (OptionalBool(*so, "json_object", "structured_outputs").value_or(false)) {
-    SetGrammar(request, "structured_outputs.json_object", JsonObjectGbnf(Syntax(request)));
+    SetConstraint(request, "structured_outputs.json_object",
+                  ConstraintSource::JsonObject(Syntax(request)));
   }
 }
 
@@ -96,7 +91,7 @@ void ApplyFormat(const Json& format, const std::string& field, const Json* spec,
   const std::string type = OptionalString(format, "type", field).value_or("text");
   if (type == "text") return;
   if (type == "json_object") {
-    SetGrammar(request, field, JsonObjectGbnf(Syntax(request)));
+    SetConstraint(request, field, ConstraintSource::JsonObject(Syntax(request)));
     return;
   }
   if (type != "json_schema") {
@@ -111,10 +106,14 @@ void ApplyFormat(const Json& format, const std::string& field, const Json* spec,
   (void)OptionalString(*spec, "description", spec_field);
   (void)OptionalBool(*spec, "strict", spec_field);  // always enforced
   const Json* schema = FindField(*spec, "schema");
-  // OpenAI's own default when the schema is left out: any JSON object.
-  SetGrammar(request, field,
-             schema == nullptr ? JsonObjectGbnf(Syntax(request))
-                               : SchemaGbnf(*schema, FieldPath(spec_field, "schema"), request));
+  // OpenAI's own default when the schema is left out: any JSON object. A schema's errors name
+  // the field that held it (FieldPath(spec_field, "schema")) when it is compiled.
+  if (schema == nullptr) {
+    SetConstraint(request, field, ConstraintSource::JsonObject(Syntax(request)));
+  } else {
+    SetConstraint(request, field, Schema(*schema, request));
+    request.constraint_schema_field = FieldPath(spec_field, "schema");
+  }
 }
 
 }  // namespace
@@ -145,40 +144,34 @@ void ParseGrammarFields(const Json& body, GenerationRequest& request) {
   if (const Json* grammar = FindField(body, "grammar")) {
     ExpectType(*grammar, "string", "grammar");
     if (!grammar->get_ref<const std::string&>().empty()) {
-      SetGrammar(request, "grammar", grammar->get<std::string>());
+      SetConstraint(request, "grammar", ConstraintSource::Gbnf(grammar->get<std::string>()));
     }
   }
   if (const Json* schema = FindField(body, "json_schema")) {
     ExpectType(*schema, "object", "json_schema");
-    SetGrammar(request, "json_schema", SchemaGbnf(*schema, "json_schema", request));
+    SetConstraint(request, "json_schema", Schema(*schema, request));
   }
 }
 
 std::shared_ptr<CompiledGrammar> CompileConstraint(const GenerationRequest& request,
                                                    GrammarCache* grammars) {
-  if (request.grammar_field.empty() && !request.tool_call_required) return nullptr;
-  if (grammars == nullptr) {
-    Fail(ErrorKind::kInvalidArgument,
-         (request.tool_call_required ? std::string("tool_choice") : request.grammar_field) +
-             ": this server compiles no grammars");
-  }
-  std::string field = request.grammar_field;
-  std::string tool_gbnf;
-  if (request.tool_call_required) {
-    if (!field.empty()) {
-      Fail(ErrorKind::kInvalidArgument, "tool_choice forces a tool call and " + field +
-                                            " constrains the output too; send one of them");
-    }
-    field = "tool_choice";
-    try {
-      tool_gbnf = ToolCallGbnf(request.tools, request.max_tool_calls == 1);
-    } catch (const Error& e) {
-      FailIn(field, e.what());
-    }
+  if (request.constraint.empty() && !request.tool_call_required) return nullptr;
+  const std::string field = request.tool_call_required ? std::string("tool_choice")
+                            : !request.constraint_schema_field.empty()
+                                ? request.constraint_schema_field
+                                : request.constraint_field;
+  if (grammars == nullptr)
+    Fail(ErrorKind::kInvalidArgument, field + ": this server compiles no grammars");
+  if (request.tool_call_required && !request.constraint.empty()) {
+    Fail(ErrorKind::kInvalidArgument, "tool_choice forces a tool call and " +
+                                          request.constraint_field +
+                                          " constrains the output too; send one of them");
   }
   try {
-    const bool tool_calls = request.tool_call_required;
-    return grammars->Get(tool_calls ? tool_gbnf : request.grammar, tool_calls);
+    return grammars->Compile(
+        request.tool_call_required
+            ? ConstraintSource::ToolCalls(request.tools, request.max_tool_calls == 1)
+            : request.constraint);
   } catch (const Error& e) {
     FailIn(field, e.what());
   }

@@ -1,5 +1,6 @@
-// Structured output (issue 16): the request fields that constrain what the model writes, read
-// into GenerationRequest::grammar (GBNF text), and the compiled constraint the engine runs.
+// Structured output: the request fields that constrain what the model writes, read into
+// GenerationRequest::constraint (a ConstraintSource: what was asked, not grammar text), and the
+// compiled constraint the engine runs (CompileConstraint, through the server's GrammarCache).
 //
 //   OpenAI     response_format {type: "text" | "json_object" |
 //                               "json_schema", json_schema: {name, schema, strict}}
@@ -14,7 +15,9 @@
 //
 // At most one constraint per request (a second one is a 400 naming both fields). A schema that
 // does not compile is a 400 naming the field, the keyword and its JSON path; a GBNF grammar that
-// does not parse a 400 naming the field, the line and the column. All of it before any work.
+// does not parse a 400 naming the field, the line and the column. The fields are read with the
+// rest of the body; the constraint is compiled when the request starts, before its prompt is
+// built or its media decoded.
 #pragma once
 
 #include <memory>

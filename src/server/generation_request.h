@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "grammar/constraint_source.h"
 #include "multimodal/audio_input.h"
 #include "sampling/sampling_params.h"
 #include "tokenizer/chat_types.h"
@@ -61,10 +62,13 @@ struct GenerationRequest {
   bool ignore_eos = false;     // generate past end-of-generation tokens (until max_tokens)
   int max_tool_calls = 0;      // 0: any; 1: parallel_tool_calls false / disable_parallel_tool_use
   std::vector<std::string> stop;
-  // Constrained output (response_format, grammar, json_schema): GBNF text and the field that
-  // asked for it (empty: unconstrained).
-  std::string grammar;
-  std::string grammar_field;
+  // Constrained output (response_format, text.format, grammar, json_schema, structured_outputs):
+  // what the fields asked for, compiled when the request starts (server/constraint_fields.h), and
+  // the field that asked (empty: unconstrained).
+  ConstraintSource constraint;
+  std::string constraint_field;
+  std::string constraint_schema_field;  // where its schema was, if not constraint_field itself
+                                        // (what the schema's compile errors name)
   // JSON constraints (response_format, json_schema, structured_outputs.json) compiled with fixed
   // whitespace (JsonSyntax::kJsonOneLine): the server's --json-one-line, or the request's vLLM
   // `structured_outputs.disable_any_whitespace`. Read before the constraint fields.

@@ -37,23 +37,25 @@ const char* StopType(FinishReason finish) {
 // What the request ran with, under llama-server's names.
 Json GenerationSettings(const GenerationRequest& request, const GenerateParams& params) {
   const SamplingParams& s = params.sampling;
-  return {{"n_predict", params.n_predict},
-          {"max_tokens", params.n_predict},
-          {"temperature", s.temperature},
-          {"top_k", s.top_k},
-          {"top_p", s.top_p},
-          {"min_p", s.min_p},
-          {"seed", s.seed},
-          {"repeat_penalty", s.repeat_penalty},
-          {"repeat_last_n", s.repeat_last_n},
-          {"presence_penalty", s.presence_penalty},
-          {"frequency_penalty", s.frequency_penalty},
-          {"stop", request.stop},
-          {"ignore_eos", request.ignore_eos},
-          {"stream", request.stream},
-          {"n_probs", std::max(request.n_probs, 0)},
-          {"grammar", request.grammar},
-          {"speculative.type", SpecTypeName(params.spec.type)}};
+  return {
+      {"n_predict", params.n_predict},
+      {"max_tokens", params.n_predict},
+      {"temperature", s.temperature},
+      {"top_k", s.top_k},
+      {"top_p", s.top_p},
+      {"min_p", s.min_p},
+      {"seed", s.seed},
+      {"repeat_penalty", s.repeat_penalty},
+      {"repeat_last_n", s.repeat_last_n},
+      {"presence_penalty", s.presence_penalty},
+      {"frequency_penalty", s.frequency_penalty},
+      {"stop", request.stop},
+      {"ignore_eos", request.ignore_eos},
+      {"stream", request.stream},
+      {"n_probs", std::max(request.n_probs, 0)},
+      {"grammar", request.constraint.kind == ConstraintSource::Kind::kGbnf ? request.constraint.gbnf
+                                                                           : std::string()},
+      {"speculative.type", SpecTypeName(params.spec.type)}};
 }
 
 // The fields every event carries; the final one adds the rest (FinalJson).

@@ -1,5 +1,7 @@
 // OpenAI request parsing and response shapes.
 #include "server/openai_json.h"
+#include "server/constraint_fields.h"
+#include "tokenizer/tokenizer_json.h"
 
 #include <gtest/gtest.h>
 
@@ -7,6 +9,7 @@
 
 #include "base/error.h"
 #include "grammar/gbnf_parser.h"
+#include "grammar/grammar_cache.h"
 #include "grammar/grammar_matcher.h"
 
 namespace tandem::server {
@@ -22,6 +25,20 @@ GenerationRequest ParseChat(const std::string& body) {
 std::string ChatError(const std::string& body) {
   try {
     ParseChat(body);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    return e.what();
+  }
+  return "";
+}
+
+// The Error message of compiling the request's constraint when it starts, or "" if it compiled.
+std::string CompileError(const GenerationRequest& r) {
+  static const Tokenizer tokenizer(LoadVocabFromTokenizerJson(std::string(TANDEM_SOURCE_DIR) +
+                                                              "/models/hf/target/tokenizer.json"));
+  GrammarCache grammars(tokenizer);
+  try {
+    CompileConstraint(r, &grammars);
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
     return e.what();
@@ -81,23 +98,27 @@ TEST(OpenAiJson, ParsesToolsAndToolChoice) {
 TEST(OpenAiJson, ConstraintFields) {
   const std::string msgs = R"("messages": [{"role": "user", "content": "hi"}])";
   GenerationRequest r = ParseChat("{" + msgs + R"(, "response_format": {"type": "json_object"}})");
-  EXPECT_EQ(r.grammar_field, "response_format");
-  EXPECT_NE(r.grammar.find("json-object"), std::string::npos);
+  EXPECT_EQ(r.constraint_field, "response_format");
+  EXPECT_EQ(r.constraint.kind, ConstraintSource::Kind::kJsonObject);
   r = ParseChat("{" + msgs + R"(, "response_format": {"type": "json_schema", "json_schema":
       {"name": "x", "strict": true, "schema": {"type": "object", "properties":
       {"k": {"const": 1}}, "required": ["k"]}}}})");
-  EXPECT_NE(r.grammar.find("\"\\\"k\\\"\""), std::string::npos) << r.grammar;
+  EXPECT_EQ(r.constraint.kind, ConstraintSource::Kind::kJsonSchema);
+  EXPECT_EQ(r.constraint.schema["properties"]["k"]["const"], 1);
+  EXPECT_EQ(r.constraint_schema_field, "response_format.json_schema.schema");
   r = ParseChat("{" + msgs + R"(, "response_format": {"type": "text"}, "grammar": ""})");
-  EXPECT_TRUE(r.grammar_field.empty());
+  EXPECT_TRUE(r.constraint_field.empty());
+  EXPECT_TRUE(r.constraint.empty());
   r = ParseChat("{" + msgs + R"(, "grammar": "root ::= \"a\""})");
-  EXPECT_EQ(r.grammar, "root ::= \"a\"");
-  EXPECT_EQ(r.grammar_field, "grammar");
+  EXPECT_EQ(r.constraint.gbnf, "root ::= \"a\"");
+  EXPECT_EQ(r.constraint_field, "grammar");
   EXPECT_NE(
       ChatError("{" + msgs + R"(, "json_schema": {"type": "object"}, "grammar": "root ::= \"a\""})")
           .find("json_schema and grammar both constrain"),
       std::string::npos);
-  EXPECT_NE(ChatError("{" + msgs + R"(, "json_schema": {"type": "object", "uniqueItems": true}})")
-                .find("json_schema: 'uniqueItems' at /uniqueItems: unsupported keyword"),
+  // A schema that does not compile fails when the request starts (CompileConstraint), naming it.
+  r = ParseChat("{" + msgs + R"(, "json_schema": {"type": "object", "uniqueItems": true}})");
+  EXPECT_NE(CompileError(r).find("json_schema: 'uniqueItems' at /uniqueItems: unsupported keyword"),
             std::string::npos);
   const std::string tools = R"("tools": [{"type": "function", "function": {"name": "a"}}])";
   r = ParseChat("{" + msgs + "," + tools + R"(, "tool_choice": "required"})");
@@ -113,7 +134,8 @@ TEST(OpenAiJson, ConstraintFields) {
 bool GrammarAccepts(const GenerationRequest& r, const std::string& text) {
   auto vocab = std::make_shared<const TokenVocabulary>(
       std::vector<std::string>{"x"}, std::vector<uint8_t>{1}, std::vector<int32_t>{});
-  GrammarMatcher m(std::make_shared<CompiledGrammar>(ParseGbnf(r.grammar), vocab));
+  GrammarMatcher m(
+      std::make_shared<CompiledGrammar>(ParseGbnf(ConstraintGbnf(r.constraint)), vocab));
   return m.AcceptBytes(text) && m.IsComplete();
 }
 
@@ -159,12 +181,12 @@ TEST(OpenAiJson, StructuredOutputsAndOneLineJson) {
   for (const std::string& json : {schema, nlohmann::json(schema).dump()}) {
     r = ParseChat("{" + msgs + R"(, "structured_outputs": {"json": )" + json +
                   R"(, "disable_any_whitespace": true}})");
-    EXPECT_EQ(r.grammar_field, "structured_outputs.json");
+    EXPECT_EQ(r.constraint_field, "structured_outputs.json");
     EXPECT_TRUE(GrammarAccepts(r, one_line));
     EXPECT_FALSE(GrammarAccepts(r, spaced));
   }
   r = ParseChat("{" + msgs + R"(, "structured_outputs": {"json_object": true}})");
-  EXPECT_EQ(r.grammar_field, "structured_outputs.json_object");
+  EXPECT_EQ(r.constraint_field, "structured_outputs.json_object");
   EXPECT_TRUE(GrammarAccepts(r, R"({"z": null})"));
   EXPECT_FALSE(GrammarAccepts(r, "[1]"));
 

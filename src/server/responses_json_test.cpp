@@ -132,21 +132,27 @@ TEST(ResponsesJson, TextFormatIsTheChatRoutesConstraint) {
   GenerationRequest r = Parse(R"({"input": "x", "text": {"format": {"type": "json_schema",
     "name": "p", "strict": true, "schema": {"type": "object", "properties": {"a": {"type": "integer"}},
     "required": ["a"]}}}})");
-  EXPECT_EQ(r.grammar_field, "text.format");
+  EXPECT_EQ(r.constraint_field, "text.format");
   GenerationRequest chat;
   ParseResponseFormat(ParseJsonObject(R"({"response_format": {"type": "json_schema",
     "json_schema": {"name": "p", "schema": {"type": "object", "properties": {"a": {"type": "integer"}},
     "required": ["a"]}}}})"),
                       chat);
-  EXPECT_EQ(r.grammar, chat.grammar);
+  EXPECT_EQ(ConstraintKey(r.constraint), ConstraintKey(chat.constraint));
   r = Parse(R"({"input": "x", "text": {"format": {"type": "json_object"}}})");
-  EXPECT_FALSE(r.grammar.empty());
+  EXPECT_EQ(r.constraint.kind, ConstraintSource::Kind::kJsonObject);
   r = Parse(R"({"input": "x", "text": {"format": {"type": "text"}}})");
-  EXPECT_TRUE(r.grammar.empty());
-  EXPECT_NE(ParseError(R"({"input": "x", "text": {"format": {"type": "json_schema",
-    "schema": {"type": "object", "properties": {"a": {"type": "nonsense"}}}}}})")
-                .find("text.format.schema"),
-            std::string::npos);
+  EXPECT_TRUE(r.constraint.empty());
+  // A schema that does not compile fails when the request starts, naming where it was.
+  r = Parse(R"({"input": "x", "text": {"format": {"type": "json_schema",
+    "schema": {"type": "object", "properties": {"a": {"type": "nonsense"}}}}}})");
+  EXPECT_EQ(r.constraint_schema_field, "text.format.schema");
+  try {
+    ConstraintGbnf(r.constraint);
+    ADD_FAILURE() << "compiled";
+  } catch (const JsonSchemaError& e) {
+    EXPECT_EQ(e.path(), "/properties/a/type");
+  }
   EXPECT_NE(ParseError(R"({"input": "x", "text": {"verbosity": "low"}})")
                 .find("text.verbosity: unknown field"),
             std::string::npos);

@@ -110,9 +110,9 @@ StartedGeneration StartGeneration(const RouteContext& context, const HttpRequest
                                   const GenerationRequest& request) {
   StartedGeneration started;
   started.request_id = http.Header("x-request-id");
+  std::shared_ptr<CompiledGrammar> grammar = CompileConstraint(request, context.grammars.get());
   std::vector<int32_t> prompt = BuildPrompt(request, *context.tokenizer, context.limits);
   std::vector<PromptMedia> media = PrepareMedia(context, request, prompt);
-  std::shared_ptr<CompiledGrammar> grammar = CompileConstraint(request, context.grammars.get());
   started.params =
       BuildGenerateParams(request, *context.tokenizer, context.limits, std::move(grammar));
   // Suffix drafting keeps each API key's text apart; requests without one share a tenant
