@@ -128,11 +128,11 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
   // DraftPlanner::ContinueFrom) instead of the prior: a stream of short requests does not pay
   // each one's learning rounds (an assistant that is never right drafted the first rounds of
   // every request). Greedy output does not depend on draft lengths.
-  if (earlier_alike && greedy_ && params_.synthetic_acceptance.empty()) {
-    planner_.ContinueFrom(earlier);
-  }
+  const bool continued = earlier_alike && greedy_ && params_.synthetic_acceptance.empty() &&
+                         planner_.ContinueFrom(earlier);
   max_tokens_ = params_.n_predict < 0 ? std::numeric_limits<int64_t>::max() : params_.n_predict;
   result_ = GenerateResult();
+  result_.spec.continued = continued ? 1 : 0;
   result_.prompt_tokens = static_cast<int>(prompt_.size());
   result_.cached_prompt_tokens = common;
   result_.prompt_media = static_cast<int>(media_.size());

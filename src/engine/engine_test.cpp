@@ -263,14 +263,15 @@ TEST(EngineDraftModel, ParallelSlotsMatchPlainGreedyDecoding) {
 TEST(EngineMtp, AGreedyRequestStartsFromWhatTheSlotsLastOneMeasured) {
   // The random assistant's drafts are almost never accepted and its step is dear next to the
   // tiny target's: a request learns from the prior not to draft (it drafts its first round).
-  // Greedy requests on a slot after one with the same options start from its estimates and do
-  // not pay that round again; requests whose options alternate (another draft_max) start from
-  // the prior each time. Outputs stay those of plain runs.
+  // Greedy requests on a slot after one with the same options start from its estimates
+  // (spec.continued) and do not pay that round again; requests whose options alternate
+  // (another draft_max) start from the prior each time. Outputs stay those of plain runs. (How
+  // many tokens each then drafts depends on the measured step times: the planner's own tests
+  // simulate those, DraftLengthController.AStreamOfShortRequestsLearnsOnce...)
   EngineOptions options;
   options.n_slots = 1;
   options.kv = {.type = TensorType::kF16, .n_ctx = 128, .n_seq = 1, .max_batch = 32};
   ThreadPool pool(2);
-  int64_t drafted[2] = {0, 0};  // requests 2..5: [same options, alternating options]
   for (int alternate = 0; alternate < 2; ++alternate) {
     Engine engine(*Models().target,
                   MakeDrafters({*Models().target, Models().assistant.get(), nullptr, pool}), pool,
@@ -283,13 +284,14 @@ TEST(EngineMtp, AGreedyRequestStartsFromWhatTheSlotsLastOneMeasured) {
       const Outcome o = rec.Get(0);
       EXPECT_EQ(o.error, "");
       EXPECT_EQ(o.result.tokens, RunAlone(Prompt(12, 40 + i), Greedy(48), options.kv).tokens);
-      if (i == 0 || alternate) {
+      const bool from_prior = i == 0 || alternate;
+      EXPECT_EQ(o.result.spec.continued, from_prior ? 0 : 1) << i;
+      if (from_prior) {
         EXPECT_GE(o.result.spec.drafted, 1) << i;
       }
-      if (i > 0) drafted[alternate] += o.result.spec.drafted;
     }
+    EXPECT_EQ(engine.Metrics().spec.continued, alternate ? 0 : 4);
   }
-  EXPECT_LT(drafted[0], drafted[1]);
 }
 
 // Runs `first` then `second` through one engine, one after the other.

@@ -123,6 +123,9 @@ std::string PrometheusText(const std::map<int, int64_t>& responses, const Engine
   w.One("spec_plain_steps_total", "counter", "Target steps without drafts.", double(s.plain_steps));
   w.One("spec_probes_total", "counter",
         "Rounds drafted only to look for acceptance (the controller's probes).", double(s.probes));
+  w.One("spec_continued_requests_total", "counter",
+        "Greedy requests that started from the draft estimates of their slot's previous request.",
+        double(s.continued));
   w.One("spec_drafted_tokens_total", "counter", "Draft tokens proposed.", double(s.drafted));
   w.One("spec_accepted_tokens_total", "counter", "Draft tokens accepted.", double(s.accepted));
   w.One("spec_acceptance_rate", "gauge", "Accepted / drafted tokens.", s.AcceptanceRate());

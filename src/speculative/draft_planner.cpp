@@ -25,10 +25,10 @@ DraftPlanner::DraftPlanner(const SpecOptions& spec, int limit, bool model, PastT
   tail_ = DraftLengthController(model_max_, adaptive_);
 }
 
-void DraftPlanner::ContinueFrom(const DraftPlanner& earlier) {
+bool DraftPlanner::ContinueFrom(const DraftPlanner& earlier) {
   if (model_on_ != earlier.model_on_ || adaptive_ != earlier.adaptive_ ||
       lookup_max_ != earlier.lookup_max_ || model_max_ != earlier.model_max_) {
-    return;
+    return false;
   }
   for (int i = 0; i < kSources; ++i) {
     if (sources_[i].on && earlier.sources_[i].on)
@@ -39,6 +39,7 @@ void DraftPlanner::ContinueFrom(const DraftPlanner& earlier) {
   tail_probe_ = earlier.tail_probe_;
   tail_probe_.ClearCount();
   tail_longest_ = earlier.tail_longest_;
+  return true;
 }
 
 void DraftPlanner::SetProbeShare(double share) {

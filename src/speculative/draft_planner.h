@@ -71,7 +71,8 @@ class DraftPlanner {
   // controllers, the model extensions' probe spacing) when both plan alike: the slot's previous
   // request with the same options. No text is carried: the lookup index and proposals start
   // empty.
-  void ContinueFrom(const DraftPlanner& earlier);
+  // Returns whether it did (false when the two plan with other options, which it then ignores).
+  bool ContinueFrom(const DraftPlanner& earlier);
 
   // The share of each round's time its controllers bank for probes (ProbeBudget::SetShare):
   // a slot in a batch of n generating slots banks ProbeBudget::kShare / n, since its probe's

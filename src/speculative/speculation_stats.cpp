@@ -127,6 +127,7 @@ void SpeculationStats::Add(const SpeculationStats& o) {
   repetition_accepted += o.repetition_accepted;
   probes += o.probes;
   remeasures += o.remeasures;
+  continued += o.continued;
   AddCounts(drafted_at, o.drafted_at);
   AddCounts(accepted_at, o.accepted_at);
   ngram.Add(o.ngram);
@@ -146,6 +147,7 @@ nlohmann::json SpeculationStats::ToJson() const {
       {"plain_steps", plain_steps},
       {"probes", probes},
       {"remeasures", remeasures},
+      {"continued", continued},
       {"drafted", drafted},
       {"accepted", accepted},
       {"forced", forced},

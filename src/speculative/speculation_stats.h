@@ -40,6 +40,8 @@ struct SpeculationStats {
   int64_t repetition_accepted = 0;   // accepted tokens that fell inside a detected repetition loop
   int64_t probes = 0;                // rounds drafted only to look for acceptance (controller)
   int64_t remeasures = 0;            // plain steps taken while drafting paid, to re-time them
+  int64_t continued = 0;             // requests that started from the estimates of their slot's
+                                     // previous request (DraftPlanner::ContinueFrom)
   int64_t limited_logit_rows = 0;    // target rows whose logits were computed only for the few
                                      // tokens a grammar allowed there
   std::vector<int64_t> drafted_at;   // [i]: rounds that drafted a token at draft position i
