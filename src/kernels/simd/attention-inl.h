@@ -5,8 +5,9 @@
 // Fixed orders: a score is q·k summed in two accumulators, vector c of the row (values
 // [c·kLanes, (c + 1)·kLanes)) going to accumulator c % 2, combined at the end; each output value
 // accumulates its keys in ascending position. The query heads sharing a KV head share each
-// loaded (decoded) block of K and V, up to four heads at a time, and fewer heads take several
-// keys side by side; neither changes any key's or head's order of operations.
+// loaded (decoded) block of K and V, up to four heads at a time (eight with 32 registers), and
+// fewer heads take several keys side by side; neither changes any key's or head's order of
+// operations.
 #pragma once
 
 #include <emmintrin.h>
@@ -156,11 +157,12 @@ inline void AccumulateV(float (*acc)[kMaxHeadDim], int i, const uint8_t* const* 
   }
 }
 
-// The values of one key block for G heads: runs of 8 accumulator vectors, then chunks of 16.
+// The values of one key block for G heads: runs of 8 accumulator vectors (16 with 32
+// registers), then chunks of 16.
 template <VecTrait V, typename L, int G>
 inline void AccumulateValues(float (*acc)[kMaxHeadDim], int hd, const uint8_t* const* rows,
                              const float (*p)[kAttentionKeyBlock], int n, const float* alpha) {
-  constexpr int kNU = std::max(1, 8 / (G * V::kPer16));
+  constexpr int kNU = std::max(1, (V::kRegisters >= 32 ? 16 : 8) / (G * V::kPer16));
   int i = 0;
   if constexpr (kNU > 1) {
     for (; i + 16 * kNU <= hd; i += 16 * kNU) AccumulateV<V, L, G, kNU>(acc, i, rows, p, n, alpha);
@@ -198,12 +200,16 @@ void Attend(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange
   for (int32_t block = keys.begin; block < keys.end; block += kAttentionKeyBlock) {
     const int n = std::min<int32_t>(kAttentionKeyBlock, keys.end - block);
     KeyRows(kv, kv.k, block, n, kv_head, rows);
-    // Heads in fours; the last one to three with more keys side by side.
+    // With 32 registers, eight heads at once (each decoded K block serves all eight), then
+    // fours with two keys side by side (each q load serves two keys); the last one to three
+    // heads with more keys side by side.
+    constexpr bool kWide = V::kRegisters >= 32;
     int g = 0;
-    // With 32 registers, two keys side by side: each q load serves two keys' FMAs.
-    constexpr int kKeysAt4 = V::kRegisters >= 32 ? 2 : 1;
+    if constexpr (kWide) {
+      for (; g + 8 <= n_heads; g += 8) ScoreKeys<V, L, 8, 1>(q + g * hd, rows, n, hd, scale, p + g);
+    }
     for (; g + 4 <= n_heads; g += 4) {
-      ScoreKeys<V, L, 4, kKeysAt4>(q + g * hd, rows, n, hd, scale, p + g);
+      ScoreKeys<V, L, 4, kWide ? 2 : 1>(q + g * hd, rows, n, hd, scale, p + g);
     }
     switch (n_heads - g) {
       case 3:
@@ -240,7 +246,13 @@ void Attend(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange
     }
 
     KeyRows(kv, kv.v, block, n, kv_head, rows);
-    for (g = 0; g + 4 <= n_heads; g += 4) {
+    g = 0;
+    if constexpr (kWide) {
+      for (; g + 8 <= n_heads; g += 8) {
+        AccumulateValues<V, L, 8>(acc + g, hd, rows, p + g, n, alpha + g);
+      }
+    }
+    for (; g + 4 <= n_heads; g += 4) {
       AccumulateValues<V, L, 4>(acc + g, hd, rows, p + g, n, alpha + g);
     }
     switch (n_heads - g) {
