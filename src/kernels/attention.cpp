@@ -300,7 +300,7 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
   int64_t work = 0;
   for (const KeyRange& k : keys) work += static_cast<int64_t>(k.end - k.begin);
   work *= static_cast<int64_t>(args.n_heads) * hd;
-  if (pool == nullptr || work < 65536) {
+  if (work < 65536) {
     for (size_t t = 0; t < n_slices; ++t) task(t);
   } else {
     // Balanced: under a causal mask a batch's later rows see more keys than its first ones.

@@ -73,6 +73,14 @@ function attachDropped(files) {
   attach(files.filter((f) => !isAudioFile(f)));
 }
 
+// The status line after attaching `count` files of a kind (`noun`): each file refused and why,
+// or how many were attached.
+function reportAttached(count, noun, errors) {
+  const attached = count ? `${count} ${noun}${count > 1 ? 's' : ''} attached` : '';
+  if (errors.length) setStatus(errors.join('; ') + (attached ? ` (${attached})` : ''), true);
+  else setStatus(`${attached[0].toUpperCase()}${attached.slice(1)}.`);
+}
+
 // Checks and reads `files` (picked, pasted, dropped or recorded) into the pending recordings; the
 // status line names each file refused and why. Resolves to the number attached.
 async function attachAudio(files) {
@@ -84,9 +92,7 @@ async function attachAudio(files) {
   const { clips, errors } = await readAudioFiles(files);
   state.pendingAudio.push(...clips);
   renderPending();
-  const attached = clips.length ? `${clips.length} recording${clips.length > 1 ? 's' : ''} attached` : '';
-  if (errors.length) setStatus(errors.join('; ') + (attached ? ` (${attached})` : ''), true);
-  else setStatus(`${attached[0].toUpperCase()}${attached.slice(1)}.`);
+  reportAttached(clips.length, 'recording', errors);
   return clips.length;
 }
 
@@ -101,9 +107,7 @@ async function attach(files) {
   const { images, errors } = await readImages(files);
   state.pending.push(...images);
   renderPending();
-  const attached = images.length ? `${images.length} image${images.length > 1 ? 's' : ''} attached` : '';
-  if (errors.length) setStatus(errors.join('; ') + (attached ? ` (${attached})` : ''), true);
-  else setStatus(`${attached[0].toUpperCase()}${attached.slice(1)}.`);
+  reportAttached(images.length, 'image', errors);
 }
 
 const carriesFiles = (e) => Boolean(e.dataTransfer && [...e.dataTransfer.types].includes('Files'));
