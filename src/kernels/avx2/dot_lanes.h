@@ -122,9 +122,40 @@ struct TileLanes8 {
   // acc + per-lane sum of w * a for signed weights (any int8 but -128 paired with a = -128) via
   // |w| * sign(a, w).
   static VI DotSigned(VI acc, VI w_abs, VI w, VI a) {
-    const VI p = _mm256_maddubs_epi16(w_abs, _mm256_sign_epi8(a, w));
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+    return _mm256_add_epi32(acc, Widen(DotSignedFirst(w_abs, w, a)));
   }
+
+  // Partial sums (the packed tiles): maddubs's i16 pair sums, added in 16 bits while they hold
+  // (DotTermsMax) and widened to i32 lanes by one madd, which can multiply by a scale on the way.
+  static constexpr bool kPartialI32 = false;
+  // How many DotFirst/DotNext terms of unsigned weights <= w_max against |a| <= 127 one partial
+  // holds: each adds two products to a 16-bit lane.
+  static constexpr int DotTermsMax(int w_max) { return 32767 / (2 * 127 * w_max); }
+  static VI DotFirst(VI w, VI a) { return _mm256_maddubs_epi16(w, a); }
+  static VI DotNext(VI p, VI w, VI a) { return _mm256_add_epi16(p, _mm256_maddubs_epi16(w, a)); }
+  static VI DotSignedFirst(VI w_abs, VI w, VI a) {
+    return _mm256_maddubs_epi16(w_abs, _mm256_sign_epi8(a, w));
+  }
+  static VI Widen(VI p) { return _mm256_madd_epi16(p, _mm256_set1_epi16(1)); }
+  // The i32 scale lanes sc (within int16) in the form WidenScaled multiplies by.
+  static VI WidenScale(VI sc) {
+    return _mm256_or_si256(_mm256_and_si256(sc, _mm256_set1_epi32(0xFFFF)),
+                           _mm256_slli_epi32(sc, 16));
+  }
+  static VI WidenScaled(VI p, VI scale) { return _mm256_madd_epi16(p, scale); }
+  // Signed byte j of each lane, as a WidenScale'd scale.
+  [[gnu::always_inline]] static VI ByteScale(VI v, int j) { return SignedBytePair16(v, j, j); }
+  // Each lane: the int16 pair (signed byte lo, signed byte hi) of that lane: a pshufb puts each
+  // byte in the high half of its 16-bit word, and an arithmetic shift brings it down.
+  [[gnu::always_inline]] static VI SignedBytePair16(VI v, int lo, int hi) {
+    const VI dword0 = _mm256_set1_epi32(static_cast<int32_t>(0x00800080u | (lo << 8) | (hi << 24)));
+    const VI pattern =
+        _mm256_add_epi8(dword0, _mm256_setr_epi8(0, 0, 0, 0, 0, 4, 0, 4, 0, 8, 0, 8, 0, 12, 0, 12,
+                                                 0, 0, 0, 0, 0, 4, 0, 4, 0, 8, 0, 8, 0, 12, 0, 12));
+    return _mm256_srai_epi16(_mm256_shuffle_epi8(v, pattern), 8);
+  }
+  // acc + the per-lane sum of the two int16 products a * b.
+  static VI DotWords(VI acc, VI a, VI b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
 
  private:
   // The 16 bytes at rows r and r+4 (+ offset) in the two 128-bit lanes.

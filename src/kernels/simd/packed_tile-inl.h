@@ -2,18 +2,16 @@
 // Q (tile_lanes.h) of the ISA translation unit that includes them: a group is Q::kLanes rows,
 // vector lane r = row r of the group, and one vector load gives every row's next dword.
 //
-// What stays per ISA (avx2/matmul_packed.cpp, avx512/matmul_packed.cpp) is the block kernel K of
-// each type: how a block's quants are unpacked and multiplied, which depends on the ISA's integer
-// dot instruction and register count. K gives
+// The block kernel K of each type (packed_blocks-inl.h: how a block's quants are unpacked and
+// multiplied) gives
 //   kActRows, kBlockValues, kBlockBytes (in the 8-row layout's units, packed_layout.h);
 //   PrefetchAhead(nt): how far ahead (8-row units) a pass of nt activation rows prefetches;
 //   Block<NT>(group, offset, rows, b, acc): block b of one group against NT activation rows;
-// and may give
-//   kPairRows, kPairAhead and PairBlock<NT>(g0, g1, offset, rows, b, acc): two groups at once,
-//     each broadcast activation feeding both (HasPairBlock);
-//   kDecodeOnce, Decoded, Decode(group, offset, out), Accumulate<NT>(dec, rows, b, acc),
-//     kDecodeChunkBlocks, kDecodeRows: larger batches decode each block once into L1 and every
-//     activation row reads it there (HasDecodeOnce).
+//   kPairRows (0: none), and where it is not 0, kPairAhead and PairBlock<NT>(g0, g1, offset,
+//     rows, b, acc): two groups at once, each broadcast activation feeding both (HasPairBlock);
+//   kDecodeOnce, and where it is set, Decoded, Decode(group, offset, out), Accumulate<NT>(dec,
+//     rows, b, acc), kDecodeChunkBlocks, kDecodeRows: larger batches decode each block once into
+//     L1 and every activation row reads it there (HasDecodeOnce).
 // Every path gives each output the block kernel's per-element sequence, so the drivers choose
 // among them by speed alone.
 #pragma once
@@ -54,13 +52,10 @@ struct Group {
 };
 
 template <class K>
-concept HasPairBlock = requires {
-  K::kPairRows;
-};
+concept HasPairBlock = K::kPairRows >
+0;
 template <class K>
-concept HasDecodeOnce = requires {
-  K::kDecodeOnce;
-};
+concept HasDecodeOnce = K::kDecodeOnce;
 
 template <TileLanesTrait Q>
 inline Group<Q> GroupAt(const PackedTile& tile, int g) {
@@ -105,8 +100,7 @@ void GroupRows(const Group<Q>& g, int64_t nb, const uint8_t* end, const ActRows<
 // kToNextPair: the two groups after these are read next (a tile of two groups read in one pass:
 // decode, verification), so each stream's prefetches run on past its group's end into its own
 // next group (the group after the partner), not into the other stream. (Not for a prefill tile,
-// re-read from L2 by every pass of activation rows: there the extra registers and prefetches
-// made prefill slower.)
+// re-read from L2 by every pass of activation rows: bench/README.md § Kernel choices.)
 template <TileLanesTrait Q, class K, int NT, bool kToNextPair>
 void GroupPairRows(const Group<Q>& g0, const Group<Q>& g1, int64_t nb, const uint8_t* end,
                    const ActRows<NT>& rows, int n_out1, float* y, int64_t ldy) {

@@ -18,7 +18,7 @@
 // The traits mark their multi-instruction loads [[gnu::always_inline]], and the templates their
 // small decode steps and the 32-value types' Decode: GCC 12 left LoadTransposed (a class member)
 // and Q4_0's DecodeNibbles (a template) out of line, where the free functions they replaced
-// had been inlined, and the tiles ran slower than the hand-written ones they replaced.
+// had been inlined (bench/README.md § Kernel choices).
 #pragma once
 
 #include <concepts>
@@ -81,6 +81,23 @@ concept TileLanesTrait = requires(typename Q::VI v, const typename Q::Rows& rows
   // acc + per-lane sums of the 4 byte products w0 * a0 and w1 * a1, exactly (unsigned w <= 63,
   // or biased signed w on VNNI, against signed a).
   { Q::DotPair(v, v, v, v, v) } -> std::same_as<typename Q::VI>;
+  // Partial sums of byte products (the packed tiles, packed_blocks-inl.h): the ISA's own form of
+  // a running sum of DotFirst/DotNext terms (each: per lane the 4 products of unsigned w and
+  // signed a), exact while it holds at most DotTermsMax(w_max) terms of weights <= w_max; Widen
+  // makes it i32 lanes, WidenScaled(p, WidenScale(sc)) i32 lanes times sc (|sc| < 2^15).
+  // kPartialI32: a partial is already i32 lanes (VNNI). ByteScale(v, j): signed byte j of each
+  // lane as a WidenScale'd scale; SignedBytePair16(v, lo, hi): the int16 pair of signed bytes lo
+  // and hi of each lane; DotWords(acc, a, b): acc + the sum of a lane's two int16 products.
+  { Q::kPartialI32 } -> std::convertible_to<bool>;
+  { Q::DotTermsMax(n) } -> std::same_as<int>;
+  { Q::DotFirst(v, v) } -> std::same_as<typename Q::VI>;
+  { Q::DotNext(v, v, v) } -> std::same_as<typename Q::VI>;
+  { Q::Widen(v) } -> std::same_as<typename Q::VI>;
+  { Q::WidenScale(v) } -> std::same_as<typename Q::VI>;
+  { Q::WidenScaled(v, v) } -> std::same_as<typename Q::VI>;
+  { Q::ByteScale(v, n) } -> std::same_as<typename Q::VI>;
+  { Q::SignedBytePair16(v, n, n) } -> std::same_as<typename Q::VI>;
+  { Q::DotWords(v, v, v) } -> std::same_as<typename Q::VI>;
 };
 // clang-format on
 
