@@ -3,6 +3,7 @@
 // kLanes * g + r; the driver is quant_tile-inl.h's.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/matmul_kernel.h"
@@ -98,16 +99,17 @@ struct Q2_K {
   static constexpr bool kHasMins = true;
   using Decoded = kquant::Decoded<Q, false>;
   static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
-    const int64_t off = 84 * b;
+    using B = BlockQ2_K;
+    const int64_t off = sizeof(B) * b;
     for (int g = 0; g < Q::kGroups; ++g) {
       typename Q::VI s[4];
-      Q::LoadTransposed(rows, g, off, s);
+      Q::LoadTransposed(rows, g, off + offsetof(B, scales), s);
       for (int k = 0; k < 16; ++k) {
         out->sc[g][k] = Q::Bits(s[k / 4], 8 * (k % 4), 0xF);
         out->m[g][k] = Q::Bits(s[k / 4], 8 * (k % 4) + 4, 0xF);
       }
-      DecodeTwoBits<Q>(rows, g, off + 16, -1, out);
-      const auto dm = Q::GatherDword(rows, g, off + 80);
+      DecodeTwoBits<Q>(rows, g, off + offsetof(B, qs), -1, out);
+      const auto dm = Q::GatherDword(rows, g, off + offsetof(B, d));  // d | dmin << 16
       out->d[g] = Q::HalfToFloat(dm);
       out->dmin[g] = Q::template HalfToFloat<true>(dm);
     }
@@ -121,12 +123,15 @@ struct Q3_K {
   static constexpr bool kHasMins = false;
   using Decoded = kquant::Decoded<Q, false>;
   static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
-    const int64_t off = 110 * b;
+    using B = BlockQ3_K;
+    const int64_t off = sizeof(B) * b;
     for (int g = 0; g < Q::kGroups; ++g) {
-      DecodeTwoBits<Q>(rows, g, off + 32, off, out);
-      // Bytes 94..109: two bytes of qs, the 12 scale bytes (window bytes 2..13) and d (14..15).
+      DecodeTwoBits<Q>(rows, g, off + offsetof(B, qs), off + offsetof(B, hmask), out);
+      // The block's last 16 bytes: two bytes of qs, the 12 scale bytes (window bytes 2..13) and
+      // d (14..15).
+      static_assert(offsetof(B, d) + 2 == sizeof(B) && offsetof(B, scales) + 12 == offsetof(B, d));
       typename Q::VI win[4];
-      Q::LoadTransposed(rows, g, off + 94, win);
+      Q::LoadTransposed(rows, g, off + sizeof(B) - 16, win);
       for (int k = 0; k < 16; ++k) {
         const auto low =
             k < 8 ? Q::Bits(ByteAt<Q>(win, 2 + k), 0, 0xF) : Q::Bits(ByteAt<Q>(win, k - 6), 4, 0xF);
@@ -145,7 +150,9 @@ struct IQ4_XS {
   static constexpr bool kHasMins = false;
   using Decoded = kquant::Decoded<Q, true>;
   static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
-    const int64_t off = 136 * b;
+    using B = BlockIQ4_XS;
+    static_assert(offsetof(B, scales_h) == 2 && offsetof(B, scales_l) == 4);
+    const int64_t off = sizeof(B) * b;
     const auto table = Q::SignedTable(kIQ4NLValues);
     for (int g = 0; g < Q::kGroups; ++g) {
       typename Q::VI h[4];
@@ -157,7 +164,7 @@ struct IQ4_XS {
       }
       for (int ib = 0; ib < 8; ++ib) {  // qs[16ib + j]: low -> 32ib + j, high -> 32ib + 16 + j
         typename Q::VI q[4];
-        Q::LoadTransposed(rows, g, off + 8 + 16 * ib, q);
+        Q::LoadTransposed(rows, g, off + offsetof(B, qs) + 16 * ib, q);
         for (int k = 0; k < 4; ++k) {
           out->w[g][8 * ib + k] = Q::LookUp(table, Q::LowNibbles(q[k]));
           out->w[g][8 * ib + 4 + k] = Q::LookUp(table, Q::HighNibbles(q[k]));
@@ -175,10 +182,11 @@ struct Q4_K {
   static constexpr bool kHasMins = true;
   using Decoded = kquant::Decoded<Q, false>;
   static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
-    const int64_t off = 144 * b;
+    using B = BlockQ4_K;
+    const int64_t off = sizeof(B) * b;
     for (int g = 0; g < Q::kGroups; ++g) {
       DecodeHeaderK4<Q>(rows, g, off, out);
-      DecodeNibblesK4<Q>(rows, g, off + 16, out);
+      DecodeNibblesK4<Q>(rows, g, off + offsetof(B, qs), out);
     }
   }
 };
@@ -190,13 +198,14 @@ struct Q5_K {
   static constexpr bool kHasMins = true;
   using Decoded = kquant::Decoded<Q, false>;
   static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
-    const int64_t off = 176 * b;
+    using B = BlockQ5_K;
+    const int64_t off = sizeof(B) * b;
     for (int g = 0; g < Q::kGroups; ++g) {
       DecodeHeaderK4<Q>(rows, g, off, out);
-      DecodeNibblesK4<Q>(rows, g, off + 48, out);
+      DecodeNibblesK4<Q>(rows, g, off + offsetof(B, qs), out);
       for (int h = 0; h < 2; ++h) {  // qh[16h + 4k + i] holds the fifth bits of l = 16h + 4k + i
         typename Q::VI qh[4];
-        Q::LoadTransposed(rows, g, off + 16 + 16 * h, qh);
+        Q::LoadTransposed(rows, g, off + offsetof(B, qh) + 16 * h, qh);
         for (int c = 0; c < 4; ++c) {
           for (int k = 0; k < 4; ++k) {
             auto& lo = out->w[g][16 * c + 4 * h + k];
@@ -217,17 +226,18 @@ struct Q6_K {
   static constexpr bool kHasMins = false;
   using Decoded = kquant::Decoded<Q, false>;
   static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
-    const int64_t off = 210 * b;
+    using B = BlockQ6_K;
+    const int64_t off = sizeof(B) * b;
     for (int g = 0; g < Q::kGroups; ++g) {
       // Element 128n + 32k + l: low bits in ql[64n + 32(k&1) + l] (high nibble if k >= 2),
       // high bits (qh[32n + l] >> 2k) & 3.
       for (int n = 0; n < 2; ++n) {
         for (int hc = 0; hc < 2; ++hc) {  // l / 16
           typename Q::VI qh[4];
-          Q::LoadTransposed(rows, g, off + 128 + 16 * (2 * n + hc), qh);
+          Q::LoadTransposed(rows, g, off + offsetof(B, qh) + 16 * (2 * n + hc), qh);
           for (int kp = 0; kp < 2; ++kp) {  // k & 1
             typename Q::VI ql[4];
-            Q::LoadTransposed(rows, g, off + 16 * (4 * n + 2 * kp + hc), ql);
+            Q::LoadTransposed(rows, g, off + offsetof(B, ql) + 16 * (4 * n + 2 * kp + hc), ql);
             for (int k = kp; k < 4; k += 2) {
               for (int i = 0; i < 4; ++i) {
                 const auto lo = k < 2 ? Q::LowNibbles(ql[i]) : Q::HighNibbles(ql[i]);
@@ -241,11 +251,12 @@ struct Q6_K {
         }
       }
       typename Q::VI s[4];
-      Q::LoadTransposed(rows, g, off + 192, s);
+      Q::LoadTransposed(rows, g, off + offsetof(B, scales), s);
       for (int k = 0; k < 16; ++k) {
         out->sc[g][k] = Q::ShiftRightArith(Q::ShiftLeft(s[k / 4], 24 - 8 * (k % 4)), 24);
       }
-      out->d[g] = Q::template HalfToFloat<true>(Q::GatherDword(rows, g, off + 206));
+      // The dword ending with d: d in its high half.
+      out->d[g] = Q::template HalfToFloat<true>(Q::GatherDword(rows, g, off + offsetof(B, d) - 2));
     }
   }
 };

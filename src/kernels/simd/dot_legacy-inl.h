@@ -4,6 +4,7 @@
 // quant_tile-inl.h's.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/matmul_kernel.h"
@@ -54,10 +55,11 @@ struct Q4_0 {
   static constexpr int kOffset = 8;
   using Decoded = legacy::Decoded<Q, false>;
   [[gnu::always_inline]] static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
-    const int64_t off = 18 * b;
+    using B = BlockQ4_0;
+    const int64_t off = sizeof(B) * b;
     for (int g = 0; g < Q::kGroups; ++g) {
-      DecodeNibbles<Q>(rows, g, off + 2, out);
-      out->d[g] = Q::HalfToFloat(Q::GatherDword(rows, g, off));
+      DecodeNibbles<Q>(rows, g, off + offsetof(B, qs), out);
+      out->d[g] = Q::HalfToFloat(Q::GatherDword(rows, g, off + offsetof(B, d)));
     }
   }
 };
@@ -67,11 +69,12 @@ struct Q5_0 {
   static constexpr int kOffset = 16;
   using Decoded = legacy::Decoded<Q, false>;
   [[gnu::always_inline]] static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
-    const int64_t off = 22 * b;
+    using B = BlockQ5_0;
+    const int64_t off = sizeof(B) * b;
     for (int g = 0; g < Q::kGroups; ++g) {
-      DecodeNibbles<Q>(rows, g, off + 6, out);
-      AddHighBits<Q>(Q::GatherDword(rows, g, off + 2), g, out);
-      out->d[g] = Q::HalfToFloat(Q::GatherDword(rows, g, off));
+      DecodeNibbles<Q>(rows, g, off + offsetof(B, qs), out);
+      AddHighBits<Q>(Q::GatherDword(rows, g, off + offsetof(B, qh)), g, out);
+      out->d[g] = Q::HalfToFloat(Q::GatherDword(rows, g, off + offsetof(B, d)));
     }
   }
 };
@@ -81,13 +84,14 @@ struct Q8_0 {
   static constexpr int kOffset = Q::kSignedOffset;
   using Decoded = legacy::Decoded<Q, true>;
   [[gnu::always_inline]] static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
-    const int64_t off = 34 * b;
+    using B = BlockQ8_0;
+    const int64_t off = sizeof(B) * b;
     for (int g = 0; g < Q::kGroups; ++g) {
-      Q::LoadTransposed(rows, g, off + 2, out->w[g]);
-      Q::LoadTransposed(rows, g, off + 18, out->w[g] + 4);
+      Q::LoadTransposed(rows, g, off + offsetof(B, qs), out->w[g]);
+      Q::LoadTransposed(rows, g, off + offsetof(B, qs) + 16, out->w[g] + 4);
       for (int k = 0; k < 8; ++k) out->w[g][k] = Q::SignedBytes(out->w[g][k]);
       KeepMagnitudes<Q>(g, out);
-      out->d[g] = Q::HalfToFloat(Q::GatherDword(rows, g, off));
+      out->d[g] = Q::HalfToFloat(Q::GatherDword(rows, g, off + offsetof(B, d)));
     }
   }
 };
@@ -97,13 +101,14 @@ struct IQ4_NL {
   static constexpr int kOffset = Q::kSignedOffset;
   using Decoded = legacy::Decoded<Q, true>;
   [[gnu::always_inline]] static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
-    const int64_t off = 18 * b;
+    using B = BlockIQ4_NL;
+    const int64_t off = sizeof(B) * b;
     const auto table = Q::SignedTable(kIQ4NLValues);
     for (int g = 0; g < Q::kGroups; ++g) {
-      DecodeNibbles<Q>(rows, g, off + 2, out);
+      DecodeNibbles<Q>(rows, g, off + offsetof(B, qs), out);
       LookUpSigned<Q>(table, g, out);
       KeepMagnitudes<Q>(g, out);
-      out->d[g] = Q::HalfToFloat(Q::GatherDword(rows, g, off));
+      out->d[g] = Q::HalfToFloat(Q::GatherDword(rows, g, off + offsetof(B, d)));
     }
   }
 };
@@ -113,13 +118,14 @@ struct MXFP4 {
   static constexpr int kOffset = Q::kSignedOffset;
   using Decoded = legacy::Decoded<Q, true>;
   [[gnu::always_inline]] static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
-    const int64_t off = 17 * b;
+    using B = BlockMXFP4;
+    const int64_t off = sizeof(B) * b;
     const auto table = Q::SignedTable(kMxfp4Values);
     for (int g = 0; g < Q::kGroups; ++g) {
-      DecodeNibbles<Q>(rows, g, off + 1, out);
+      DecodeNibbles<Q>(rows, g, off + offsetof(B, qs), out);
       LookUpSigned<Q>(table, g, out);
       KeepMagnitudes<Q>(g, out);
-      out->d[g] = Q::E8M0Half(Q::GatherDword(rows, g, off));
+      out->d[g] = Q::E8M0Half(Q::GatherDword(rows, g, off + offsetof(B, e)));
     }
   }
 };
@@ -129,10 +135,11 @@ struct Q4_1 {
   static constexpr int kOffset = 0;
   using Decoded = legacy::Decoded<Q, false>;
   [[gnu::always_inline]] static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
-    const int64_t off = 20 * b;
+    using B = BlockQ4_1;
+    const int64_t off = sizeof(B) * b;
     for (int g = 0; g < Q::kGroups; ++g) {
-      DecodeNibbles<Q>(rows, g, off + 4, out);
-      const auto dm = Q::GatherDword(rows, g, off);
+      DecodeNibbles<Q>(rows, g, off + offsetof(B, qs), out);
+      const auto dm = Q::GatherDword(rows, g, off + offsetof(B, d));  // d | m << 16
       out->d[g] = Q::HalfToFloat(dm);
       out->m[g] = Q::template HalfToFloat<true>(dm);
     }
@@ -144,11 +151,12 @@ struct Q5_1 {
   static constexpr int kOffset = 0;
   using Decoded = legacy::Decoded<Q, false>;
   [[gnu::always_inline]] static void Decode(const typename Q::Rows& rows, int64_t b, Decoded* out) {
-    const int64_t off = 24 * b;
+    using B = BlockQ5_1;
+    const int64_t off = sizeof(B) * b;
     for (int g = 0; g < Q::kGroups; ++g) {
-      DecodeNibbles<Q>(rows, g, off + 8, out);
-      AddHighBits<Q>(Q::GatherDword(rows, g, off + 4), g, out);
-      const auto dm = Q::GatherDword(rows, g, off);
+      DecodeNibbles<Q>(rows, g, off + offsetof(B, qs), out);
+      AddHighBits<Q>(Q::GatherDword(rows, g, off + offsetof(B, qh)), g, out);
+      const auto dm = Q::GatherDword(rows, g, off + offsetof(B, d));  // d | m << 16
       out->d[g] = Q::HalfToFloat(dm);
       out->m[g] = Q::template HalfToFloat<true>(dm);
     }
