@@ -277,6 +277,7 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
   m.spec.ngram_max = o.ngram_max;
   m.suffix_index_bytes = o.suffix_mib << 20;
   ValidateNgramLengths(o.ngram_min, o.ngram_max, "--spec-ngram-min/max");
+  ValidateSpecOptions(m.spec);
   const bool draft_flags = Given(app, "--draft-max") || Given(app, "--draft-min") ||
                            Given(app, "--draft-p-min") || Given(app, "--no-adaptive") ||
                            Given(app, "--draft-head");

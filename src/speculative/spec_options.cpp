@@ -16,8 +16,12 @@ void ValidateNgramLengths(int min, int max, std::string_view what) {
 
 void ValidateSpecOptions(const SpecOptions& spec) {
   if (UsesNgram(spec.type)) ValidateNgramLengths(spec.ngram_min, spec.ngram_max, "n-gram lengths");
-  if (spec.draft_max < 0 || spec.draft_min < 0 || spec.draft_min > spec.draft_max) {
-    Fail(ErrorKind::kInvalidArgument, "draft lengths must satisfy 0 <= draft-min <= draft-max");
+  if (spec.draft_max < 0 || spec.draft_min < 0 || spec.draft_min > spec.draft_max ||
+      spec.draft_max > kMaxDraftTokens) {
+    Fail(ErrorKind::kInvalidArgument, "draft lengths must satisfy 0 <= draft-min <= draft-max <= " +
+                                          std::to_string(kMaxDraftTokens) + " (got " +
+                                          std::to_string(spec.draft_min) + ", " +
+                                          std::to_string(spec.draft_max) + ")");
   }
   if (!(spec.draft_p_min >= 0.0f && spec.draft_p_min <= 1.0f)) {
     Fail(ErrorKind::kInvalidArgument, "draft-p-min must be in [0, 1]");

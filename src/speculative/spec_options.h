@@ -60,8 +60,9 @@ SpecType WithoutSuffix(SpecType type);
 // them), unless 1 <= min <= max <= kMaxNgramLength.
 void ValidateNgramLengths(int min, int max, std::string_view what);
 
-// Throws Error(kInvalidArgument) unless 0 <= draft_min <= draft_max and draft_p_min is in [0, 1],
-// and, when `spec.type` drafts by prompt lookup, its n-gram lengths pass ValidateNgramLengths.
+// Throws Error(kInvalidArgument) unless 0 <= draft_min <= draft_max <= kMaxDraftTokens and
+// draft_p_min is in [0, 1], and, when `spec.type` drafts by prompt lookup, its n-gram lengths
+// pass ValidateNgramLengths.
 void ValidateSpecOptions(const SpecOptions& spec);
 
 }  // namespace tandem
