@@ -114,10 +114,9 @@ std::string GenerationSummary(const GenerateResult& r, const LoadedModels& m, si
       s += "\n";
     };
     positions(st.AcceptanceByPosition());
-    const std::pair<const char*, const SourceStats*> sources[] = {
-        {"ngram", &st.ngram}, {"suffix", &st.suffix}, {"model", &st.model}};
-    for (const auto& [name, src] : sources) {
-      if (src->drafted == 0) continue;
+    for (const auto& [name, src] : st.Sources()) {
+      // The grammar's drafts have their own lines below.
+      if (src->drafted == 0 || src == &st.grammar) continue;
       std::snprintf(buf, sizeof buf,
                     "  %s: drafted %lld, accepted %lld (%.1f%%); by position:", name,
                     static_cast<long long>(src->drafted), static_cast<long long>(src->accepted),

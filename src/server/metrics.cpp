@@ -161,8 +161,7 @@ std::string PrometheusText(const std::map<int, int64_t>& responses, const Engine
         double(s.guessed_accepted));
   // ... and by source: prompt lookup, suffix drafting, the model drafter, the grammar (forced and
   // guessed drafts).
-  const std::pair<const char*, const SourceStats*> sources[] = {
-      {"ngram", &s.ngram}, {"suffix", &s.suffix}, {"model", &s.model}, {"grammar", &s.grammar}};
+  const auto sources = s.Sources();
   w.Family("spec_source_drafted_tokens_total", "counter", "Draft tokens proposed, by source.");
   for (const auto& [name, src] : sources) {
     w.Sample("spec_source_drafted_tokens_total", double(src->drafted), Label("source", name));

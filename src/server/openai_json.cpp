@@ -203,15 +203,7 @@ void ApplyToolChoice(const Json& body, GenerationRequest& request) {
   const Json* choice = FindField(body, "tool_choice");
   if (choice == nullptr) return;
   std::string name;
-  if (choice->is_string()) {
-    const std::string mode = choice->get<std::string>();
-    if (mode == "none") request.tools.clear();
-    request.tool_call_required = mode == "required";
-    if (mode == "none" || mode == "auto" || mode == "required") return;
-    Fail(ErrorKind::kInvalidArgument,
-         "tool_choice: expected \"none\", \"auto\", \"required\" or a function, got \"" + mode +
-             "\"");
-  }
+  if (choice->is_string()) return ApplyToolChoiceMode(choice->get<std::string>(), request);
   ExpectType(*choice, "object", "tool_choice");
   RejectUnknownFields(*choice, {"type", "function"}, "tool_choice");
   if (auto type = OptionalString(*choice, "type", "tool_choice"); type && *type != "function") {

@@ -161,6 +161,15 @@ void ParseToolsField(const Json& body, GenerationRequest& request,
   }
 }
 
+void ApplyToolChoiceMode(const std::string& mode, GenerationRequest& request) {
+  if (mode == "none") request.tools.clear();
+  request.tool_call_required = mode == "required";
+  if (mode == "none" || mode == "auto" || mode == "required") return;
+  Fail(
+      ErrorKind::kInvalidArgument,
+      "tool_choice: expected \"none\", \"auto\", \"required\" or a function, got \"" + mode + "\"");
+}
+
 void KeepNamedTool(const std::string& name, std::string_view noun, GenerationRequest& request) {
   std::vector<ToolSpec> kept;
   for (ToolSpec& t : request.tools) {

@@ -27,6 +27,11 @@ const Json& MessagesField(const Json& body);
 void ParseToolsField(const Json& body, GenerationRequest& request,
                      ToolSpec (*parse_tool)(const Json& tool, const std::string& where));
 
+// A string tool_choice of OpenAI's dialects (chat, Responses): "none" drops the tools, "auto"
+// keeps them, "required" forces a call. Throws Error(kInvalidArgument) naming the field for
+// another string.
+void ApplyToolChoiceMode(const std::string& mode, GenerationRequest& request);
+
 // A tool_choice naming one tool: only it stays in request.tools. Throws Error(kInvalidArgument)
 // "tool_choice names NOUN 'NAME', which is not among the request's tools" when none is named so.
 void KeepNamedTool(const std::string& name, std::string_view noun, GenerationRequest& request);

@@ -215,14 +215,7 @@ ToolSpec ParseFlatTool(const Json& tool, const std::string& where) {
 void ApplyToolChoice(const Json& body, GenerationRequest& request) {
   const Json* choice = FindField(body, "tool_choice");
   if (choice == nullptr) return;
-  if (choice->is_string()) {
-    const std::string mode = choice->get<std::string>();
-    if (mode == "none") request.tools.clear();
-    request.tool_call_required = mode == "required";
-    if (mode == "none" || mode == "auto" || mode == "required") return;
-    Invalid("tool_choice: expected \"none\", \"auto\", \"required\" or a function, got \"" + mode +
-            "\"");
-  }
+  if (choice->is_string()) return ApplyToolChoiceMode(choice->get<std::string>(), request);
   ExpectType(*choice, "object", "tool_choice");
   const std::string type = RequiredString(*choice, "type", "tool_choice");
   if (type != "function") {

@@ -3,6 +3,7 @@
 // name): model, assistant, speculation, slots and queue as JSON.
 #include <string>
 
+#include "server/api_error.h"
 #include "server/routes.h"
 #include "server/web_assets.h"
 
@@ -50,7 +51,10 @@ bool IsWebAsset(std::string_view path) {
 
 HttpResponse HandleWebAsset(const HttpRequest& request) {
   const WebAsset* asset = FindAsset(request.path);
-  if (asset == nullptr) return JsonResponse(404, {{"error", "not found"}});
+  if (asset == nullptr) {
+    return JsonResponse(
+        404, ErrorBody(ApiFlavor::kOpenAi, 404, "no page at " + request.path.substr(0, 200)));
+  }
   HttpResponse response;
   response.content_type = asset->content_type;
   response.body = std::string(asset->body);

@@ -142,7 +142,7 @@ void SpeculationStats::Add(const SpeculationStats& o) {
 }
 
 nlohmann::json SpeculationStats::ToJson() const {
-  return {
+  nlohmann::json j = {
       {"rounds", rounds},
       {"plain_steps", plain_steps},
       {"probes", probes},
@@ -168,12 +168,9 @@ nlohmann::json SpeculationStats::ToJson() const {
       {"speedup_baseline_min_plain_steps", kMinBaselinePlainSteps},
       {"other_ms", other_ms},
       {"repetition_share", accepted ? double(repetition_accepted) / double(accepted) : 0.0},
-      {"by_source",
-       {{"ngram", ngram.ToJson()},
-        {"suffix", suffix.ToJson()},
-        {"model", model.ToJson()},
-        {"grammar", grammar.ToJson()}}},
   };
+  for (const auto& [name, src] : Sources()) j["by_source"][name] = src->ToJson();
+  return j;
 }
 
 bool InRepetitionLoop(const std::vector<int32_t>& t, int max_period, int min_repeats) {

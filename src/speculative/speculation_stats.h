@@ -2,6 +2,7 @@
 // position, where the time went, and how much acceptance came from a repetition loop.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -59,6 +60,14 @@ struct SpeculationStats {
   SourceStats grammar;  // the grammar's drafts (forced and guessed, after the drafters'), counted
                         // when verification reached them, like `model`; `forced` and `guessed`
                         // count them all
+  // The sources by the names the reports use (JSON `by_source`, /metrics, the CLI).
+  struct NamedSource {
+    const char* name;
+    const SourceStats* stats;
+  };
+  std::array<NamedSource, 4> Sources() const {
+    return {{{"ngram", &ngram}, {"suffix", &suffix}, {"model", &model}, {"grammar", &grammar}}};
+  }
 
   // A round that drafted n_drafted tokens, the first n_lookup of them free ones: by prompt
   // lookup, or by suffix drafting when `from_suffix`.
