@@ -62,7 +62,7 @@ constexpr auto kWaitSpinFor = std::chrono::microseconds(200);
 // forward and the next (sampling, the drafter's steps on the calling thread) lie gaps of tens to
 // hundreds of microseconds, longer than a spin of a few thousand PAUSEs: each job then paid a
 // wake (bench_thread_pool measures the hand-off after such a gap; bench/README.md § Kernel
-// choices). A time, not a count: PAUSE takes 5-140 cycles depending on the CPU. Yielding
+// choices). A time, not a count: how long a PAUSE takes differs widely between CPUs. Yielding
 // between polls instead is no cure: on a VM a system call costs about as much as a wake.
 constexpr auto kSpinFor = std::chrono::microseconds(1000);
 

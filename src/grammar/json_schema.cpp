@@ -159,8 +159,8 @@ class SchemaCompiler {
     return gemma_ ? "gemma-value" : "json-value";
   }
   // A string of any JSON characters: one shared rule, so its positions' token tables are computed
-  // once (inlined at each property, every copy walked nearly the whole vocabulary trie again,
-  // which doubled the extraction schema's compile time; sharing made its masks no slower).
+  // once (inlined at each property, every copy walks nearly the whole vocabulary trie again;
+  // bench/README.md § Kernel choices).
   // Tokens that run past its closing quote are checked against the real stack at mask time
   // (memoized per state).
   std::string FreeString() {

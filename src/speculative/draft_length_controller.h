@@ -148,8 +148,8 @@ class DraftLengthController {
   int64_t remeasures_ = 0;
   // The estimates by row count and by length, computed once per change of what they depend on
   // (empty: stale). A round's planning asks for them for every candidate length of lookup,
-  // extension and assistant, and recomputed each time (every estimate scanning its neighbours)
-  // that cost a quarter of a plain step per round on the trained pair.
+  // extension and assistant, and recomputing them each time (every estimate scanning its
+  // neighbours) would cost a sizeable share of a plain step per round on a small model.
   mutable std::vector<double> verify_curve_, monotone_curve_;  // index = rows
   mutable std::vector<double> expected_tokens_;                // index = drafted tokens
 };
