@@ -210,30 +210,13 @@ void Engine::Impl::PlanGenerating(int& budget, bool rotate, std::vector<EngineSl
   for (size_t i = 0; i < n; ++i) {
     EngineSlot* slot = slots_[(first + i) % n].get();
     if (slot->phase() != SlotPhase::kGenerate || budget < 1) continue;
-    const int cap = slot->DraftCap();
-    int n_draft = cap > 0 ? slot->ChooseDraftLength(cap, n_generating) : 0;
-    const bool can_shorten = slot->CanShortenDrafts();
-    // Where the grammar alone determines the next tokens, they fill this round's drafts up to the
-    // cap, even when the planner chose plain decoding: no drafter step, only verify rows, each a
-    // point mass at verification (accepted whenever reached, with the one random draw plain
-    // sampling makes there).
-    const int forced =
-        slot->TakeForcedDrafts(can_shorten ? std::min(cap, budget - 1) : cap, n_draft > 0);
-    if (forced > 0) n_draft = forced;
-    if (1 + n_draft > budget) {
-      // A sampled request with a fixed draft length must get exactly that length (its random
-      // draws depend on it): it waits for a later step. Otherwise shorter drafts are harmless.
-      if (!can_shorten) {
-        slot->TakeForcedDrafts(0);
-        continue;
-      }
-      n_draft = budget - 1;
-    }
+    const int n_draft = slot->PlanRound(budget, n_generating);
+    if (n_draft < 0) continue;  // waits for a later step
     budget -= 1 + n_draft;
     planned.push_back(slot);
     planned_drafts.push_back(n_draft);
-    if (forced == 0 && n_draft > 0) {
-      jobs.push_back(DraftJob{slot->MakeDraftRequest(n_draft), {}, 0, {}});
+    if (slot->NeedsDrafter()) {
+      jobs.push_back(DraftJob{slot->MakeDraftRequest(), {}, 0, {}});
       job_slots.push_back(slot);
     }
   }

@@ -1,5 +1,5 @@
-// One serving slot's request: prompt-cache reuse, prefill progress, and the speculative round's
-// verify, accept, emit and stop, driven one step at a time by the engine.
+// One serving slot's request: prompt-cache reuse, prefill progress, emitting and stopping, driven
+// one step at a time by the engine; its speculation is its SpeculativeRound's.
 #include "engine/engine_slot.h"
 
 #include <algorithm>
@@ -10,7 +10,6 @@
 #include "base/error.h"
 #include "engine/prompt_media.h"
 #include "speculative/drafter_registry.h"
-#include "speculative/speculative_accept.h"
 
 namespace tandem {
 
@@ -98,38 +97,16 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
   prompt_keys_ = PromptKeys(request);
   prompt_ = std::move(request.prompt);
   media_ = std::move(request.media);
-  // The last request's planner, to start this one's estimates from (below).
-  const DraftPlanner earlier = std::move(planner_);
-  const bool earlier_alike = planner_drafter_ != nullptr && greedy_ &&
-                             planner_drafter_ == drafter && params_.spec == request.params.spec &&
-                             params_.synthetic_acceptance.empty();
   params_ = std::move(request.params);
   on_event_ = std::move(request.on_event);
   sampler_ = Sampler(params_.sampling);
   const uint64_t seed = ResolveSeed(params_.sampling.seed);
   rng_ = Rng(seed, 0);
-  draft_rng_ = Rng(seed, 1);
-  synthetic_rng_ = Rng(seed, 2);
-  greedy_ = params_.sampling.greedy();
-  drafter_ = params_.spec.type == SpecType::kNone ? nullptr : drafter;
-  planner_drafter_ = drafter_;
-  // Capping the planner at the most drafts a round can hold changes none of its choices (it
-  // never looks past the cap) but bounds its memory for absurd requests.
-  planner_ = DraftPlanner(
-      drafter_ ? params_.spec : SpecOptions{}, draft_max_limit,
-      drafter_ != nullptr && DrafterEntryOf(params_.spec.type).model != DrafterModel::kNone,
-      {drafter_, params_.tenant});
-  // Sampled output depends on the draft lengths, so they must not depend on measured times.
-  if (drafter_ && !greedy_) {
-    planner_.UseStaticCosts(drafter_->BytesPerStep() / target_bytes_per_token);
-  }
-  // A greedy request after a greedy one with the same drafter and options starts from what that
-  // one learned (acceptance, the plain and draft step times, the probes' spacing:
-  // DraftPlanner::ContinueFrom) instead of the prior: a stream of short requests does not pay
-  // each one's learning rounds (an assistant that is never right drafted the first rounds of
-  // every request). Greedy output does not depend on draft lengths.
-  const bool continued = earlier_alike && greedy_ && params_.synthetic_acceptance.empty() &&
-                         planner_.ContinueFrom(earlier);
+  const bool continued = round_.Start(
+      drafter,
+      RoundParams{params_.spec, params_.sampling, params_.synthetic_acceptance,
+                  params_.top_logprobs >= 0, params_.limit_constrained_logits, params_.tenant},
+      params_.grammar, seed, n_vocab_, draft_max_limit, target_bytes_per_token);
   max_tokens_ = params_.n_predict < 0 ? std::numeric_limits<int64_t>::max() : params_.n_predict;
   result_ = GenerateResult();
   result_.spec.continued = continued ? 1 : 0;
@@ -147,12 +124,6 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
   history_.assign(prompt_.begin(), prompt_.end());
   hidden_.assign(n_embd_, 0.0f);
   probs_.resize(n_vocab_);
-  residual_.resize(n_vocab_);
-  drafts_.Clear();
-  forced_drafts_ = 0;
-  forced_runs_ = ForcedRunPolicy();
-  grammar_ =
-      params_.grammar.active() ? std::make_unique<SlotGrammar>(params_.grammar, n_vocab_) : nullptr;
 }
 
 PromptMedia* EngineSlot::PendingMedia() {
@@ -203,94 +174,19 @@ int EngineSlot::PlanPrefill(int n_rows, int room) {
   return n_rows;
 }
 
-int EngineSlot::DraftCap() const {
-  // Without a drafter only a grammar's forced runs are drafted (jump-forward decoding: no
-  // speculation, each such draft is the grammar's only choice), up to draft_max.
-  if (drafter_ == nullptr && !grammar_) return 0;
-  const int most = drafter_ != nullptr ? planner_.MaxDrafts() : params_.spec.draft_max;
+int EngineSlot::PlanRound(int budget, int n_generating) {
   const int64_t pos = static_cast<int64_t>(history_.size()) - 1;
   const int64_t remaining = max_tokens_ - result_.spec.generated;
-  const int64_t cap =
-      std::min<int64_t>({remaining - 1, cache_.n_ctx() - pos - 1, cache_.max_batch() - 1, most});
-  return static_cast<int>(std::max<int64_t>(0, cap));
+  const int64_t room =
+      std::min<int64_t>({remaining - 1, cache_.n_ctx() - pos - 1, cache_.max_batch() - 1});
+  return round_.PlanRound(room, budget, n_generating, history_, result_.spec);
 }
 
-int EngineSlot::ChooseDraftLength(int cap, int n_generating) {
-  const auto t0 = EngineClock::now();
-  // A greedy request's probes are paced by the batch: each slot's probe holds up every
-  // generating slot, so together they bank one ProbeBudget::kShare. A sampled request's drafts
-  // may depend only on its seed, so its pace stays its own.
-  if (greedy_) planner_.SetProbeShare(ProbeBudget::kShare / std::max(1, n_generating));
-  const int n = planner_.Choose(history_, cap);
-  result_.spec.plan_ms += MsSince(t0);
-  return n;
-}
-
-DraftRequest EngineSlot::MakeDraftRequest(int n) {
-  DraftRequest request;
-  request.last = history_.back();
-  request.pos = static_cast<int32_t>(history_.size()) - 1;
-  request.seq = seq_;
-  request.hidden = hidden_.data();
-  request.history = history_;
-  planner_.Fill(n, request);
-  request.n_min = params_.spec.draft_min;
-  request.p_min = params_.spec.draft_p_min;
-  request.sampler = greedy_ ? nullptr : &sampler_;
-  request.rng = &draft_rng_;
-  draft_n_max_ = n;
-  if (grammar_) {
-    grammar_->BeginDraft();
-    request.constraint = grammar_.get();
-    request.forced_run_max = forced_runs_.Limit();
-  }
-  return request;
-}
-
-int EngineSlot::TakeForcedDrafts(int n, bool drafter_next) {
-  drafts_.Clear();
-  forced_drafts_ = grammar_ && n > 0 ? AppendGrammarDrafts(n) : 0;
-  if (drafter_next && forced_drafts_ > 0 && forced_guessed_[0]) {
-    // A choice comes first: the drafter drafts it, the grammar's part follows its drafts.
-    drafts_.Clear();
-    forced_drafts_ = 0;
-  }
-  return forced_drafts_;
-}
-
-int EngineSlot::AppendGrammarDrafts(int n_max) {
-  // Layout guesses are speculation: none without a drafter. A sampled request's drafts must not
-  // depend on measured times (see Reset), nor do fixed draft lengths (--no-adaptive): there a
-  // row costs the static model's share.
-  const auto row_cost = [this](int rows) {
-    if (drafter_ == nullptr) return std::numeric_limits<double>::infinity();
-    return greedy_ && params_.spec.adaptive ? planner_.RowCostShare(rows)
-                                            : DraftLengthController::kStaticRowCost;
-  };
-  return grammar_->AppendForced(drafts_, n_max, !greedy_, row_cost, forced_guessed_);
-}
-
-void EngineSlot::SetDrafts(DraftResult drafts, double ms) {
-  drafts_ = std::move(drafts);
-  forced_drafts_ = 0;
-  forced_guessed_.clear();
-  if (grammar_) {
-    // Drafts end at the first token the grammar rejects (a drafter that reads no logits), and
-    // the tokens it forces after them cost nothing to draft.
-    grammar_->EndDraft();
-    const int asked = static_cast<int>(drafts_.tokens.size());
-    grammar_->CutDrafts(drafts_);
-    if (static_cast<int>(drafts_.tokens.size()) == asked) {
-      forced_drafts_ = AppendGrammarDrafts(draft_n_max_);
-    }
-  }
-  result_.spec.draft_ms += ms;
-  planner_.RecordDraftTime(drafts_.steps, ms);
-  forced_runs_.RecordDraft(drafts_.steps, ms);
-}
-
-const float* EngineSlot::Constrained(const float* logits) {
-  return grammar_ ? grammar_->Mask(logits) : logits;
+DraftRequest EngineSlot::MakeDraftRequest() {
+  return round_.MakeDraftRequest(
+      CommittedState{history_.back(), static_cast<int32_t>(history_.size()) - 1, seq_,
+                     hidden_.data(), &history_},
+      &sampler_);
 }
 
 int EngineSlot::AddRows(ForwardBatch& batch) {
@@ -306,57 +202,14 @@ int EngineSlot::AddRows(ForwardBatch& batch) {
         continue;
       }
       batch.Add(prompt_[i], i, seq_, last,
-                last && LimitsLogits() ? LimitedLogitTokens() : std::vector<int32_t>{});
+                last ? round_.PromptLogitTokens(result_.spec) : std::vector<int32_t>{});
     }
     return end == n_prompt ? 1 : 0;
   }
   step_pos_ = static_cast<int32_t>(history_.size()) - 1;
-  const int k = static_cast<int>(drafts_.tokens.size());
-  // Row r's logits verify draft r (the last row's choose the next token).
-  row_logits_.assign(k + 1, -1);
-  int n_logits = 0;
-  for (int r = 0; r <= k; ++r) {
-    if (r == k || !ForcedWithoutLogits(r)) row_logits_[r] = n_logits++;
-  }
-  // Row r's grammar state is the committed one advanced over drafts 0..r-1 (the row is verified
-  // only if they were accepted).
-  const bool limit = LimitsLogits();
-  if (limit) grammar_->BeginDraft();
-  for (int r = 0; r <= k; ++r) {
-    const bool logits = row_logits_[r] >= 0;
-    batch.Add(r == 0 ? history_.back() : drafts_.tokens[r - 1], step_pos_ + r, seq_, logits,
-              limit && logits ? LimitedLogitTokens() : std::vector<int32_t>{});
-    if (limit && r < k) grammar_->Advance(drafts_.tokens[r]);
-  }
-  if (limit) grammar_->EndDraft();
-  return n_logits;
-}
-
-bool EngineSlot::LimitsLogits() const {
-  return grammar_ && params_.limit_constrained_logits && params_.top_logprobs < 0 &&
-         params_.synthetic_acceptance.empty();
-}
-
-std::vector<int32_t> EngineSlot::LimitedLogitTokens() {
-  // A gathered head row costs more than a streamed one, and more so as the gather grows: up to
-  // an eighth of the vocabulary a gather still costs well under the full product
-  // (bench_matmul head_gather; bench/README.md § Kernel choices).
-  std::vector<int32_t> ids;
-  if (!grammar_->AllowedTokens(n_vocab_ / 8, ids)) return {};
-  std::erase_if(ids, [&](int32_t id) { return id >= n_vocab_; });
-  if (!ids.empty()) ++result_.spec.limited_logit_rows;
-  return ids;
-}
-
-bool EngineSlot::ForcedWithoutLogits(int i) const {
-  const int first = static_cast<int>(drafts_.tokens.size()) - forced_drafts_;
-  if (i < first || forced_guessed_[i - first]) return false;
-  if (params_.top_logprobs >= 0 || !params_.synthetic_acceptance.empty()) return false;
-  const int32_t token = drafts_.tokens[i];
-  for (const LogitBias& b : params_.sampling.logit_bias) {
-    if (b.token == token && b.bias == -std::numeric_limits<float>::infinity()) return false;
-  }
-  return true;
+  return round_.AddRows(batch,
+                        CommittedState{history_.back(), step_pos_, seq_, hidden_.data(), &history_},
+                        result_.spec);
 }
 
 void EngineSlot::OnForward(const ForwardOutput& out, int row0, int logit0, double forward_ms,
@@ -387,98 +240,22 @@ void EngineSlot::OnPrefillRows(const ForwardOutput& out, int row0, int logit0) {
     return;
   }
   const float* logits = out.Logits(logit0);
-  Emit(sampler_.Sample(Constrained(logits), n_vocab_, history_, rng_, probs_), logits);
+  Emit(sampler_.Sample(round_.Constrained(logits), n_vocab_, history_, rng_, probs_), logits);
 }
 
 void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, double forward_ms,
                                 bool record_verify_time) {
-  const int k = static_cast<int>(drafts_.tokens.size());
-  SpeculationStats& stats = result_.spec;
-  stats.verify_ms += forward_ms;
-  if (record_verify_time) {
-    planner_.RecordVerifyTime(k + 1, forward_ms);
-    forced_runs_.RecordForward(forward_ms);
-  }
-  stats.probes = planner_.probes();  // this round's plan included
-  stats.remeasures = planner_.remeasures();
-  if (k == 0) {
-    ++stats.plain_steps;
-    stats.plain_ms += forward_ms;
-    hidden_.assign(out.Hidden(row0), out.Hidden(row0) + n_embd_);
-    const float* logits = out.Logits(logit0 + row_logits_[0]);
-    Emit(sampler_.Sample(Constrained(logits), n_vocab_, history_, rng_, probs_), logits);
-    if (drafter_ != nullptr) {
-      const auto t0 = EngineClock::now();
-      planner_.RecordPlainStep(history_);
-      stats.plan_ms += MsSince(t0);
-    }
-    return;
-  }
-  // Verify: greedy accepts while the draft equals the target's choice;
-  // sampling accepts with probability min(1, p/q) and otherwise resamples from the residual.
-  // (A synthetic-acceptance benchmark request is not lossless: its drafts' lengths matter.)
-  int accepted = 0;
-  for (int i = 0; i <= k && phase_ == SlotPhase::kGenerate; ++i) {
-    if (row_logits_[i] < 0) {
-      // A grammar-forced draft (ForcedWithoutLogits): accepted, with the one random draw the
-      // point-mass rule makes (so sampled output is the same as with the logits).
-      if (!greedy_) rng_.Uniform();
-      ++accepted;
-      if (InRepetitionLoop(history_)) ++stats.repetition_accepted;
-      Emit(drafts_.tokens[i], nullptr);
-      continue;
-    }
-    // The grammar state is the committed one: every token emitted so far this round was a draft.
-    const float* raw = out.Logits(logit0 + row_logits_[i]);
-    const float* logits = Constrained(raw);
-    int32_t token;
-    bool match = false;
-    if (i < k && !params_.synthetic_acceptance.empty()) {
-      // Benchmarks only: accept at a chosen rate instead of verifying.
-      const std::vector<float>& rates = params_.synthetic_acceptance;
-      match = synthetic_rng_.Uniform() < rates[std::min<size_t>(i, rates.size() - 1)];
-      token = match ? drafts_.tokens[i] : sampler_.Sample(logits, n_vocab_, history_, rng_, probs_);
-    } else if (i < k && !greedy_) {
-      sampler_.Distribution(logits, n_vocab_, history_, probs_);
-      SpeculativeOutcome o =
-          SpeculativeAccept(probs_, drafts_.q[i], drafts_.tokens[i], rng_, residual_);
-      token = o.token;
-      match = o.accepted;
-    } else {
-      token = sampler_.Sample(logits, n_vocab_, history_, rng_, probs_);
-      match = i < k && token == drafts_.tokens[i];
-    }
-    if (match) {
-      ++accepted;
-      if (InRepetitionLoop(history_)) ++stats.repetition_accepted;
-    }
-    Emit(token, raw);
-    if (!match) break;
-  }
-  // Grammar-forced drafts (the last forced_drafts_) are counted apart from the drafters'.
-  const int k_drafter = k - forced_drafts_;
-  if (forced_drafts_ > 0) {
-    const auto guesses = stats.RecordForced(forced_guessed_, k_drafter, accepted);
-    grammar_->RecordGuesses(guesses.reached, guesses.accepted);
-  }
-  if (k_drafter > 0)
-    forced_runs_.RecordRound(std::min(accepted + 1, k_drafter), std::min(accepted, k_drafter));
-  if (k_drafter > 0) {
-    stats.RecordRound(k_drafter, std::min(accepted, k_drafter), drafts_.n_lookup,
-                      planner_.planned_source() == DraftPlanner::kSuffix);
-    const auto t0 = EngineClock::now();
-    planner_.RecordRound(drafts_.n_lookup, k_drafter, std::min(accepted, k_drafter), history_);
-    stats.plan_ms += MsSince(t0);
-  } else {
-    ++stats.rounds;
-  }
+  const bool verified = round_.drafted() > 0;
+  const int accepted =
+      round_.OnRows(out, logit0, forward_ms, record_verify_time, history_, sampler_, rng_, probs_,
+                    result_.spec, [this](int32_t token, const float* raw_logits) {
+                      Emit(token, raw_logits);
+                      return phase_ == SlotPhase::kGenerate;
+                    });
   // The row that produced the last emitted token carries the hidden for the next draft; the
   // cache keeps [last, accepted drafts].
   hidden_.assign(out.Hidden(row0 + accepted), out.Hidden(row0 + accepted) + n_embd_);
-  cache_.Truncate(seq_, step_pos_ + accepted + 1);
-  drafts_.Clear();
-  forced_drafts_ = 0;
-  forced_guessed_.clear();
+  if (verified) cache_.Truncate(seq_, step_pos_ + accepted + 1);
 }
 
 void EngineSlot::Emit(int32_t token, const float* raw_logits) {
@@ -486,7 +263,7 @@ void EngineSlot::Emit(int32_t token, const float* raw_logits) {
   if (params_.top_logprobs >= 0) {
     ComputeLogprobs(raw_logits, n_vocab_, token, params_.top_logprobs, logprobs_);
   }
-  if (grammar_) grammar_->Commit(token);
+  round_.Commit(token);
   history_.push_back(token);
   result_.tokens.push_back(token);
   ++result_.spec.generated;
@@ -556,8 +333,8 @@ void EngineSlot::Conclude() {
   if (static_cast<int>(cached_.size()) > cache_.Length(seq_)) cached_.resize(cache_.Length(seq_));
   // Suffix drafting keeps the request's text (prompt and output) for the tenant's next ones; a
   // failed request (its history cleared) adds nothing.
-  if (drafter_ != nullptr && planner_.suffix_on() && !history_.empty()) {
-    drafter_->LearnRequest(params_.tenant, history_);
+  if (round_.LearnsSuffixes() && !history_.empty()) {
+    round_.drafter()->LearnRequest(params_.tenant, history_);
   }
 }
 
@@ -575,11 +352,9 @@ void EngineSlot::Release() {
   }
   phase_ = SlotPhase::kIdle;
   on_event_ = nullptr;
-  drafter_ = nullptr;
+  round_.End();
   prompt_.clear();
   history_.clear();
-  drafts_.Clear();
-  grammar_.reset();
 }
 
 }  // namespace tandem

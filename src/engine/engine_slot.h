@@ -1,8 +1,9 @@
 // One serving slot: a KV-cache sequence, the tokens it holds for the prompt cache, and the request
 // running in it. Each step the engine asks the slot for its rows (after its drafter drafted),
-// runs the merged forward, and hands the slot its output rows; the slot then runs the rest of the
-// speculative round: verify, accept, emit, stop. This is the only decoding loop: Generator is a
-// one-slot engine (Engine::RunHere), so `tandem run`, `bench` and `tandem serve` share it.
+// runs the merged forward, and hands the slot its output rows; the slot's SpeculativeRound
+// (src/speculative) decides the round's drafts and verifies them, the slot emits, stops and keeps
+// the cache. This is the only decoding loop: Generator is a one-slot engine (Engine::RunHere), so
+// `tandem run`, `bench` and `tandem serve` share it.
 #pragma once
 
 #include <chrono>
@@ -18,10 +19,8 @@
 #include "model/forward_batch.h"
 #include "sampling/rng.h"
 #include "sampling/sampler.h"
-#include "speculative/draft_planner.h"
 #include "speculative/drafter.h"
-#include "speculative/forced_run_policy.h"
-#include "speculative/slot_grammar.h"
+#include "speculative/speculative_round.h"
 
 namespace tandem {
 
@@ -76,32 +75,19 @@ class EngineSlot {
 
   // --- Planning a step ---
   int PrefillRemaining() const { return static_cast<int>(prompt_.size()) - prefill_pos_; }
-  bool speculating() const { return drafter_ != nullptr; }
-  Drafter* drafter() const { return drafter_; }  // the running request's drafter, or null
-  // Most drafts this round may have (Generator's cap: remaining tokens - 1, the context, the
-  // per-call batch limit, draft_max); 0 when not speculating, unless a grammar may force tokens.
-  int DraftCap() const;
-  // The planner's choice for this round (lookup and model drafts), in [0, cap]; its time is
-  // counted in SpeculationStats::plan_ms. `n_generating`: the slots generating in this step (a
-  // greedy request's probes are paced by it).
-  int ChooseDraftLength(int cap, int n_generating);
-  // True if a shorter draft than chosen cannot change the output: greedy (verification keeps the
-  // target's argmax) or adaptive (lengths already depend on timing). Sampled (or synthetic-
-  // acceptance) requests with a fixed draft length must get exactly that length, or wait.
-  bool CanShortenDrafts() const {
-    return (greedy_ && params_.synthetic_acceptance.empty()) || params_.spec.adaptive;
+  bool speculating() const { return round_.speculating(); }
+  Drafter* drafter() const { return round_.drafter(); }  // the running request's drafter, or null
+  // This round's drafts within `budget` rows of the step (SpeculativeRound::PlanRound, with
+  // the room the request's remaining tokens, the context and the per-call batch limit leave):
+  // their number, or -1 when the request waits for a later step.
+  int PlanRound(int budget, int n_generating);
+  // Whether the planned drafts are the drafter's to make: then MakeDraftRequest, and SetDrafts
+  // with what it drafted.
+  bool NeedsDrafter() const { return round_.NeedsDrafter(); }
+  DraftRequest MakeDraftRequest();
+  void SetDrafts(DraftResult drafts, double ms) {
+    round_.SetDrafts(std::move(drafts), ms, result_.spec);
   }
-  // The draft request for n tokens from the committed state (pointers into this slot). With a
-  // grammar, the drafter follows it (request.constraint) and SetDrafts rolls it back.
-  DraftRequest MakeDraftRequest(int n);
-  // Grammar drafts: when the grammar alone determines the next tokens (or leaves a choice the
-  // request's layout habit fills: SlotGrammar::AppendForced), this round's drafts are those (at
-  // most n, no drafter step) and their count is returned; the caller then skips the drafter.
-  // 0 (no drafts) otherwise, and when `drafter_next` (the planner chose to draft) and the
-  // first would be a guess: the drafter drafts there. n = 0 clears this round's drafts.
-  int TakeForcedDrafts(int n, bool drafter_next = false);
-  // The drafts for this round and the time spent making them.
-  void SetDrafts(DraftResult drafts, double ms);
   // Sets the number of prompt rows this step evaluates (prefill phase).
   // Plans at most n_rows prompt rows for this step and returns how many: fewer if they would end
   // inside an image whose rows attend both ways, or, when such an image starts the chunk, all of
@@ -148,25 +134,8 @@ class EngineSlot {
   void OnPrefillRows(const ForwardOutput& out, int row0, int logit0);
   void OnGenerateRows(const ForwardOutput& out, int row0, int logit0, double forward_ms,
                       bool record_verify_time);
-  // The target's logits at a verified position, masked by the grammar (if any).
-  const float* Constrained(const float* logits);
-  // Whether draft i is grammar-forced (not a layout guess) and the row verifying it needs no
-  // logits: the grammar allows that token alone there, so the masked distribution is a point
-  // mass on it whatever the logits (accepted whenever reached). Not when the request wants
-  // logprobs, a synthetic acceptance, or bans the token (a -inf logit bias: then the forced
-  // token is an error the sampler reports).
-  bool ForcedWithoutLogits(int i) const;
-  // Whether rows' logits may be limited to the grammar's allowed tokens (ForwardBatch::
-  // logit_tokens): a grammar, and nothing that reads the unmasked row (logprobs, benchmarks).
-  bool LimitsLogits() const;
   // The first prompt media item not evaluated yet whose rows are still to be made, or null.
   PromptMedia* PendingMedia();
-  // The grammar's allowed tokens at its current state where they are few enough for a row
-  // gather to pay (counted in limited_logit_rows), else empty (every token).
-  std::vector<int32_t> LimitedLogitTokens();
-  // SlotGrammar::AppendForced on this round's drafts (guesses priced by the planner's row
-  // costs), its flags into forced_guessed_; returns how many it appended.
-  int AppendGrammarDrafts(int n_max);
 
   const int seq_;
   KvCache& cache_;
@@ -184,11 +153,8 @@ class EngineSlot {
   GenerateParams params_;
   std::function<bool(const EngineEvent&)> on_event_;
   Sampler sampler_{SamplingParams{}};
-  Rng rng_{0, 0}, draft_rng_{0, 1}, synthetic_rng_{0, 2};
-  bool greedy_ = true;
-  Drafter* drafter_ = nullptr;
-  DraftPlanner planner_;
-  const Drafter* planner_drafter_ = nullptr;  // planner_'s drafter (kept past Release)
+  Rng rng_{0, 0};
+  SpeculativeRound round_;  // the request's speculation (its planner kept for the next request)
   int64_t max_tokens_ = 0;
   GenerateResult result_;
   std::string error_;
@@ -201,16 +167,9 @@ class EngineSlot {
   int planned_prefill_ = 0;       // prompt rows of this step
   std::vector<int32_t> history_;  // prompt + emitted tokens; the last is not in the cache yet
   std::vector<float> hidden_;     // [n_embd] hidden of the row that produced history_.back()
-  std::vector<float> probs_, residual_;   // [n_vocab] scratch
-  DraftResult drafts_;                    // this round's drafts
-  int forced_drafts_ = 0;                 // ... of which the last ones are the grammar's
-  std::vector<bool> forced_guessed_;      // ... [i]: the i-th of those is a layout guess
-  std::vector<int> row_logits_;           // this round's rows: index among its logits, or -1
-  int draft_n_max_ = 0;                   // the drafter's n_max this round
-  std::unique_ptr<SlotGrammar> grammar_;  // the request's constraint, or null
-  ForcedRunPolicy forced_runs_;           // ... whether drafts go on through its forced runs
-  TokenLogprobs logprobs_;                // the last emitted token's (top_logprobs >= 0)
-  int32_t step_pos_ = 0;                  // position of history_.back() this step
+  std::vector<float> probs_;      // [n_vocab] scratch
+  TokenLogprobs logprobs_;        // the last emitted token's (top_logprobs >= 0)
+  int32_t step_pos_ = 0;          // position of history_.back() this step
 };
 
 }  // namespace tandem

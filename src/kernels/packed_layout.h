@@ -1,5 +1,5 @@
 // Where a block's bytes are in the interleaved (packed) layout of matmul_repack.h, for the repack
-// and for every ISA's packed kernels (avx2/matmul_packed.cpp, avx512/matmul_packed.cpp).
+// and for the packed block kernels (simd/packed_blocks-inl.h) every ISA instantiates.
 //
 // A group of R rows holds its rows' blocks in order; within a block, each unit of u bytes at
 // row-major offset o (o a multiple of u) is stored for the R rows together, row r's at R * o + u *

@@ -16,7 +16,7 @@
 //   3. In the same file, define its DrafterEntry (drafter_registry.h: name, start-up checks,
 //      warm-up, factory), and list it in drafter_list.h; the command line, Generator and
 //      `tandem serve` then serve it.
-// Whatever the drafter proposes, verification (engine/engine_slot.cpp) keeps the output
+// Whatever the drafter proposes, verification (speculative_round.cpp) keeps the output
 // lossless: greedy output equals plain decoding, sampled output follows the target.
 #pragma once
 
