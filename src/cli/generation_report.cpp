@@ -3,12 +3,10 @@
 #include <cstdio>
 #include <utility>
 
+#include "base/stopwatch.h"
+
 namespace tandem::cli {
 namespace {
-
-double PerSecond(double n, double ms) {
-  return ms > 0 ? n * 1000.0 / ms : 0.0;
-}
 
 std::string Mib(size_t bytes) {
   char buf[32];

@@ -87,8 +87,8 @@ void AddModelFlags(CLI::App& app, ModelOptions& o) {
   app.add_option("--spec-ngram-max", o.ngram_max, "Longest context suffix prompt lookup matches")
       ->capture_default_str();
   app.add_option("--spec-suffix-mib", o.suffix_mib,
-                 "Memory for suffix drafting's index of earlier requests (MiB; --spec-type suffix, "
-                 "suffix-chain)")
+                 "Memory for suffix drafting's index of earlier requests (MiB; --spec-type " +
+                     DrafterNamesWhere(&DrafterEntry::suffix) + ")")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20))
       ->capture_default_str();
   app.add_option("--draft-head", o.draft_head,

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "speculative/drafter_registry.h"
 #include "speculative/grammar_constraint.h"
 #include "tokenizer/chat_format.h"
 
@@ -89,7 +90,8 @@ GenerateParams BuildGenerateParams(const GenerationRequest& request, const Token
     if (*request.spec_suffix && !UsesSuffix(p.spec.type)) {
       Fail(ErrorKind::kInvalidArgument,
            "speculative.suffix = true, but this request does not draft from earlier requests "
-           "(start the server with --spec-type suffix or suffix-chain)");
+           "(start the server with --spec-type " +
+               DrafterNamesWhere(&DrafterEntry::suffix) + ")");
     }
     if (!*request.spec_suffix) {
       p.spec.suffix = false;
@@ -100,7 +102,8 @@ GenerateParams BuildGenerateParams(const GenerationRequest& request, const Token
     if (*request.spec_ngram && !UsesNgram(p.spec.type)) {
       Fail(ErrorKind::kInvalidArgument,
            "speculative.ngram = true, but this request does not draft by prompt lookup (start "
-           "the server with --spec-type ngram, chain or suffix-chain)");
+           "the server with --spec-type " +
+               DrafterNamesWhere(&DrafterEntry::lookup) + ")");
     }
     if (!*request.spec_ngram) {
       p.spec.ngram = false;

@@ -1,12 +1,11 @@
 // Per-request timings and speculative statistics as JSON.
 #include "server/timings.h"
 
+#include "base/stopwatch.h"
+
 namespace tandem::server {
 namespace {
 
-double PerSecond(double n, double ms) {
-  return ms > 0 ? n * 1000.0 / ms : 0.0;
-}
 double PerToken(double ms, double n) {
   return n > 0 ? ms / n : 0.0;
 }

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
 
@@ -54,6 +55,19 @@ std::optional<SpecType> SpecTypeNamed(std::string_view name) {
     if (name == DrafterEntryOf(type).name) return type;
   }
   return std::nullopt;
+}
+
+std::string DrafterNamesWhere(bool DrafterEntry::*flag) {
+  std::vector<const char*> names;
+  for (const DrafterEntry* entry : kEntries) {
+    if (entry->*flag) names.push_back(entry->name);
+  }
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) text += i + 1 == names.size() ? " or " : ", ";
+    text += names[i];
+  }
+  return text;
 }
 
 SpecType AutoSpecType(DrafterModel loaded) {

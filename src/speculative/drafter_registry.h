@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "speculative/drafter.h"
@@ -84,6 +85,9 @@ std::span<const SpecType> DrafterTypes();
 const DrafterEntry& DrafterEntryOf(SpecType type);
 // The type whose name (SpecTypeName) is `name`, "none" included, or nullopt.
 std::optional<SpecType> SpecTypeNamed(std::string_view name);
+// The --spec-type values of the entries whose `flag` is set, in list order, as "a, b or c"
+// (for messages and help: DrafterNamesWhere(&DrafterEntry::lookup)).
+std::string DrafterNamesWhere(bool DrafterEntry::*flag);
 // What --spec-type auto means when `loaded` is the drafter model loaded: the entry that
 // auto-picks it, else kNone.
 SpecType AutoSpecType(DrafterModel loaded);

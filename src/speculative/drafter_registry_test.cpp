@@ -42,6 +42,20 @@ TEST(DrafterRegistry, EachNameNamesItsTypeBack) {
   EXPECT_STREQ(SpecTypeName(SpecType::kNone), "none");
 }
 
+TEST(DrafterRegistry, MessagesNameTheEntriesWhoseFlagIsSet) {
+  // Each name once, in the list's order, as the messages and help text print them.
+  std::string expected_lookup;
+  for (const SpecType type : DrafterTypes()) {
+    if (!DrafterEntryOf(type).lookup) continue;
+    expected_lookup += expected_lookup.empty() ? "" : "|";
+    expected_lookup += SpecTypeName(type);
+  }
+  EXPECT_EQ(expected_lookup, "ngram|chain|suffix-chain");
+  EXPECT_EQ(DrafterNamesWhere(&DrafterEntry::lookup), "ngram, chain or suffix-chain");
+  EXPECT_EQ(DrafterNamesWhere(&DrafterEntry::suffix), "suffix or suffix-chain");
+  EXPECT_EQ(DrafterNamesWhere(&DrafterEntry::auto_pick), "draft or chain");
+}
+
 TEST(DrafterRegistry, AutoAndPromptLookupAreWhatTheFlagsSay) {
   EXPECT_EQ(AutoSpecType(DrafterModel::kAssistant), SpecType::kChain);
   EXPECT_EQ(AutoSpecType(DrafterModel::kSeparate), SpecType::kDraft);
