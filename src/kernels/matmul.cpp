@@ -14,6 +14,9 @@
 #include "kernels/matmul_kernel.h"
 #include "kernels/matmul_repack.h"
 #include "kernels/successor_prefetch.h"
+#include "tensor/blocks.h"
+#include "tensor/formats/float_types.h"
+#include "tensor/type_traits.h"
 
 namespace tandem::kernels {
 namespace {
@@ -27,22 +30,32 @@ enum class Family {
   kNone,   // not readable
 };
 
-// From the lists every ISA folder defines its kernels by (matmul_kernel.h).
+// Float types by their list (matmul_kernel.h), the others by their codec's activation format.
 Family FamilyOf(TensorType type) {
-#define TANDEM_FAMILY_CASE(Name) case TensorType::k##Name:
+#define TANDEM_FLOAT_CASE(Name) case TensorType::k##Name:
   switch (type) {
-    TANDEM_MATMUL_FLOAT_TILES(TANDEM_FAMILY_CASE)
+    TANDEM_MATMUL_FLOAT_TILES(TANDEM_FLOAT_CASE)
     return Family::kFloat;
-    TANDEM_MATMUL_Q8_0_TILES(TANDEM_FAMILY_CASE)
-    return Family::kQ8_0;
-    TANDEM_MATMUL_Q8_1_TILES(TANDEM_FAMILY_CASE)
-    return Family::kQ8_1;
-    TANDEM_MATMUL_Q8_K_TILES(TANDEM_FAMILY_CASE)
-    return Family::kQ8_K;
     default:
-      return Family::kNone;
+      break;
   }
-#undef TANDEM_FAMILY_CASE
+#undef TANDEM_FLOAT_CASE
+  formats::DotFamily dot = formats::DotFamily::kNone;
+#define TANDEM_CODEC_CASE(Name, name) \
+  if (type == TensorType::k##Name) dot = formats::Name::kDot;
+  TANDEM_CODEC_TYPES(TANDEM_CODEC_CASE)
+#undef TANDEM_CODEC_CASE
+  switch (dot) {
+    case formats::DotFamily::kQ8_0:
+      return Family::kQ8_0;
+    case formats::DotFamily::kQ8_1:
+      return Family::kQ8_1;
+    case formats::DotFamily::kQ8_K:
+      return Family::kQ8_K;
+    case formats::DotFamily::kNone:
+      break;
+  }
+  return Family::kNone;
 }
 
 // Byte alignment the kernels need for a row of this type (the alignment of its block struct).

@@ -136,10 +136,12 @@ struct MatMulKernelTable {
   QuantizeRowFn quantize_q8_k = nullptr;
 };
 
-// The micro-kernels every ISA folder (ref, avx2, avx512) defines in its own namespace, listed
+// The micro-kernels the vector ISA folders (avx2, avx512) define in their own namespaces, listed
 // once: X(Name) stands for MatMulTile<Name>, the kernel for TensorType::k<Name>. The quantized
-// types are listed by the format their activations are quantized to (matmul.cpp's dispatch and
-// each folder's kernel definitions read the same lists).
+// types are listed by the format their activations are quantized to. The scalar path (ref) has
+// a tile for every weight type of TANDEM_CODEC_TYPES (tensor/type_traits.h), and MatMul uses it
+// for a type these lists leave out: a type is listed here when it deserves vector speed (its
+// vector decode in simd/dot_legacy-inl.h or simd/dot_kquant-inl.h).
 // clang-format off
 #define TANDEM_MATMUL_FLOAT_TILES(X) X(F32) X(F16) X(BF16)
 #define TANDEM_MATMUL_Q8_0_TILES(X) X(Q4_0) X(Q5_0) X(Q8_0) X(IQ4_NL) X(MXFP4)

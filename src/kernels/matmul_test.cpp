@@ -218,6 +218,21 @@ std::vector<float> TrickyActivations(int64_t cols) {
 }
 
 // Every ISA's activation quantizers are bit-exact with the reference ones.
+// A weight type needs only its codec and its line in the type table to be multiplied: the scalar
+// path has a tile for every quantized type the table can decode (the vector paths fall back to
+// it for types they do not list).
+TEST(MatMulTest, EveryDecodableQuantizedTypeHasAScalarTile) {
+  const MatMulKernelTable& scalar = ref::MatMulKernels();
+  int quantized = 0;
+  for (uint32_t id = 0; id < kTensorTypeIdLimit; ++id) {
+    const auto traits = FindTensorTypeTraits(id);
+    if (!traits || !traits->dequantizable || traits->block_size == 1) continue;  // floats: 1
+    ++quantized;
+    EXPECT_NE(scalar.quant_tile[id], nullptr) << traits->name;
+  }
+  EXPECT_EQ(quantized, 13);  // Q4_0 .. Q6_K, IQ4_NL, IQ4_XS, MXFP4
+}
+
 TEST(MatMulTest, ActivationQuantizersMatchReference) {
   const int64_t cols = 768;
   const auto x = TrickyActivations(cols);

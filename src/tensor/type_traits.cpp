@@ -17,46 +17,36 @@ using T = TensorType;
 
 using formats::TypeEntry;
 
-// A type with a codec (tensor/formats/) is one TypeEntry: its block sizes and row loops come
-// from the codec. A type without one is listed with its sizes only, so files holding it can
-// still be read and skipped.
-constexpr std::array<TensorTypeTraits, 35> kTable = {{
-    TypeEntry<formats::F32>("f32"),
-    TypeEntry<formats::F16>("f16"),
-    TypeEntry<formats::Q4_0>("q4_0"),
-    TypeEntry<formats::Q4_1>("q4_1"),
-    TypeEntry<formats::Q5_0>("q5_0"),
-    TypeEntry<formats::Q5_1>("q5_1"),
-    TypeEntry<formats::Q8_0>("q8_0"),
+// A type with a codec (tensor/formats/) is one TypeEntry, from its line of TANDEM_CODEC_TYPES:
+// its block sizes and row loops come from the codec. The activation formats have codecs but no
+// line (they are not weights), and a type without a codec is listed with its sizes only, so
+// files holding it can still be read and skipped.
+#define TANDEM_TYPE_ENTRY(Name, name) TypeEntry<formats::Name>(name),
+constexpr auto kTable = std::to_array<TensorTypeTraits>({
     TypeEntry<formats::Q8_1>("q8_1", /*decodable=*/false),  // activation format
-    TypeEntry<formats::Q2_K>("q2_K"),
-    TypeEntry<formats::Q3_K>("q3_K"),
-    TypeEntry<formats::Q4_K>("q4_K"),
-    TypeEntry<formats::Q5_K>("q5_K"),
-    TypeEntry<formats::Q6_K>("q6_K"),
     TypeEntry<formats::Q8_K>("q8_K", /*decodable=*/false),  // activation format
     {T::kIQ2_XXS, "iq2_xxs", 256, 66, false, {}},
     {T::kIQ2_XS, "iq2_xs", 256, 74, false, {}},
     {T::kIQ3_XXS, "iq3_xxs", 256, 98, false, {}},
     {T::kIQ1_S, "iq1_s", 256, 50, false, {}},
-    TypeEntry<formats::IQ4_NL>("iq4_nl"),
     {T::kIQ3_S, "iq3_s", 256, 110, false, {}},
     {T::kIQ2_S, "iq2_s", 256, 82, false, {}},
-    TypeEntry<formats::IQ4_XS>("iq4_xs"),
     {T::kI8, "i8", 1, 1, false, {}},
     {T::kI16, "i16", 1, 2, false, {}},
     {T::kI32, "i32", 1, 4, false, {}},
     {T::kI64, "i64", 1, 8, false, {}},
     {T::kF64, "f64", 1, 8, false, {}},
     {T::kIQ1_M, "iq1_m", 256, 56, false, {}},
-    TypeEntry<formats::BF16>("bf16"),
     {T::kTQ1_0, "tq1_0", 256, 54, false, {}},
     {T::kTQ2_0, "tq2_0", 256, 66, false, {}},
-    TypeEntry<formats::MXFP4>("mxfp4"),
     {T::kNVFP4, "nvfp4", 64, 36, false, {}},
     {T::kQ1_0, "q1_0", 128, 18, false, {}},
     {T::kQ2_0, "q2_0", 64, 18, false, {}},
-}};
+    // clang-format off
+    TANDEM_CODEC_TYPES(TANDEM_TYPE_ENTRY)
+    // clang-format on
+});
+#undef TANDEM_TYPE_ENTRY
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;

@@ -56,6 +56,18 @@ struct RowCodec {
   void (*encode)(const float* src, void* dst, int64_t blocks) = nullptr;  // f32 -> blocks
 };
 
+// The weight types with a codec (tensor/formats/), one line each: X(Name, "ggml name"). The line
+// is what makes a codec a type: the type table, dequantization, quantization (tandem quantize)
+// and the scalar matmul (kernels/ref, for a codec whose kDot names an activation format) follow
+// from it. Vector kernels list the types that deserve them (kernels/matmul_kernel.h).
+// clang-format off
+#define TANDEM_CODEC_TYPES(X)                                                                    \
+  X(F32, "f32") X(F16, "f16") X(BF16, "bf16")                                                    \
+  X(Q4_0, "q4_0") X(Q4_1, "q4_1") X(Q5_0, "q5_0") X(Q5_1, "q5_1") X(Q8_0, "q8_0")                \
+  X(Q2_K, "q2_K") X(Q3_K, "q3_K") X(Q4_K, "q4_K") X(Q5_K, "q5_K") X(Q6_K, "q6_K")                \
+  X(IQ4_NL, "iq4_nl") X(IQ4_XS, "iq4_xs") X(MXFP4, "mxfp4")
+// clang-format on
+
 struct TensorTypeTraits {
   TensorType type;
   std::string_view name;  // ggml's type_name, e.g. "q4_K"

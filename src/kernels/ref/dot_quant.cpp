@@ -1,11 +1,14 @@
-// Scalar matmul tiles for quantized weights: each tile entry is its codec's reference dot
-// product (tensor/formats/codec.h's ReferenceDot, the per-family formula of dot_ref.h) of one
-// weight row with one activation row.
+// Scalar matmul tiles for quantized weights, one for every weight type with a codec
+// (TANDEM_CODEC_TYPES): each tile entry is its codec's reference dot product
+// (tensor/formats/codec.h's ReferenceDot, the per-family formula of dot_ref.h) of one weight
+// row with one activation row.
 #include <cstdint>
 
 #include "kernels/ref/dot_ref.h"
 #include "tensor/blocks.h"
 #include "tensor/formats/codec.h"
+#include "tensor/formats/float_types.h"
+#include "tensor/type_traits.h"
 
 namespace tandem::kernels::ref {
 namespace {
@@ -29,7 +32,7 @@ void Tile(const WeightTile& tile, const QuantizedActivations& acts, float* y, in
 
 }  // namespace
 
-// The kernel table's family lists (matmul_kernel.h) agree with the codecs' activation formats.
+// The vector paths' family lists (matmul_kernel.h) agree with the codecs' activation formats.
 #define TANDEM_CHECK_FAMILY(Name, Family) \
   static_assert(formats::Name::kDot == formats::DotFamily::Family, #Name);
 #define TANDEM_Q8_0(Name) TANDEM_CHECK_FAMILY(Name, kQ8_0)
@@ -39,7 +42,21 @@ TANDEM_MATMUL_Q8_0_TILES(TANDEM_Q8_0)
 TANDEM_MATMUL_Q8_1_TILES(TANDEM_Q8_1)
 TANDEM_MATMUL_Q8_K_TILES(TANDEM_Q8_K)
 
-#define TANDEM_REF_TILE(Name) TANDEM_DEFINE_QUANT_TILE(Name, Tile<formats::Name>)
-TANDEM_MATMUL_QUANT_TILES(TANDEM_REF_TILE)
+namespace {
+
+template <class F>
+void Register(MatMulKernelTable& t) {
+  if constexpr (F::kDot != formats::DotFamily::kNone) {
+    t.quant_tile[static_cast<size_t>(F::kType)] = Tile<F>;
+  }
+}
+
+}  // namespace
+
+void FillQuantTiles(MatMulKernelTable& t) {
+#define TANDEM_REF_TILE(Name, name) Register<formats::Name>(t);
+  TANDEM_CODEC_TYPES(TANDEM_REF_TILE)
+#undef TANDEM_REF_TILE
+}
 
 }  // namespace tandem::kernels::ref

@@ -19,6 +19,12 @@
 
 namespace tandem::kernels::ref {
 
-TANDEM_DECLARE_MATMUL_KERNELS
+TANDEM_MATMUL_FLOAT_TILES(TANDEM_DECLARE_FLOAT_TILE)
+void QuantizeActivationsQ8_0(const float* x, int64_t cols, const QuantizedRow& out);
+void QuantizeActivationsQ8_1(const float* x, int64_t cols, const QuantizedRow& out);
+void QuantizeActivationsQ8_K(const float* x, int64_t cols, const QuantizedRow& out);
+// The scalar tile of every weight type of TANDEM_CODEC_TYPES (tensor/type_traits.h) whose codec
+// takes quantized activations, into t.quant_tile.
+void FillQuantTiles(MatMulKernelTable& t);
 
 }  // namespace tandem::kernels::ref
