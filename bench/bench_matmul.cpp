@@ -246,8 +246,8 @@ void BM_Panels(benchmark::State& state, TensorType type, Shape shape) {
 
 // A constrained row's logits for `n` of the head's rows (MatMulRows on the row-major data, rows
 // spread over the matrix) against the full product on the packed copy (what the row costs
-// without the gather): vs_full = gather time / full time (EngineSlot::LimitedLogitTokens gathers
-// up to an eighth of the vocabulary).
+// without the gather): vs_full = gather time / full time (SpeculativeRound::LimitedLogitTokens
+// gathers up to an eighth of the vocabulary).
 void BM_HeadGather(benchmark::State& state, TensorType type) {
   ThreadPool& pool = GlobalThreadPool();
   const Shape shape = kMatvecShapes[std::size(kMatvecShapes) - 1];

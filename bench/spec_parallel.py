@@ -100,7 +100,7 @@ def main():
         print(f"on / off: {med['speculation on'] / med['speculation off']:.2f}x")
         if a.rounds > 2:
             # From the second round on, every slot starts from what its last request measured
-            # (a greedy request continues the planner's estimates: EngineSlot::Start).
+            # (a greedy request continues the planner's estimates: SpeculativeRound::Start).
             warm = {name: statistics.median(v[1:]) for name, v in rates.items()}
             print(f"on / off after the first round: "
                   f"{warm['speculation on'] / warm['speculation off']:.2f}x "

@@ -1,9 +1,10 @@
-// Rows that verify a grammar-forced draft compute no logits (EngineSlot::ForcedWithoutLogits):
-// the grammar allows that token alone, so the masked distribution is a point mass on it; without
-// speculation the forced runs are still verified in batches (jump-forward decoding). What
-// still needs those logits keeps them: a request asking for logprobs gets the same bitwise
-// logprobs for every token as plain decoding, and a request whose logit bias bans the token the
-// grammar forces fails as it does without speculation (every token it allows there is banned).
+// Rows that verify a grammar-forced draft compute no logits
+// (SpeculativeRound::ForcedWithoutLogits): the grammar allows that token alone, so the masked
+// distribution is a point mass on it; without speculation the forced runs are still verified in
+// batches (jump-forward decoding). What still needs those logits keeps them: a request asking for
+// logprobs gets the same bitwise logprobs for every token as plain decoding, and a request whose
+// logit bias bans the token the grammar forces fails as it does without speculation (every token it
+// allows there is banned).
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,8 +1,8 @@
 // Under a grammar, rows whose allowed tokens are few compute logits for those tokens only (the
-// head's rows gathered, ForwardBatch::logit_tokens; EngineSlot::LimitedLogitTokens). The output
-// is the same tokens, with the same random stream, as with every row's full logits, for plain
-// decoding and speculation, greedy and sampled; and a model asked for a few tokens' logits gives
-// the bits of its full row at those tokens and -inf elsewhere.
+// head's rows gathered, ForwardBatch::logit_tokens; SpeculativeRound::LimitedLogitTokens). The
+// output is the same tokens, with the same random stream, as with every row's full logits, for
+// plain decoding and speculation, greedy and sampled; and a model asked for a few tokens' logits
+// gives the bits of its full row at those tokens and -inf elsewhere.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -191,6 +191,13 @@ bool Given(const CLI::App& app, const char* name) {
 }  // namespace
 
 LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
+  // The speculation flags first: a bad value fails before the models load.
+  SpecOptions flags;
+  flags.draft_max = o.draft_max;
+  flags.draft_min = o.draft_min;
+  flags.draft_p_min = o.draft_p_min;
+  ValidateSpecOptions(flags);
+  ValidateNgramLengths(o.ngram_min, o.ngram_max, "--spec-ngram-min/max");
   LoadedModels m;
   auto t0 = std::chrono::steady_clock::now();
   auto kv_type = ParseTensorTypeName(o.cache_type_k);
@@ -276,8 +283,6 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
   m.spec.ngram_min = o.ngram_min;
   m.spec.ngram_max = o.ngram_max;
   m.suffix_index_bytes = o.suffix_mib << 20;
-  ValidateNgramLengths(o.ngram_min, o.ngram_max, "--spec-ngram-min/max");
-  ValidateSpecOptions(m.spec);
   const bool draft_flags = Given(app, "--draft-max") || Given(app, "--draft-min") ||
                            Given(app, "--draft-p-min") || Given(app, "--no-adaptive") ||
                            Given(app, "--draft-head");

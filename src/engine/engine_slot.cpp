@@ -102,11 +102,15 @@ void EngineSlot::Start(uint64_t id, EngineRequest request, uint64_t stamp, int d
   sampler_ = Sampler(params_.sampling);
   const uint64_t seed = ResolveSeed(params_.sampling.seed);
   rng_ = Rng(seed, 0);
-  const bool continued = round_.Start(
-      drafter,
-      RoundParams{params_.spec, params_.sampling, params_.synthetic_acceptance,
-                  params_.top_logprobs >= 0, params_.limit_constrained_logits, params_.tenant},
-      params_.grammar, seed, n_vocab_, draft_max_limit, target_bytes_per_token);
+  const bool continued =
+      round_.Start(drafter,
+                   RoundParams{.spec = params_.spec,
+                               .sampling = params_.sampling,
+                               .synthetic_acceptance = params_.synthetic_acceptance,
+                               .wants_logprobs = params_.top_logprobs >= 0,
+                               .limit_constrained_logits = params_.limit_constrained_logits,
+                               .tenant = params_.tenant},
+                   params_.grammar, seed, n_vocab_, draft_max_limit, target_bytes_per_token);
   max_tokens_ = params_.n_predict < 0 ? std::numeric_limits<int64_t>::max() : params_.n_predict;
   result_ = GenerateResult();
   result_.spec.continued = continued ? 1 : 0;

@@ -100,7 +100,7 @@ class EngineSlot {
 
   // Appends this step's rows to `batch`: the planned prompt chunk (logits only for the last
   // prompt row) or [last, drafts...] (with logits, but for the rows that verify a grammar-forced
-  // draft: see ForcedWithoutLogits). Returns how many rows carry logits.
+  // draft: see SpeculativeRound::ForcedWithoutLogits). Returns how many rows carry logits.
   int AddRows(ForwardBatch& batch);
   // Consumes this slot's rows of a forward: its first row is batch row `row0`, its first logits
   // row is `logit0`. Samples, verifies, emits token events, rolls back rejected drafts.

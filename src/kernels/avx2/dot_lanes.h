@@ -128,9 +128,9 @@ struct TileLanes8 {
   // Partial sums (the packed tiles): maddubs's i16 pair sums, added in 16 bits while they hold
   // (DotTermsMax) and widened to i32 lanes by one madd, which can multiply by a scale on the way.
   static constexpr bool kPartialI32 = false;
-  // How many DotFirst/DotNext terms of unsigned weights <= w_max against |a| <= 127 one partial
+  // How many DotFirst/DotNext terms of unsigned weights <= w_max against |a| <= 128 one partial
   // holds: each adds two products to a 16-bit lane.
-  static constexpr int DotTermsMax(int w_max) { return 32767 / (2 * 127 * w_max); }
+  static constexpr int DotTermsMax(int w_max) { return 32767 / (2 * 128 * w_max); }
   static VI DotFirst(VI w, VI a) { return _mm256_maddubs_epi16(w, a); }
   static VI DotNext(VI p, VI w, VI a) { return _mm256_add_epi16(p, _mm256_maddubs_epi16(w, a)); }
   static VI DotSignedFirst(VI w_abs, VI w, VI a) {

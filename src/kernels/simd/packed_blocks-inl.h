@@ -95,9 +95,9 @@ struct Packed32 {
 
   static constexpr bool kMagnitudes = C::kSigned && L::kSignedAsMagnitude;
   static constexpr int kVectors = C::kSteps * C::kPerStep;
-  // Terms per partial: the whole block where the partial holds it.
-  static constexpr int kRun = kMagnitudes ? 1 : std::min(kVectors, L::DotTermsMax(C::kWMax));
-  static_assert(kRun >= 1 && kVectors % kRun == 0);
+  // Unsigned weights: one partial holds the whole block (maddubs: 8 terms of 4-bit weights).
+  // Signed weights as magnitudes (a product pair fills a 16-bit lane): each term widened alone.
+  static_assert(kMagnitudes || L::DotTermsMax(C::kWMax) >= kVectors);
   static_assert(!kMagnitudes || C::kOffset(L::kSignedOffset) == 0);
 
   static int32_t Offset(const int32_t* sum32, int64_t b) {
@@ -119,7 +119,7 @@ struct Packed32 {
                     FV acc[NT]) {
     const FV d = g.Halves(off + C::Layout::kScales);
     if constexpr (T::kBlockInRegisters) {
-      static_assert(kRun == kVectors, "a row's chains hold the whole block");
+      static_assert(!kMagnitudes, "each row's chains hold the whole block");
       VI w[kVectors];
       DecodeAll(g, off, w);
 #pragma GCC unroll 16
@@ -161,16 +161,7 @@ struct Packed32 {
 #pragma GCC unroll 16
             for (int t = 0; t < NT; ++t) {
               const VI x = L::BroadcastDword(a[t] + 4 * i);
-              s[t] = q % kRun == 0 ? L::DotFirst(v[j], x) : L::DotNext(s[t], v[j], x);
-            }
-            if constexpr (kRun < kVectors) {
-              if ((q + 1) % kRun == 0) {
-#pragma GCC unroll 16
-                for (int t = 0; t < NT; ++t) {
-                  isum[t] = q + 1 == kRun ? L::Widen(s[t]) : L::Add(isum[t], L::Widen(s[t]));
-                }
-                Pin<T>(isum);
-              }
+              s[t] = q == 0 ? L::DotFirst(v[j], x) : L::DotNext(s[t], v[j], x);
             }
           }
         }
@@ -181,8 +172,6 @@ struct Packed32 {
         VI sum;
         if constexpr (kMagnitudes) {
           sum = isum[t];  // signed weights as they are: no offset
-        } else if constexpr (kRun < kVectors) {
-          sum = L::Sub(isum[t], L::Set1(Offset(rows.sum32[t], b)));
         } else {
           sum = L::Sub(L::Widen(s[t]), L::Set1(Offset(rows.sum32[t], b)));
         }
@@ -196,7 +185,7 @@ struct Packed32 {
   template <int NT>
   static void PairBlock(const Group<L>& g0, const Group<L>& g1, int64_t off,
                         const ActRows<NT>& rows, int64_t b, FV (&acc)[2][NT]) {
-    static_assert(kRun == kVectors, "a row's chain holds the whole block");
+    static_assert(!kMagnitudes, "each row's chain holds the whole block");
     VI w0[kVectors], w1[kVectors];
     DecodeAll(g0, off, w0);
     DecodeAll(g1, off, w1);

@@ -52,10 +52,9 @@ struct Group {
 };
 
 template <class K>
-concept HasPairBlock = K::kPairRows >
-0;
+concept HasPairBlock = (K::kPairRows > 0);
 template <class K>
-concept HasDecodeOnce = K::kDecodeOnce;
+concept HasDecodeOnce = (K::kDecodeOnce);
 
 template <TileLanesTrait Q>
 inline Group<Q> GroupAt(const PackedTile& tile, int g) {
