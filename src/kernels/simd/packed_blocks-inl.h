@@ -56,6 +56,17 @@ template <class T, class VI, int NT>
   }
 }
 
+// Per lane: the sum over i of the two int16 products of pairs[i] with (sums[2i], sums[2i + 1]),
+// exact and in order (a K-quant block's minimum or offset term from the rows' sub-block sums).
+template <TileLanesTrait L, int N>
+[[gnu::always_inline]] inline typename L::VI DotPairSums(const typename L::VI (&pairs)[N],
+                                                         const int32_t* sums) {
+  typename L::VI acc = L::DotWords(L::Zero(), pairs[0], BroadcastPair16<L>(sums));
+#pragma GCC unroll 8
+  for (int i = 1; i < N; ++i) acc = L::DotWords(acc, pairs[i], BroadcastPair16<L>(sums + 2 * i));
+  return acc;
+}
+
 // A partial sum that is to end as (its products) - c: i32 partials (VNNI) start at -c, the others
 // take it when widened (Close).
 template <TileLanesTrait L>
@@ -393,11 +404,7 @@ struct PackedQ4_K : PackedK<L, T, PackedQ4_K<L, T>> {
                      FV acc[NT]) {
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) {
-      const int32_t* sums = rows.sum32[t] + 8 * b;
-      VI imin = L::DotWords(L::Zero(), sc.mins[0], BroadcastPair16<L>(sums));
-#pragma GCC unroll 4
-      for (int i = 1; i < 4; ++i)
-        imin = L::DotWords(imin, sc.mins[i], BroadcastPair16<L>(sums + 2 * i));
+      const VI imin = DotPairSums<L>(sc.mins, rows.sum32[t] + 8 * b);
       acc[t] = ScaleAdd<L>(sc.d, rows.d[t][b], isum[t], acc[t]);
       acc[t] = MinSub<L>(sc.dmin, rows.d[t][b], imin, acc[t]);
     }
@@ -474,11 +481,7 @@ struct PackedQ6_K : PackedK<L, T, PackedQ6_K<L, T>> {
     const FV d = sc.D();
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) {
-      const int32_t* sums = rows.sum16[t] + 16 * b;
-      VI corr = L::DotWords(L::Zero(), scp[0], BroadcastPair16<L>(sums));
-#pragma GCC unroll 8
-      for (int i = 1; i < 8; ++i)
-        corr = L::DotWords(corr, scp[i], BroadcastPair16<L>(sums + 2 * i));
+      const VI corr = DotPairSums<L>(scp, rows.sum16[t] + 16 * b);
       acc[t] = ScaleAdd<L>(d, rows.d[t][b], L::Sub(isum[t], L::ShiftLeft(corr, 5)), acc[t]);
     }
   }
