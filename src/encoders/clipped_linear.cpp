@@ -69,14 +69,14 @@ void ClippedMatMulEach(std::span<const ClippedProduct> products, const float* x,
     if (done[i]) continue;
     const ClippedLinear& first = *products[i].linear;
     kernels::MatMulProduct group[8];
-    const kernels::PanelMatrix* panels[8] = {};
+    const ClippedLinear* linears[8] = {};
     size_t n = 0;
     for (size_t j = i; j < products.size(); ++j) {
       const ClippedLinear& l = *products[j].linear;
       if (done[j] || l.in_min != first.in_min || l.in_max != first.in_max) continue;
       if (n == 8) Fail(ErrorKind::kInternal, "ClippedMatMulEach: more than 8 products");
+      linears[n] = &l;
       group[n++] = {&l.w, products[j].y};
-      panels[n - 1] = l.panels.get();
       done[j] = true;
     }
     const float* input = x;
@@ -87,8 +87,9 @@ void ClippedMatMulEach(std::span<const ClippedProduct> products, const float* x,
     }
     size_t m = 0;
     for (size_t j = 0; j < n; ++j) {
-      if (panels[j] != nullptr) {
-        kernels::MatMulPanels(*panels[j], input, T, group[j].y, pool);
+      const ClippedLinear& l = *linears[j];
+      if (l.panels != nullptr) {
+        kernels::MatMulPanels(*l.panels, input, T, group[j].y, pool, l.out_min, l.out_max);
       } else {
         group[m++] = group[j];
       }
@@ -96,7 +97,7 @@ void ClippedMatMulEach(std::span<const ClippedProduct> products, const float* x,
     if (m > 0) kernels::MatMulEach({group, m}, input, T, pool);
   }
   for (const ClippedProduct& p : products) {
-    if (p.linear->ClipsOutput()) {
+    if (p.linear->ClipsOutput() && p.linear->panels == nullptr) {  // panels clamp as they store
       ClampOverPool(p.y, p.linear->out_min, p.linear->out_max, T * p.linear->w.rows, p.y, pool);
     }
   }

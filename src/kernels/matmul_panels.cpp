@@ -38,7 +38,8 @@ PanelMatrix PackPanels(const WeightMatrix& w) {
   return p;
 }
 
-void MatMulPanels(const PanelMatrix& w, const float* x, int64_t T, float* y, ThreadPool& pool) {
+void MatMulPanels(const PanelMatrix& w, const float* x, int64_t T, float* y, ThreadPool& pool,
+                  float lo, float hi) {
   if (w.empty() || T <= 0) return;
   const auto kernel = ActiveKernels().panel_rows;
   const int n_panels = static_cast<int>((w.rows + kPanelRows - 1) / kPanelRows);
@@ -60,6 +61,8 @@ void MatMulPanels(const PanelMatrix& w, const float* x, int64_t T, float* y, Thr
     rows.n_x = T;
     rows.y = y + static_cast<int64_t>(p0) * kPanelRows;
     rows.ldy = w.rows;
+    rows.lo = lo;
+    rows.hi = hi;
     kernel(rows);
   };
   if (pool.size() == 1) {

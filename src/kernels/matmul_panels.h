@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "kernels/matmul.h"
@@ -33,7 +34,10 @@ bool CanPackPanels(TensorType type);
 // The panels of w (row-major F32/F16/BF16); Error(kUnsupported) for another type.
 PanelMatrix PackPanels(const WeightMatrix& w);
 
-// y[T][w.rows] = x[T][w.cols] · wᵀ. Work is split over groups of panels.
-void MatMulPanels(const PanelMatrix& w, const float* x, int64_t T, float* y, ThreadPool& pool);
+// y[T][w.rows] = x[T][w.cols] · wᵀ, each output then clamped to [lo, hi] (NaN stays NaN). Work
+// is split over groups of panels.
+void MatMulPanels(const PanelMatrix& w, const float* x, int64_t T, float* y, ThreadPool& pool,
+                  float lo = -std::numeric_limits<float>::infinity(),
+                  float hi = std::numeric_limits<float>::infinity());
 
 }  // namespace tandem::kernels

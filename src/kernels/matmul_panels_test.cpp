@@ -38,9 +38,11 @@ TEST(MatMulPanelsTest, CloseToFloat64AndBitwiseInAnyBatchOnEveryIsa) {
                         {TensorType::kF32, 40, 33, 13},
                         {TensorType::kBF16, 16, 48, 1},
                         {TensorType::kF16, 8, 16, 25},
-                        // Past the cache blocks (simd/panels-inl.h): three column blocks, the
-                        // last partial, three row blocks, an odd panel count, a partial panel.
+                        // An odd panel count and a partial panel over many tiles of rows.
                         {TensorType::kF16, 40, 600, 200},
+                        // 16-bit panels are widened a block at a time (simd/panels-inl.h):
+                        // 45 panels of 600 columns are three blocks, the last partial.
+                        {TensorType::kBF16, 45 * 16, 600, 13},
                         {TensorType::kF32, 24, 257, 97}};
   ThreadPool one(1), two(2);
   for (const Case& c : cases) {
@@ -82,6 +84,37 @@ TEST(MatMulPanelsTest, CloseToFloat64AndBitwiseInAnyBatchOnEveryIsa) {
         }
       }
     }
+  }
+}
+
+// Bounds clamp each output as it is stored: the same as clamping the unbounded product, NaN kept.
+TEST(MatMulPanelsTest, BoundsClampEachOutputAsTheScalarClampDoes) {
+  const int64_t rows = 40, cols = 50, T = 14;
+  const std::vector<float> wf = Random(rows * cols, 3);
+  std::vector<float> x = Random(T * cols, 4);
+  x[3 * cols + 7] = std::nanf("");  // row 3's outputs are NaN
+  std::vector<uint16_t> half(wf.size());
+  for (size_t i = 0; i < wf.size(); ++i) half[i] = Fp32ToFp16(wf[i]);
+  const PanelMatrix p = PackPanels(DenseWeightMatrix(TensorType::kF16, half.data(), rows, cols));
+  ThreadPool two(2);
+  const float lo = -0.5f, hi = 0.25f;
+  for (Isa isa : SupportedIsas()) {
+    IsaScope scope(isa);
+    std::vector<float> free(T * rows), bounded(T * rows);
+    MatMulPanels(p, x.data(), T, free.data(), two);
+    MatMulPanels(p, x.data(), T, bounded.data(), two, lo, hi);
+    int clamped = 0;
+    for (size_t i = 0; i < free.size(); ++i) {
+      const float v = free[i], want = v < lo ? lo : (v > hi ? hi : v);
+      clamped += want != v;
+      if (std::isnan(v)) {
+        ASSERT_TRUE(std::isnan(bounded[i])) << IsaName(isa) << " " << i;
+      } else {
+        ASSERT_EQ(bounded[i], want) << IsaName(isa) << " " << i;
+      }
+    }
+    EXPECT_GT(clamped, 50) << IsaName(isa);  // the bounds cut on both sides
+    EXPECT_TRUE(std::isnan(bounded[3 * rows])) << IsaName(isa);
   }
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include "tensor/type_traits.h"
 
@@ -25,6 +26,10 @@ struct PanelRows {
   int64_t n_x = 0;
   float* y = nullptr;
   int64_t ldy = 0;
+  // Each output is clamped to [lo, hi] as it is stored: v < lo ? lo : (v > hi ? hi : v), so NaN
+  // stays NaN.
+  float lo = -std::numeric_limits<float>::infinity();
+  float hi = std::numeric_limits<float>::infinity();
 };
 
 }  // namespace tandem::kernels

@@ -40,6 +40,18 @@ std::vector<float> DistanceVectors(int n, int D) {
   return pe;
 }
 
+// a·b over n values in eight interleaved partial sums, added pairwise: one fixed order (which the
+// compiler can keep in vector registers), whatever the thread or row.
+float Dot(const float* a, const float* b, int n) {
+  float s[8] = {};
+  int d = 0;
+  for (; d + 8 <= n; d += 8) {
+    for (int j = 0; j < 8; ++j) s[j] += a[d + j] * b[d + j];
+  }
+  for (; d < n; ++d) s[d % 8] += a[d] * b[d];
+  return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
+}
+
 // Runs fn(row) for every row in [0, n) over the pool.
 template <typename Fn>
 void ForRows(int64_t n, ThreadPool& pool, const Fn& fn) {
@@ -158,14 +170,8 @@ void Gemma4AudioEncoding::State::Attention(const Gemma4AudioLayerWeights& lw, Th
     float logits[kDistances];
     for (int i = 0; i < n_keys; ++i) {
       const int64_t s = s0 + i;
-      const float* kh = k.data() + s * D + head * hd;
-      float ac = 0.0f;
-      for (int d = 0; d < hd; ++d) ac += qh[d] * kh[d];
-      float bd = 0.0f;
-      if (has_rel) {
-        const float* rh = rel.data() + (t - s) * D + head * hd;
-        for (int d = 0; d < hd; ++d) bd += qh[d] * rh[d];
-      }
+      const float ac = Dot(qh, k.data() + s * D + head * hd, hd);
+      const float bd = has_rel ? Dot(qh, rel.data() + (t - s) * D + head * hd, hd) : 0.0f;
       logits[i] = Config::kSoftcap * std::tanh((ac + bd) / Config::kSoftcap);
     }
     float top = logits[0];
@@ -233,9 +239,9 @@ void Gemma4AudioEncoding::State::Head(ThreadPool& pool) {
   const Gemma4AudioWeights& w = encoder.weights();
   const int O = c.out_width(), Dt = c.n_embd_text;
   std::vector<float> y;
-  if (w.output_proj.data != nullptr) {
+  if (w.output_proj.w.data != nullptr) {
     y.resize(static_cast<size_t>(T) * O);
-    kernels::MatMul(w.output_proj, x.data(), T, y.data(), pool);
+    ClippedMatMul(w.output_proj, x.data(), T, y.data(), clamp, pool);
     if (!w.output_bias.empty()) {
       for (int64_t t = 0; t < T; ++t) {
         kernels::Add(y.data() + t * O, w.output_bias.data(), O, y.data() + t * O);
@@ -247,7 +253,7 @@ void Gemma4AudioEncoding::State::Head(ThreadPool& pool) {
   kernels::RmsNormRows(y.data(), O, nullptr, Config::kNormEps, O, T, y.data(), O, &pool);
   const size_t at = out.size();
   out.resize(at + static_cast<size_t>(T) * Dt);
-  kernels::MatMul(w.mm_input_projection, y.data(), T, out.data() + at, pool);
+  ClippedMatMul(w.mm_input_projection, y.data(), T, out.data() + at, clamp, pool);
   x.clear();
 }
 

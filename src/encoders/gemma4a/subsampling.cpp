@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "base/thread_pool.h"
+#include "encoders/clipped_linear.h"
 #include "kernels/matmul.h"
 
 namespace tandem {
@@ -83,7 +84,8 @@ std::vector<float> Gemma4AudioSubsample(const Gemma4AudioConfig& c, const Gemma4
             T2, F2);
   // h2 is [T2][F2·C1] with channels fastest: the flattened frames the projection reads.
   std::vector<float> out(static_cast<size_t>(T2) * c.n_embd);
-  kernels::MatMul(w.input_projection, h2.data(), T2, out.data(), pool);
+  std::vector<float> unused;  // the projection has no bounds: no clamped copy
+  ClippedMatMul(w.input_projection, h2.data(), T2, out.data(), unused, pool);
   return out;
 }
 

@@ -124,12 +124,12 @@ Gemma4AudioWeights Gemma4AudioWeights::Bind(const GgufFile& file, const Gemma4Au
         (n == "a.conv1d.0.norm.weight" ? w.conv0_norm : w.conv1_norm) = b.Vector(*t);
         break;
       case AudioTensorRole::kInputProjection:
-        w.input_projection = CheckedMatrix(b, *t);
+        w.input_projection.w = CheckedMatrix(b, *t);
         break;
       case AudioTensorRole::kMatrix: {
         const kernels::WeightMatrix m = CheckedMatrix(b, *t);
         if (layer == nullptr) {
-          (n == "a.pre_encode.out.weight" ? w.output_proj : w.mm_input_projection) = m;
+          (n == "a.pre_encode.out.weight" ? w.output_proj : w.mm_input_projection).w = m;
           break;
         }
         const std::string_view base = LayerBase(n);
@@ -185,19 +185,23 @@ Gemma4AudioWeights Gemma4AudioWeights::Bind(const GgufFile& file, const Gemma4Au
 }
 
 void Gemma4AudioWeights::PackPanels() {
+  std::vector<ClippedLinear*> linears = {&input_projection, &output_proj, &mm_input_projection};
   for (Gemma4AudioLayerWeights& l : layers) {
     for (ClippedLinear* m : {&l.ffn_up, &l.ffn_down, &l.attn_q, &l.attn_k, &l.attn_v, &l.attn_out,
                              &l.conv_pw1, &l.conv_pw2, &l.ffn_up_1, &l.ffn_down_1}) {
-      if (m->panels || !kernels::CanPackPanels(m->w.type)) continue;
-      m->panels = std::make_shared<const kernels::PanelMatrix>(kernels::PackPanels(m->w));
-      ReleaseMappedPages(m->w.data, static_cast<size_t>(m->w.rows) * m->w.row_bytes);
+      linears.push_back(m);
     }
+  }
+  for (ClippedLinear* m : linears) {
+    if (m->w.data == nullptr || m->panels || !kernels::CanPackPanels(m->w.type)) continue;
+    m->panels = std::make_shared<const kernels::PanelMatrix>(kernels::PackPanels(m->w));
+    ReleaseMappedPages(m->w.data, static_cast<size_t>(m->w.rows) * m->w.row_bytes);
   }
 }
 
 void Gemma4AudioWeights::Pack() {
-  std::vector<kernels::WeightMatrix*> matrices = {&input_projection, &mm_input_projection};
-  if (output_proj.data != nullptr) matrices.push_back(&output_proj);
+  std::vector<kernels::WeightMatrix*> matrices = {&input_projection.w, &mm_input_projection.w};
+  if (output_proj.w.data != nullptr) matrices.push_back(&output_proj.w);
   for (Gemma4AudioLayerWeights& l : layers) {
     for (ClippedLinear* m : {&l.ffn_up, &l.ffn_down, &l.attn_q, &l.attn_k, &l.attn_v, &l.attn_out,
                              &l.conv_pw1, &l.conv_pw2, &l.ffn_up_1, &l.ffn_down_1}) {

@@ -49,11 +49,11 @@ struct Gemma4AudioWeights {
   // ne {3 (freq), 3 (time), C_in, C_out}), and their channel LayerNorm gains ([C_out] or empty).
   std::vector<float> conv0, conv1;
   std::vector<float> conv0_norm, conv1_norm;
-  kernels::WeightMatrix input_projection;  // [Da][Fq·C1]
+  ClippedLinear input_projection;  // [Da][Fq·C1], no bounds
   std::vector<Gemma4AudioLayerWeights> layers;
-  kernels::WeightMatrix output_proj;          // a.pre_encode.out [O][Da]; data null when absent
-  std::vector<float> output_bias;             // [O] or empty
-  kernels::WeightMatrix mm_input_projection;  // mm.a.input_projection [Dt][O or Da]
+  ClippedLinear output_proj;       // a.pre_encode.out [O][Da], no bounds; w.data null when absent
+  std::vector<float> output_bias;  // [O] or empty
+  ClippedLinear mm_input_projection;  // mm.a.input_projection [Dt][O or Da], no bounds
 
   // Binds every tensor of Gemma4AudioTensorList(config) from `file` (config from the same file).
   // Throws Error naming the file and tensor: a missing required tensor, a wrong shape, a type
@@ -67,8 +67,9 @@ struct Gemma4AudioWeights {
   // Gemma4Weights::Pack). Empty unless Pack() ran.
   std::vector<std::shared_ptr<const kernels::PackedMatrix>> packed;
   void Pack();
-  // The layers' F32/F16/BF16 linears as panels (kernels/matmul_panels.h), read instead of their
-  // mapped rows; their mapped pages are released.
+  // The F32/F16/BF16 linears (the layers', the input projection, the output projection and the
+  // projector) as panels (kernels/matmul_panels.h), read instead of their mapped rows; their
+  // mapped pages are released.
   void PackPanels();
 };
 

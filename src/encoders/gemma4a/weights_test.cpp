@@ -132,13 +132,13 @@ TEST(Gemma4AudioMmproj, BindReadsEveryTensorBack) {
   EXPECT_EQ(w.conv0, Values(*f, "a.conv1d.0.weight"));
   EXPECT_EQ(w.conv1, Values(*f, "a.conv1d.1.weight"));
   EXPECT_EQ(w.conv1_norm, Values(*f, "a.conv1d.1.norm.weight"));
-  EXPECT_EQ(w.input_projection.rows, 32);
-  EXPECT_EQ(w.input_projection.cols, 128);
-  EXPECT_EQ(w.output_proj.rows, 48);
-  EXPECT_EQ(w.output_proj.cols, 32);
+  EXPECT_EQ(w.input_projection.w.rows, 32);
+  EXPECT_EQ(w.input_projection.w.cols, 128);
+  EXPECT_EQ(w.output_proj.w.rows, 48);
+  EXPECT_EQ(w.output_proj.w.cols, 32);
   EXPECT_EQ(w.output_bias, Values(*f, "a.pre_encode.out.bias"));
-  EXPECT_EQ(w.mm_input_projection.rows, 128);
-  EXPECT_EQ(w.mm_input_projection.cols, 48);
+  EXPECT_EQ(w.mm_input_projection.w.rows, 128);
+  EXPECT_EQ(w.mm_input_projection.w.cols, 48);
   ASSERT_EQ(w.layers.size(), 2u);
   const Gemma4AudioLayerWeights& l = w.layers[1];
   // The GGUF names conv_norm / norm_conv land on the members of the same name.
@@ -293,8 +293,8 @@ TEST(Gemma4AudioMmproj, E2bPresetWritesAndLoads) {
   const Gemma4AudioWeights w = Gemma4AudioWeights::Bind(f->gguf(), c);
   EXPECT_EQ(w.layers.size(), 12u);
   EXPECT_EQ(w.layers[11].ffn_up.w.type, TensorType::kQ4_0);
-  EXPECT_EQ(w.input_projection.type, TensorType::kF32);
-  EXPECT_EQ(w.mm_input_projection.rows, 1536);
+  EXPECT_EQ(w.input_projection.w.type, TensorType::kF32);
+  EXPECT_EQ(w.mm_input_projection.w.rows, 1536);
   std::remove(path.c_str());
 }
 

@@ -26,7 +26,7 @@ void MatMulPanelRows(const PanelRows& a) {
         }
         sum += x[i] * w;
       }
-      a.y[t * a.ldy + r] = sum;
+      a.y[t * a.ldy + r] = sum < a.lo ? a.lo : (sum > a.hi ? a.hi : sum);
     }
   }
 }

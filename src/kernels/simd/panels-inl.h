@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <vector>
 
 #include "kernels/panels_isa.h"
 #include "kernels/simd/vec_trait.h"
@@ -58,16 +60,55 @@ inline void PanelTile(const PanelRows& a, int p0, const float* const* x, float* 
       for (int u = 0; u < kU; ++u) acc[t][u] = V::MulAdd(xv, w[u], acc[t][u]);
     }
   }
+  const bool clamps = a.lo != -std::numeric_limits<float>::infinity() ||
+                      a.hi != std::numeric_limits<float>::infinity();
+  const auto lo = V::Set1(a.lo), hi = V::Set1(a.hi);
   for (int t = 0; t < n_t; ++t) {
     for (int u = 0; u < kU; ++u) {
       const int r = p0 * kPanelRows + u * V::kLanes;
       const int n = std::clamp(a.n_rows - r, 0, V::kLanes);
+      // Min/Max return their second operand when either is NaN: NaN passes, as in the scalar
+      // clamp.
+      const auto v = clamps ? V::Min(hi, V::Max(lo, acc[t][u])) : acc[t][u];
       if (n == V::kLanes) {
-        V::Store(y[t] + r, acc[t][u]);
+        V::Store(y[t] + r, v);
       } else if (n > 0) {
-        V::MaskStore(V::FirstN(n), y[t] + r, acc[t][u]);
+        V::MaskStore(V::FirstN(n), y[t] + r, v);
       }
     }
+  }
+}
+
+// Panels of 16-bit values are widened to f32 a block at a time into a per-thread buffer, which
+// every tile of activation rows then reads from cache: each value is widened once per product,
+// not once per tile. Widening is exact, so the outputs are those of the 16-bit tile.
+inline constexpr int64_t kWidenedBlockBytes = 768 * 1024;
+
+template <VecTrait V, class W>
+void PanelRowsOf(const PanelRows& a);
+
+template <VecTrait V, class W>
+void WidenedPanelRowsOf(const PanelRows& a) {
+  constexpr int NP = kPanelTilePanels<V>;
+  const int64_t panel_values = a.cols * kPanelRows;
+  const int block = static_cast<int>(std::max<int64_t>(
+      NP, kWidenedBlockBytes / (panel_values * static_cast<int64_t>(sizeof(float))) / NP * NP));
+  thread_local std::vector<float> widened;
+  for (int p0 = 0; p0 < a.n_panels; p0 += block) {
+    const int n = std::min(block, a.n_panels - p0);
+    const int64_t values = n * panel_values;
+    if (static_cast<int64_t>(widened.size()) < values) widened.resize(static_cast<size_t>(values));
+    const uint8_t* src = a.panels + p0 * panel_values * W::kBytes;
+    for (int64_t j = 0; j < values; j += V::kLanes) {
+      V::Store(widened.data() + j, W::Load(src + j * W::kBytes));
+    }
+    PanelRows b = a;
+    b.type = TensorType::kF32;
+    b.panels = reinterpret_cast<const uint8_t*>(widened.data());
+    b.n_panels = n;
+    b.n_rows = a.n_rows - p0 * kPanelRows;
+    b.y = a.y + p0 * kPanelRows;
+    PanelRowsOf<V, PanelF32<V>>(b);
   }
 }
 
@@ -93,9 +134,9 @@ template <VecTrait V>
 void MatMulPanelRows(const PanelRows& a) {
   switch (a.type) {
     case TensorType::kF16:
-      return PanelRowsOf<V, PanelF16<V>>(a);
+      return WidenedPanelRowsOf<V, PanelF16<V>>(a);
     case TensorType::kBF16:
-      return PanelRowsOf<V, PanelBF16<V>>(a);
+      return WidenedPanelRowsOf<V, PanelBF16<V>>(a);
     default:
       return PanelRowsOf<V, PanelF32<V>>(a);
   }
