@@ -44,10 +44,20 @@ void MatMulPanels(const PanelMatrix& w, const float* x, int64_t T, float* y, Thr
   const auto kernel = ActiveKernels().panel_rows;
   const int n_panels = static_cast<int>((w.rows + kPanelRows - 1) / kPanelRows);
   const size_t esize = w.type == TensorType::kF32 ? 4 : 2;
-  // Tasks of two panels (the widest tile), so every thread's tiles are whole.
+  // Tasks of two panels (the widest tile), so every thread's tiles are whole. A matrix of fewer
+  // such groups than twice the threads (a narrow convolution over many rows) splits the rows
+  // too, in spans of at least kMinRowsPerSpan: a row's outputs do not depend on its span.
   constexpr int kPanelsPerTask = 2;
-  const size_t n_tasks = static_cast<size_t>((n_panels + kPanelsPerTask - 1) / kPanelsPerTask);
-  auto run = [&](size_t begin, size_t end, int) {
+  constexpr int64_t kMinRowsPerSpan = 64;
+  const size_t n_groups = static_cast<size_t>((n_panels + kPanelsPerTask - 1) / kPanelsPerTask);
+  const size_t wanted = 2 * pool.size();
+  const int64_t n_spans =
+      n_groups >= wanted
+          ? 1
+          : std::clamp<int64_t>(static_cast<int64_t>((wanted + n_groups - 1) / n_groups), 1,
+                                std::max<int64_t>(1, T / kMinRowsPerSpan));
+  const int64_t span_rows = (T + n_spans - 1) / n_spans;
+  auto run_groups = [&](size_t begin, size_t end, int64_t t0, int64_t t1) {
     const int p0 = static_cast<int>(begin) * kPanelsPerTask;
     const int p1 = std::min(n_panels, static_cast<int>(end) * kPanelsPerTask);
     PanelRows rows;
@@ -56,20 +66,29 @@ void MatMulPanels(const PanelMatrix& w, const float* x, int64_t T, float* y, Thr
     rows.n_panels = p1 - p0;
     rows.n_rows = static_cast<int>(w.rows - static_cast<int64_t>(p0) * kPanelRows);
     rows.cols = w.cols;
-    rows.x = x;
+    rows.x = x + t0 * w.cols;
     rows.ldx = w.cols;
-    rows.n_x = T;
-    rows.y = y + static_cast<int64_t>(p0) * kPanelRows;
+    rows.n_x = t1 - t0;
+    rows.y = y + t0 * w.rows + static_cast<int64_t>(p0) * kPanelRows;
     rows.ldy = w.rows;
     rows.lo = lo;
     rows.hi = hi;
     kernel(rows);
   };
-  if (pool.size() == 1) {
-    run(0, n_tasks, 0);
-  } else {
-    pool.ParallelForRange(n_tasks, run);
+  if (pool.size() == 1) return run_groups(0, n_groups, 0, T);
+  if (n_spans == 1) {
+    pool.ParallelForRange(n_groups,
+                          [&](size_t begin, size_t end, int) { run_groups(begin, end, 0, T); });
+    return;
   }
+  pool.ParallelForRange(n_groups * n_spans, [&](size_t begin, size_t end, int) {
+    for (size_t task = begin; task < end; ++task) {
+      const size_t group = task / n_spans;
+      const int64_t t0 = static_cast<int64_t>(task % n_spans) * span_rows;
+      if (t0 >= T) continue;
+      run_groups(group, group + 1, t0, std::min(T, t0 + span_rows));
+    }
+  });
 }
 
 }  // namespace tandem::kernels

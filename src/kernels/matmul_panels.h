@@ -12,6 +12,7 @@
 #include <limits>
 #include <vector>
 
+#include "base/huge_page_allocator.h"
 #include "kernels/matmul.h"
 #include "kernels/panels_isa.h"
 
@@ -24,7 +25,9 @@ namespace tandem::kernels {
 struct PanelMatrix {
   TensorType type = TensorType::kF32;  // the values keep the source's type
   int64_t rows = 0, cols = 0;
-  std::vector<uint8_t> data;  // ceil(rows / kPanelRows) panels; padding rows are zero
+  // ceil(rows / kPanelRows) panels, padding rows zero; 64-byte aligned, so that no column's
+  // vector load spans two cache lines.
+  std::vector<uint8_t, HugePageAllocator<uint8_t>> data;
   bool empty() const { return data.empty(); }
 };
 

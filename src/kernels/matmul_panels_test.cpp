@@ -43,6 +43,8 @@ TEST(MatMulPanelsTest, CloseToFloat64AndBitwiseInAnyBatchOnEveryIsa) {
                         // 16-bit panels are widened a block at a time (simd/panels-inl.h):
                         // 45 panels of 600 columns are three blocks, the last partial.
                         {TensorType::kBF16, 45 * 16, 600, 13},
+                        // One group of panels for two threads: the rows are split too.
+                        {TensorType::kF32, 32, 70, 200},
                         {TensorType::kF32, 24, 257, 97}};
   ThreadPool one(1), two(2);
   for (const Case& c : cases) {

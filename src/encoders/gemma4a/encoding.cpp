@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "base/huge_page_allocator.h"
 #include "base/thread_pool.h"
 #include "encoders/gemma4a/subsampling.h"
 #include "kernels/matmul.h"
@@ -70,7 +71,10 @@ struct Gemma4AudioEncoding::State {
   std::vector<float> x;    // its residual stream [T][Da]
   std::vector<float> pe;   // [kDistances][Da] distance vectors
   std::vector<float> rel;  // [kDistances][Da] the layer's projected distance vectors
-  std::vector<float> h, q, k, v, a, o, wide, clamp;
+  // Working rows of a piece (tens of MB for 30 s): ActivationBuffers, so that each new encoding
+  // maps them in 2 MiB pages instead of faulting in 4 KiB ones.
+  ActivationBuffer h, q, k, v, a, o, wide;
+  std::vector<float> clamp;
   std::vector<float> out;  // soft tokens of the pieces done so far
 
   State(const Gemma4AudioEncoder& enc, std::span<const Mel> pieces)

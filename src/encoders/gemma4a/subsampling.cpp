@@ -7,6 +7,7 @@
 #include "base/thread_pool.h"
 #include "encoders/clipped_linear.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_panels.h"
 
 namespace tandem {
 namespace {
@@ -14,8 +15,8 @@ namespace {
 // One stride-2 convolution stage: x [T][F][cin] -> y [T'][F'][cout], each output row (t', f')
 // normalised over its channels (mean removed, gain when present), then ReLU.
 void ConvStage(const float* x, int T, int F, int cin, const std::vector<float>& kernel,
-               const std::vector<float>& gain, int cout, ThreadPool& pool, std::vector<float>& y,
-               int& T_out, int& F_out) {
+               const kernels::PanelMatrix& panels, const std::vector<float>& gain, int cout,
+               ThreadPool& pool, std::vector<float>& y, int& T_out, int& F_out) {
   T_out = SubsampledLength(T);
   F_out = SubsampledLength(F);
   const int patch = cin * 9;
@@ -24,8 +25,8 @@ void ConvStage(const float* x, int T, int F, int cin, const std::vector<float>& 
   y.assign(static_cast<size_t>(T_out) * F_out * cout, 0.0f);
   // Output time steps in groups of about kGroupValues gathered values: each step's F' patches,
   // in the kernel's (channel, time, frequency) order with zeros outside the input, one product
-  // per group (a row's result does not depend on the group: kernels::MatMul's rows are
-  // independent).
+  // per group (a row's result does not depend on the group: the rows of kernels::MatMul, or of
+  // MatMulPanels once the weights hold panels, are independent).
   constexpr size_t kGroupValues = size_t{1} << 20;
   const int group = std::max(1, static_cast<int>(kGroupValues / (size_t(F_out) * patch)));
   std::vector<float> patches(static_cast<size_t>(std::min(group, T_out)) * F_out * patch);
@@ -48,7 +49,11 @@ void ConvStage(const float* x, int T, int F, int cin, const std::vector<float>& 
     }
     float* out = y.data() + static_cast<size_t>(t0) * F_out * cout;
     const int64_t rows = static_cast<int64_t>(t1 - t0) * F_out;
-    kernels::MatMul(w, patches.data(), rows, out, pool);
+    if (panels.empty()) {
+      kernels::MatMul(w, patches.data(), rows, out, pool);
+    } else {
+      kernels::MatMulPanels(panels, patches.data(), rows, out, pool);
+    }
     pool.ParallelForRange(static_cast<size_t>(rows), [&](size_t begin, size_t end, int) {
       for (size_t r = begin; r < end; ++r) {
         float* row = out + r * cout;
@@ -79,9 +84,10 @@ std::vector<float> Gemma4AudioSubsample(const Gemma4AudioConfig& c, const Gemma4
   }
   std::vector<float> h1, h2;
   int T1, F1, T2, F2;
-  ConvStage(mel, n_frames, c.n_mel, 1, w.conv0, w.conv0_norm, c.sub_channels0, pool, h1, T1, F1);
-  ConvStage(h1.data(), T1, F1, c.sub_channels0, w.conv1, w.conv1_norm, c.sub_channels1, pool, h2,
-            T2, F2);
+  ConvStage(mel, n_frames, c.n_mel, 1, w.conv0, w.conv0_panels, w.conv0_norm, c.sub_channels0, pool,
+            h1, T1, F1);
+  ConvStage(h1.data(), T1, F1, c.sub_channels0, w.conv1, w.conv1_panels, w.conv1_norm,
+            c.sub_channels1, pool, h2, T2, F2);
   // h2 is [T2][F2·C1] with channels fastest: the flattened frames the projection reads.
   std::vector<float> out(static_cast<size_t>(T2) * c.n_embd);
   std::vector<float> unused;  // the projection has no bounds: no clamped copy

@@ -185,6 +185,14 @@ Gemma4AudioWeights Gemma4AudioWeights::Bind(const GgufFile& file, const Gemma4Au
 }
 
 void Gemma4AudioWeights::PackPanels() {
+  // conv0 is [C0][1·3·3], conv1 [C1][C0·3·3]: conv1's fan-in is conv0's size.
+  const auto kernel_panels = [](const std::vector<float>& k, size_t cols) {
+    return kernels::PackPanels(kernels::DenseWeightMatrix(TensorType::kF32, k.data(),
+                                                          static_cast<int64_t>(k.size() / cols),
+                                                          static_cast<int64_t>(cols)));
+  };
+  if (conv0_panels.empty()) conv0_panels = kernel_panels(conv0, 9);
+  if (conv1_panels.empty()) conv1_panels = kernel_panels(conv1, conv0.size());
   std::vector<ClippedLinear*> linears = {&input_projection, &output_proj, &mm_input_projection};
   for (Gemma4AudioLayerWeights& l : layers) {
     for (ClippedLinear* m : {&l.ffn_up, &l.ffn_down, &l.attn_q, &l.attn_k, &l.attn_v, &l.attn_out,

@@ -49,7 +49,8 @@ struct Gemma4AudioWeights {
   // ne {3 (freq), 3 (time), C_in, C_out}), and their channel LayerNorm gains ([C_out] or empty).
   std::vector<float> conv0, conv1;
   std::vector<float> conv0_norm, conv1_norm;
-  ClippedLinear input_projection;  // [Da][Fq·C1], no bounds
+  kernels::PanelMatrix conv0_panels, conv1_panels;  // the kernels as panels, after PackPanels()
+  ClippedLinear input_projection;                   // [Da][Fq·C1], no bounds
   std::vector<Gemma4AudioLayerWeights> layers;
   ClippedLinear output_proj;       // a.pre_encode.out [O][Da], no bounds; w.data null when absent
   std::vector<float> output_bias;  // [O] or empty
@@ -69,7 +70,7 @@ struct Gemma4AudioWeights {
   void Pack();
   // The F32/F16/BF16 linears (the layers', the input projection, the output projection and the
   // projector) as panels (kernels/matmul_panels.h), read instead of their mapped rows; their
-  // mapped pages are released.
+  // mapped pages are released. The subsampling kernels too.
   void PackPanels();
 };
 

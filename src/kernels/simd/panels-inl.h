@@ -8,7 +8,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <vector>
+
+#include "base/huge_page_allocator.h"
 
 #include "kernels/panels_isa.h"
 #include "kernels/simd/vec_trait.h"
@@ -93,18 +94,20 @@ void WidenedPanelRowsOf(const PanelRows& a) {
   const int64_t panel_values = a.cols * kPanelRows;
   const int block = static_cast<int>(std::max<int64_t>(
       NP, kWidenedBlockBytes / (panel_values * static_cast<int64_t>(sizeof(float))) / NP * NP));
-  thread_local std::vector<float> widened;
+  // 64-byte aligned (HugePageAllocator): a vector load of a column never spans two cache lines.
+  thread_local ActivationBuffer buffer;
   for (int p0 = 0; p0 < a.n_panels; p0 += block) {
     const int n = std::min(block, a.n_panels - p0);
     const int64_t values = n * panel_values;
-    if (static_cast<int64_t>(widened.size()) < values) widened.resize(static_cast<size_t>(values));
+    if (buffer.size() < static_cast<size_t>(values)) buffer.resize(static_cast<size_t>(values));
+    float* widened = buffer.data();
     const uint8_t* src = a.panels + p0 * panel_values * W::kBytes;
     for (int64_t j = 0; j < values; j += V::kLanes) {
-      V::Store(widened.data() + j, W::Load(src + j * W::kBytes));
+      V::Store(widened + j, W::Load(src + j * W::kBytes));
     }
     PanelRows b = a;
     b.type = TensorType::kF32;
-    b.panels = reinterpret_cast<const uint8_t*>(widened.data());
+    b.panels = reinterpret_cast<const uint8_t*>(widened);
     b.n_panels = n;
     b.n_rows = a.n_rows - p0 * kPanelRows;
     b.y = a.y + p0 * kPanelRows;
