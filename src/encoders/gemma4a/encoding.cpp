@@ -61,6 +61,17 @@ void ForRows(int64_t n, ThreadPool& pool, const Fn& fn) {
   });
 }
 
+// x += s·o over rows of D values, spread over the pool (each value computed the same wherever:
+// kernels::Scale, then kernels::Add); s = 1 skips the scaling.
+void AddResidual(float* x, float* o, float s, int64_t T, int D, ThreadPool& pool) {
+  ForRows(T, pool, [&](int64_t t) {
+    float* xr = x + t * D;
+    float* orow = o + t * D;
+    if (s != 1.0f) kernels::Scale(orow, s, D, orow);
+    kernels::Add(xr, orow, D, xr);
+  });
+}
+
 }  // namespace
 
 struct Gemma4AudioEncoding::State {
@@ -128,14 +139,12 @@ void Gemma4AudioEncoding::State::FeedForward(const std::vector<float>& pre,
                                              const ClippedLinear& up_w, const ClippedLinear& down_w,
                                              const std::vector<float>& post, ThreadPool& pool) {
   const int F = encoder.config().n_ff;
-  const int64_t n = T * encoder.config().n_embd;
   Norm(x.data(), pre, h.data(), pool);
   ClippedMatMul(up_w, h.data(), T, wide.data(), clamp, pool);
   kernels::Silu(wide.data(), T * F, wide.data(), pool);
   ClippedMatMul(down_w, wide.data(), T, o.data(), clamp, pool);
   Norm(o.data(), post, o.data(), pool);
-  kernels::Scale(o.data(), Config::kFfnResidual, n, o.data());
-  kernels::Add(x.data(), o.data(), n, x.data());
+  AddResidual(x.data(), o.data(), Config::kFfnResidual, T, encoder.config().n_embd, pool);
 }
 
 // Local attention with relative positions: query t sees keys t - kMaxDistance .. t of its own
@@ -195,7 +204,7 @@ void Gemma4AudioEncoding::State::Attention(const Gemma4AudioLayerWeights& lw, Th
   });
   ClippedMatMul(lw.attn_out, a.data(), T, o.data(), clamp, pool);
   Norm(o.data(), lw.attn_post_norm, o.data(), pool);
-  kernels::Add(x.data(), o.data(), T * D, x.data());
+  AddResidual(x.data(), o.data(), 1.0f, T, D, pool);
 }
 
 // The light conv module: h = pw1(pre(x)); value ⊙ sigmoid(gate); a causal depthwise filter over
@@ -224,7 +233,7 @@ void Gemma4AudioEncoding::State::Convolution(const Gemma4AudioLayerWeights& lw, 
   Norm(h.data(), lw.norm_conv, h.data(), pool);
   kernels::Silu(h.data(), T * D, h.data(), pool);
   ClippedMatMul(lw.conv_pw2, h.data(), T, o.data(), clamp, pool);
-  kernels::Add(x.data(), o.data(), T * D, x.data());
+  AddResidual(x.data(), o.data(), 1.0f, T, D, pool);
 }
 
 void Gemma4AudioEncoding::State::Layer(int l, ThreadPool& pool) {
