@@ -32,6 +32,7 @@ TEST_PACKAGES=(
   python3-pil                       # Pillow: the byte-exact oracle of the image resize tests
   python3 python3-numpy             # the independent NumPy reference (tools/reference)
   python3-torch libopenblas0-pthread  # the PyTorch training model (tools/train) and its tests
+  python3-jinja2                    # renders the trained pair's chat template in tools/train's test
   chromium                          # the web page's browser test (puppeteer-core drives it)
   haproxy                           # the load-balancer test in front of two servers
   espeak-ng flac lame               # speech, FLAC and MP3 recordings for server_audio_llamacpp
