@@ -1,8 +1,8 @@
 // MatMulPanelRows (panels_isa.h) over a vector trait V (vec_trait.h), for the ISA translation
 // units only: an outer-product tile of NP panels by NT activation rows. For every column, the
-// panels' values are loaded (widened from f16/bf16) once and each activation value is broadcast
-// once; output (t, r) adds x[t][i]·W[r][i] by fused multiply-add for i ascending from zero, the
-// same whatever NT, NP or the thread that runs it.
+// panels' values are loaded once and each activation value is broadcast once; output (t, r) adds
+// x[t][i]·W[r][i] by fused multiply-add for i ascending from zero, the same whatever NT, NP or
+// the thread that runs it. f16/bf16 panels are first widened to f32, a block at a time.
 #pragma once
 
 #include <algorithm>
@@ -80,13 +80,28 @@ inline void PanelTile(const PanelRows& a, int p0, const float* const* x, float* 
   }
 }
 
+template <VecTrait V, class W>
+void PanelRowsOf(const PanelRows& a) {
+  constexpr int NT = kPanelTileRows<V>, NP = kPanelTilePanels<V>;
+  for (int64_t t0 = 0; t0 < a.n_x; t0 += NT) {
+    const int n_t = static_cast<int>(std::min<int64_t>(NT, a.n_x - t0));
+    const float* x[NT];
+    float* y[NT];
+    for (int t = 0; t < NT; ++t) {
+      const int64_t row = t0 + std::min(t, n_t - 1);
+      x[t] = a.x + row * a.ldx;
+      y[t] = a.y + row * a.ldy;
+    }
+    int p = 0;
+    for (; p + NP <= a.n_panels; p += NP) PanelTile<V, W, NP, NT>(a, p, x, y, n_t);
+    for (; p < a.n_panels; ++p) PanelTile<V, W, 1, NT>(a, p, x, y, n_t);
+  }
+}
+
 // Panels of 16-bit values are widened to f32 a block at a time into a per-thread buffer, which
 // every tile of activation rows then reads from cache: each value is widened once per product,
 // not once per tile. Widening is exact, so the outputs are those of the 16-bit tile.
 inline constexpr int64_t kWidenedBlockBytes = 768 * 1024;
-
-template <VecTrait V, class W>
-void PanelRowsOf(const PanelRows& a);
 
 template <VecTrait V, class W>
 void WidenedPanelRowsOf(const PanelRows& a) {
@@ -112,24 +127,6 @@ void WidenedPanelRowsOf(const PanelRows& a) {
     b.n_rows = a.n_rows - p0 * kPanelRows;
     b.y = a.y + p0 * kPanelRows;
     PanelRowsOf<V, PanelF32<V>>(b);
-  }
-}
-
-template <VecTrait V, class W>
-void PanelRowsOf(const PanelRows& a) {
-  constexpr int NT = kPanelTileRows<V>, NP = kPanelTilePanels<V>;
-  for (int64_t t0 = 0; t0 < a.n_x; t0 += NT) {
-    const int n_t = static_cast<int>(std::min<int64_t>(NT, a.n_x - t0));
-    const float* x[NT];
-    float* y[NT];
-    for (int t = 0; t < NT; ++t) {
-      const int64_t row = t0 + std::min(t, n_t - 1);
-      x[t] = a.x + row * a.ldx;
-      y[t] = a.y + row * a.ldy;
-    }
-    int p = 0;
-    for (; p + NP <= a.n_panels; p += NP) PanelTile<V, W, NP, NT>(a, p, x, y, n_t);
-    for (; p < a.n_panels; ++p) PanelTile<V, W, 1, NT>(a, p, x, y, n_t);
   }
 }
 
