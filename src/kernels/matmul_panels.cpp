@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "base/huge_page_allocator.h"
 #include "base/thread_pool.h"
 #include "kernels/isa.h"
 
@@ -46,7 +47,7 @@ void MatMulPanels(const PanelMatrix& w, const float* x, int64_t T, float* y, Thr
   const size_t esize = w.type == TensorType::kF32 ? 4 : 2;
   // Tasks of two panels (the widest tile), so every thread's tiles are whole. A matrix of fewer
   // such groups than twice the threads (a narrow convolution over many rows) splits the rows
-  // too, in spans of at least kMinRowsPerSpan: a row's outputs do not depend on its span.
+  // too, in spans of about kMinRowsPerSpan or more: a row's outputs do not depend on its span.
   constexpr int kPanelsPerTask = 2;
   constexpr int64_t kMinRowsPerSpan = 64;
   const size_t n_groups = static_cast<size_t>((n_panels + kPanelsPerTask - 1) / kPanelsPerTask);
@@ -73,6 +74,12 @@ void MatMulPanels(const PanelMatrix& w, const float* x, int64_t T, float* y, Thr
     rows.ldy = w.rows;
     rows.lo = lo;
     rows.hi = hi;
+    if (w.type != TensorType::kF32) {
+      thread_local ActivationBuffer scratch;  // 64-byte aligned; kept for the thread's next call
+      const auto need = static_cast<size_t>(WidenedScratchValues(w.cols));
+      if (scratch.size() < need) scratch.resize(need);
+      rows.scratch = scratch.data();
+    }
     kernel(rows);
   };
   if (pool.size() == 1) return run_groups(0, n_groups, 0, T);

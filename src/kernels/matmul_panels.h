@@ -1,7 +1,8 @@
 // Float weights (F32, F16, BF16) repacked into panels of kPanelRows rows, each panel's values
-// stored column by column, for products with many activation rows (a vision tower's patches):
-// an outer-product kernel that loads (and widens) each weight once per tile of activation rows
-// and sums each output over the columns in order, one accumulator per output, no horizontal sum.
+// stored column by column, for products with many activation rows (an encoder's patches or
+// frames): an outer-product kernel that loads each weight once per tile of activation rows (F16
+// and BF16 widened to f32 once per block of panels) and sums each output over the columns in
+// order, one accumulator per output, no horizontal sum.
 //
 // Results differ from MatMul's in the last bits (another order of additions); like MatMul's, an
 // output does not depend on the batch, the row's position or the thread count. A caller uses one
@@ -38,7 +39,8 @@ bool CanPackPanels(TensorType type);
 PanelMatrix PackPanels(const WeightMatrix& w);
 
 // y[T][w.rows] = x[T][w.cols] · wᵀ, each output then clamped to [lo, hi] (NaN stays NaN). Work
-// is split over groups of panels.
+// is split over groups of panels, and over spans of rows when the groups are fewer than twice
+// the threads.
 void MatMulPanels(const PanelMatrix& w, const float* x, int64_t T, float* y, ThreadPool& pool,
                   float lo = -std::numeric_limits<float>::infinity(),
                   float hi = std::numeric_limits<float>::infinity());

@@ -41,7 +41,8 @@ TEST(MatMulPanelsTest, CloseToFloat64AndBitwiseInAnyBatchOnEveryIsa) {
                         // An odd panel count and a partial panel over many tiles of rows.
                         {TensorType::kF16, 40, 600, 200},
                         // 16-bit panels are widened a block at a time (simd/panels-inl.h):
-                        // 45 panels of 600 columns are three blocks, the last partial.
+                        // 45 panels of 600 columns are three blocks on one thread, the last
+                        // partial (two on each of two threads).
                         {TensorType::kBF16, 45 * 16, 600, 13},
                         // One group of panels for two threads: the rows are split too.
                         {TensorType::kF32, 32, 70, 200},

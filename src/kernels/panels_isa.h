@@ -2,6 +2,7 @@
 // avx512/ each define it. Internal: callers use matmul_panels.h.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -11,6 +12,14 @@ namespace tandem::kernels {
 
 // Values per panel: output rows whose weights sit side by side, column after column.
 inline constexpr int kPanelRows = 16;
+
+// F16/BF16 panels are widened to f32 about this many bytes at a time (at least one tile's
+// panels), into scratch every tile of activation rows then reads from cache.
+inline constexpr int64_t kWidenedBlockBytes = 768 * 1024;
+// Floats of scratch that widening panels of `cols` columns needs (a tile is at most two panels).
+inline int64_t WidenedScratchValues(int64_t cols) {
+  return std::max<int64_t>(kWidenedBlockBytes / 4, 2 * cols * kPanelRows);
+}
 
 // Panels [0, n_panels) of a packed matrix against every activation row:
 // y[t·ldy + p·kPanelRows + l] = Σ_i x[t·ldx + i] · W[p·kPanelRows + l][i] for rows < n_rows,
@@ -30,6 +39,10 @@ struct PanelRows {
   // stays NaN.
   float lo = -std::numeric_limits<float>::infinity();
   float hi = std::numeric_limits<float>::infinity();
+  // F16/BF16 panels: WidenedScratchValues(cols) floats, 64-byte aligned, owned by the calling
+  // thread (kept out of the ISA translation units, which must not instantiate library templates
+  // a baseline unit also uses).
+  float* scratch = nullptr;
 };
 
 }  // namespace tandem::kernels

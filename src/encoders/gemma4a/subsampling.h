@@ -1,8 +1,9 @@
 // The conformer's input stage: two 3×3 stride-2 convolutions over (time, frequency), each followed
 // by a LayerNorm over channels and ReLU, then each remaining time step flattened (frequency, then
 // channel fastest) and projected to the tower's width (docs/audio.md § The forward pass, step 1).
-// Each output row depends only on the input, never on the thread count: every value is one
-// kernels::MatMul row or a fixed-order per-row loop.
+// Each output row depends only on the input, never on the thread count: every value is one row
+// of kernels::MatMul or kernels::MatMulPanels (once the weights hold panels) or a fixed-order
+// per-row loop.
 #pragma once
 
 #include <vector>

@@ -9,8 +9,6 @@
 #include <cstdint>
 #include <limits>
 
-#include "base/huge_page_allocator.h"
-
 #include "kernels/panels_isa.h"
 #include "kernels/simd/vec_trait.h"
 
@@ -98,24 +96,20 @@ void PanelRowsOf(const PanelRows& a) {
   }
 }
 
-// Panels of 16-bit values are widened to f32 a block at a time into a per-thread buffer, which
+// Panels of 16-bit values are widened to f32 a block at a time into the caller's scratch, which
 // every tile of activation rows then reads from cache: each value is widened once per product,
 // not once per tile. Widening is exact, so the outputs are those of the 16-bit tile.
-inline constexpr int64_t kWidenedBlockBytes = 768 * 1024;
-
 template <VecTrait V, class W>
 void WidenedPanelRowsOf(const PanelRows& a) {
   constexpr int NP = kPanelTilePanels<V>;
+  static_assert(NP <= 2, "WidenedScratchValues holds two panels at least");
   const int64_t panel_values = a.cols * kPanelRows;
   const int block = static_cast<int>(std::max<int64_t>(
       NP, kWidenedBlockBytes / (panel_values * static_cast<int64_t>(sizeof(float))) / NP * NP));
-  // 64-byte aligned (HugePageAllocator): a vector load of a column never spans two cache lines.
-  thread_local ActivationBuffer buffer;
+  float* widened = a.scratch;  // 64-byte aligned: no column's vector load spans two lines
   for (int p0 = 0; p0 < a.n_panels; p0 += block) {
     const int n = std::min(block, a.n_panels - p0);
     const int64_t values = n * panel_values;
-    if (buffer.size() < static_cast<size_t>(values)) buffer.resize(static_cast<size_t>(values));
-    float* widened = buffer.data();
     const uint8_t* src = a.panels + p0 * panel_values * W::kBytes;
     for (int64_t j = 0; j < values; j += V::kLanes) {
       V::Store(widened + j, W::Load(src + j * W::kBytes));
