@@ -118,6 +118,10 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
   if (a.spec && a.n_depth > 0) {
     LogWarn("--n-depth applies to pp and tg only: the --spec runs start from their prompt");
   }
+  if (!a.spec && !a.model.model_draft.empty()) {
+    LogWarn("-md " + a.model.model_draft +
+            " is loaded but pp and tg decode plainly: add --spec for plain vs speculative runs");
+  }
   LoadedModels m = LoadModels(a.model, app);
   const Gemma4Model& target = *m.target;
   const int V = target.config().n_vocab;
