@@ -13,12 +13,19 @@ namespace tandem::kernels {
 // Values per panel: output rows whose weights sit side by side, column after column.
 inline constexpr int kPanelRows = 16;
 
-// F16/BF16 panels are widened to f32 about this many bytes at a time (at least one tile's
-// panels), into scratch every tile of activation rows then reads from cache.
+// F16/BF16 panels are widened to f32 about this many bytes at a time, into scratch every tile of
+// activation rows then reads from cache.
 inline constexpr int64_t kWidenedBlockBytes = 768 * 1024;
-// Floats of scratch that widening panels of `cols` columns needs (a tile is at most two panels).
+// Panels of `cols` columns widened at a time by a kernel whose tile holds `tile_panels` panels:
+// whole tiles, at least one.
+inline int64_t WidenedBlockPanels(int64_t cols, int tile_panels) {
+  const int64_t fit =
+      kWidenedBlockBytes / (cols * kPanelRows * static_cast<int64_t>(sizeof(float)));
+  return std::max<int64_t>(tile_panels, fit / tile_panels * tile_panels);
+}
+// Floats of scratch that widening needs, for every kernel's tile (one or two panels).
 inline int64_t WidenedScratchValues(int64_t cols) {
-  return std::max<int64_t>(kWidenedBlockBytes / 4, 2 * cols * kPanelRows);
+  return std::max(WidenedBlockPanels(cols, 1), WidenedBlockPanels(cols, 2)) * cols * kPanelRows;
 }
 
 // Panels [0, n_panels) of a packed matrix against every activation row:

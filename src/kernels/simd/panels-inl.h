@@ -102,10 +102,9 @@ void PanelRowsOf(const PanelRows& a) {
 template <VecTrait V, class W>
 void WidenedPanelRowsOf(const PanelRows& a) {
   constexpr int NP = kPanelTilePanels<V>;
-  static_assert(NP <= 2, "WidenedScratchValues holds two panels at least");
+  static_assert(NP <= 2, "WidenedScratchValues sizes the scratch for tiles of one or two panels");
   const int64_t panel_values = a.cols * kPanelRows;
-  const int block = static_cast<int>(std::max<int64_t>(
-      NP, kWidenedBlockBytes / (panel_values * static_cast<int64_t>(sizeof(float))) / NP * NP));
+  const int block = static_cast<int>(WidenedBlockPanels(a.cols, NP));
   float* widened = a.scratch;  // 64-byte aligned: no column's vector load spans two lines
   for (int p0 = 0; p0 < a.n_panels; p0 += block) {
     const int n = std::min(block, a.n_panels - p0);
