@@ -60,9 +60,23 @@ void ClampOverPool(const float* x, float lo, float hi, int64_t n, float* y, Thre
 
 }  // namespace
 
+bool ShareInputBounds(std::span<const ClippedProduct> products) {
+  for (const ClippedProduct& p : products) {
+    if (p.linear->in_min != products[0].linear->in_min ||
+        p.linear->in_max != products[0].linear->in_max) {
+      return false;
+    }
+  }
+  return true;
+}
+
 void ClippedMatMulEach(std::span<const ClippedProduct> products, const float* x, int64_t T,
-                       std::vector<float>& scratch, ThreadPool& pool) {
+                       std::vector<float>& scratch, ThreadPool& pool, ClippedInput bounds) {
   if (products.empty()) return;
+  if (bounds == ClippedInput::kClamped && !ShareInputBounds(products)) {
+    Fail(ErrorKind::kInternal,
+         "ClippedMatMulEach: an input clamped once for products whose input bounds differ");
+  }
   const int64_t cols = products[0].linear->w.cols;
   std::vector<bool> done(products.size(), false);
   for (size_t i = 0; i < products.size(); ++i) {
@@ -80,7 +94,7 @@ void ClippedMatMulEach(std::span<const ClippedProduct> products, const float* x,
       done[j] = true;
     }
     const float* input = x;
-    if (first.ClipsInput()) {
+    if (first.ClipsInput() && bounds == ClippedInput::kClamp) {
       scratch.resize(static_cast<size_t>(T * cols));
       ClampOverPool(x, first.in_min, first.in_max, T * cols, scratch.data(), pool);
       input = scratch.data();

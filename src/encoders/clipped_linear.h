@@ -44,24 +44,43 @@ void BindClampBounds(const TensorBinder& binder, const std::string& base, Clippe
 // y[i] = min(max(x[i], lo), hi) (NaN passes through). x, y: [n]; in place allowed.
 void Clamp(const float* x, float lo, float hi, int64_t n, float* y);
 
+// x[i] clamped in place to `linear`'s input bounds (nothing without them): what a producer
+// applies to the values it writes, while they are in cache, before ClippedInput::kClamped.
+inline void ClampToInput(const ClippedLinear& linear, float* x, int64_t n) {
+  if (linear.ClipsInput()) Clamp(x, linear.in_min, linear.in_max, n, x);
+}
+
 // One product of ClippedMatMulEach: y[T][linear->w.rows].
 struct ClippedProduct {
   const ClippedLinear* linear = nullptr;
   float* y = nullptr;
 };
 
+// Whether the products' linears share one pair of input bounds (ClampToInput by any one of
+// them clamps for all).
+bool ShareInputBounds(std::span<const ClippedProduct> products);
+
+// What ClippedMatMulEach does with the input bounds.
+enum class ClippedInput {
+  kClamp,    // clamps a copy of x (in `scratch`) for each set of bounds
+  kClamped,  // x is within them already: the products share one set and x had ClampToInput
+};
+
 // Each product's clipped linear of the same input x[T][cols]: products with the same input
 // bounds share one clamped copy of x (held in `scratch`) and one kernels::MatMulEach, so each
 // result is bitwise kernels::MatMul of its clamped input, then clamped (kernels::MatMulPanels
-// for a linear with panels). At most 8 products.
+// for a linear with panels). At most 8 products. ClippedInput::kClamped with products whose
+// bounds differ is Error(kInternal).
 void ClippedMatMulEach(std::span<const ClippedProduct> products, const float* x, int64_t T,
-                       std::vector<float>& scratch, ThreadPool& pool);
+                       std::vector<float>& scratch, ThreadPool& pool,
+                       ClippedInput bounds = ClippedInput::kClamp);
 
 // A single clipped product.
 inline void ClippedMatMul(const ClippedLinear& linear, const float* x, int64_t T, float* y,
-                          std::vector<float>& scratch, ThreadPool& pool) {
+                          std::vector<float>& scratch, ThreadPool& pool,
+                          ClippedInput bounds = ClippedInput::kClamp) {
   const ClippedProduct p{&linear, y};
-  ClippedMatMulEach({&p, 1}, x, T, scratch, pool);
+  ClippedMatMulEach({&p, 1}, x, T, scratch, pool, bounds);
 }
 
 }  // namespace tandem

@@ -61,17 +61,6 @@ void ForRows(int64_t n, ThreadPool& pool, const Fn& fn) {
   });
 }
 
-// x += s·o over rows of D values, spread over the pool (each value computed the same wherever:
-// kernels::Scale, then kernels::Add); s = 1 skips the scaling.
-void AddResidual(float* x, float* o, float s, int64_t T, int D, ThreadPool& pool) {
-  ForRows(T, pool, [&](int64_t t) {
-    float* xr = x + t * D;
-    float* orow = o + t * D;
-    if (s != 1.0f) kernels::Scale(orow, s, D, orow);
-    kernels::Add(xr, orow, D, xr);
-  });
-}
-
 }  // namespace
 
 struct Gemma4AudioEncoding::State {
@@ -79,11 +68,11 @@ struct Gemma4AudioEncoding::State {
   std::vector<Mel> mel;
   int done = 0;
   int64_t T = 0;           // rows of the piece being encoded
-  std::vector<float> x;    // its residual stream [T][Da]
   std::vector<float> pe;   // [kDistances][Da] distance vectors
   std::vector<float> rel;  // [kDistances][Da] the layer's projected distance vectors
   // Working rows of a piece (tens of MB for 30 s): ActivationBuffers, so that each new encoding
   // maps them in 2 MiB pages instead of faulting in 4 KiB ones.
+  ActivationBuffer x;  // the residual stream [T][Da]
   ActivationBuffer h, q, k, v, a, o, wide;
   std::vector<float> clamp;
   std::vector<float> out;  // soft tokens of the pieces done so far
@@ -100,14 +89,46 @@ struct Gemma4AudioEncoding::State {
     pe = DistanceVectors(kDistances, enc.config().n_embd);
   }
 
-  // y = RMSNorm(x) with `gain`, or a copy when the file has no such norm (llama.cpp skips it).
-  void Norm(const float* src, const std::vector<float>& gain, float* dst, ThreadPool& pool) const {
+  // dst = RMSNorm(src) with `gain`, or a copy when the file has no such norm (llama.cpp skips
+  // it); then clamped to the input bounds of `next` when given, each row while it is in cache,
+  // so that `next` runs with ClippedInput::kClamped.
+  void Norm(const float* src, const std::vector<float>& gain, float* dst, ThreadPool& pool,
+            const ClippedLinear* next = nullptr) const {
     const int D = encoder.config().n_embd;
-    if (gain.empty()) {
-      if (dst != src) std::memcpy(dst, src, static_cast<size_t>(T) * D * sizeof(float));
+    if (next == nullptr || !next->ClipsInput()) {
+      if (!gain.empty()) {
+        kernels::RmsNormRows(src, D, gain.data(), Config::kNormEps, D, T, dst, D, &pool);
+      } else if (dst != src) {
+        std::memcpy(dst, src, static_cast<size_t>(T) * D * sizeof(float));
+      }
       return;
     }
-    kernels::RmsNormRows(src, D, gain.data(), Config::kNormEps, D, T, dst, D, &pool);
+    ForRows(T, pool, [&](int64_t t) {
+      const float* s = src + t * D;
+      float* d = dst + t * D;
+      if (!gain.empty()) {
+        kernels::RmsNorm(s, gain.data(), Config::kNormEps, D, d);
+      } else if (d != s) {
+        std::memcpy(d, s, static_cast<size_t>(D) * sizeof(float));
+      }
+      ClampToInput(*next, d, D);
+    });
+  }
+
+  // x += s·RMSNorm(o) with `gain` (o itself when there is none), a row at a time (each value
+  // computed the same wherever: the norm, kernels::Scale, then kernels::Add); s = 1 skips the
+  // scaling. o is overwritten.
+  void AddResidual(float* o, const std::vector<float>& gain, float s, ThreadPool& pool) {
+    const int D = encoder.config().n_embd;
+    ForRows(T, pool, [&](int64_t t) {
+      float* xr = x.data() + t * D;
+      float* orow = o + t * D;
+      if (!gain.empty()) {
+        kernels::RmsNorm(orow, gain.data(), Config::kNormEps, D, orow);
+      }
+      if (s != 1.0f) kernels::Scale(orow, s, D, orow);
+      kernels::Add(xr, orow, D, xr);
+    });
   }
 
   void Subsample(int piece, ThreadPool& pool);
@@ -139,12 +160,15 @@ void Gemma4AudioEncoding::State::FeedForward(const std::vector<float>& pre,
                                              const ClippedLinear& up_w, const ClippedLinear& down_w,
                                              const std::vector<float>& post, ThreadPool& pool) {
   const int F = encoder.config().n_ff;
-  Norm(x.data(), pre, h.data(), pool);
-  ClippedMatMul(up_w, h.data(), T, wide.data(), clamp, pool);
-  kernels::Silu(wide.data(), T * F, wide.data(), pool);
-  ClippedMatMul(down_w, wide.data(), T, o.data(), clamp, pool);
-  Norm(o.data(), post, o.data(), pool);
-  AddResidual(x.data(), o.data(), Config::kFfnResidual, T, encoder.config().n_embd, pool);
+  Norm(x.data(), pre, h.data(), pool, &up_w);
+  ClippedMatMul(up_w, h.data(), T, wide.data(), clamp, pool, ClippedInput::kClamped);
+  ForRows(T, pool, [&](int64_t t) {
+    float* row = wide.data() + t * F;
+    kernels::Silu(row, F, row);
+    ClampToInput(down_w, row, F);
+  });
+  ClippedMatMul(down_w, wide.data(), T, o.data(), clamp, pool, ClippedInput::kClamped);
+  AddResidual(o.data(), post, Config::kFfnResidual, pool);
 }
 
 // Local attention with relative positions: query t sees keys t - kMaxDistance .. t of its own
@@ -153,10 +177,13 @@ void Gemma4AudioEncoding::State::FeedForward(const std::vector<float>& pre,
 void Gemma4AudioEncoding::State::Attention(const Gemma4AudioLayerWeights& lw, ThreadPool& pool) {
   const Config& c = encoder.config();
   const int D = c.n_embd, H = c.n_head, hd = c.head_dim();
-  Norm(x.data(), lw.attn_pre_norm, h.data(), pool);
   const ClippedProduct qkv[3] = {
       {&lw.attn_q, q.data()}, {&lw.attn_k, k.data()}, {&lw.attn_v, v.data()}};
-  ClippedMatMulEach(qkv, h.data(), T, clamp, pool);
+  // Checkpoints share one set of bounds over q, k and v (one einsum in the original model).
+  const bool shared = ShareInputBounds(qkv);
+  Norm(x.data(), lw.attn_pre_norm, h.data(), pool, shared ? &lw.attn_q : nullptr);
+  ClippedMatMulEach(qkv, h.data(), T, clamp, pool,
+                    shared ? ClippedInput::kClamped : ClippedInput::kClamp);
   const float q_scale =
       static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)) / std::log(2.0));
   const float k_scale = static_cast<float>(std::log(1.0 + std::exp(1.0)) / std::log(2.0));
@@ -201,19 +228,19 @@ void Gemma4AudioEncoding::State::Attention(const Gemma4AudioLayerWeights& lw, Th
       const float* vh = v.data() + (s0 + i) * D + head * hd;
       for (int d = 0; d < hd; ++d) ah[d] += p * vh[d];
     }
+    ClampToInput(lw.attn_out, ah, hd);
   });
-  ClippedMatMul(lw.attn_out, a.data(), T, o.data(), clamp, pool);
-  Norm(o.data(), lw.attn_post_norm, o.data(), pool);
-  AddResidual(x.data(), o.data(), 1.0f, T, D, pool);
+  ClippedMatMul(lw.attn_out, a.data(), T, o.data(), clamp, pool, ClippedInput::kClamped);
+  AddResidual(o.data(), lw.attn_post_norm, 1.0f, pool);
 }
 
 // The light conv module: h = pw1(pre(x)); value ⊙ sigmoid(gate); a causal depthwise filter over
-// the last K rows of the piece; silu(norm(·)); x += pw2(·).
+// the last K rows of the piece, then silu(norm(·)) on the same row; x += pw2(·).
 void Gemma4AudioEncoding::State::Convolution(const Gemma4AudioLayerWeights& lw, ThreadPool& pool) {
   const int D = encoder.config().n_embd;
   constexpr int K = Config::kConvKernel;
-  Norm(x.data(), lw.conv_norm, h.data(), pool);
-  ClippedMatMul(lw.conv_pw1, h.data(), T, wide.data(), clamp, pool);
+  Norm(x.data(), lw.conv_norm, h.data(), pool, &lw.conv_pw1);
+  ClippedMatMul(lw.conv_pw1, h.data(), T, wide.data(), clamp, pool, ClippedInput::kClamped);
   ForRows(T, pool, [&](int64_t t) {
     const float* row = wide.data() + t * 2 * D;
     kernels::SigmoidGlu(row, row + D, D, a.data() + t * D);
@@ -229,11 +256,14 @@ void Gemma4AudioEncoding::State::Convolution(const Gemma4AudioLayerWeights& lw, 
       }
       y[j] = s;
     }
+    if (!lw.norm_conv.empty()) {
+      kernels::RmsNorm(y, lw.norm_conv.data(), Config::kNormEps, D, y);
+    }
+    kernels::Silu(y, D, y);
+    ClampToInput(lw.conv_pw2, y, D);
   });
-  Norm(h.data(), lw.norm_conv, h.data(), pool);
-  kernels::Silu(h.data(), T * D, h.data(), pool);
-  ClippedMatMul(lw.conv_pw2, h.data(), T, o.data(), clamp, pool);
-  AddResidual(x.data(), o.data(), 1.0f, T, D, pool);
+  ClippedMatMul(lw.conv_pw2, h.data(), T, o.data(), clamp, pool, ClippedInput::kClamped);
+  AddResidual(o.data(), {}, 1.0f, pool);
 }
 
 void Gemma4AudioEncoding::State::Layer(int l, ThreadPool& pool) {
@@ -251,7 +281,7 @@ void Gemma4AudioEncoding::State::Head(ThreadPool& pool) {
   const Config& c = encoder.config();
   const Gemma4AudioWeights& w = encoder.weights();
   const int O = c.out_width(), Dt = c.n_embd_text;
-  std::vector<float> y;
+  ActivationBuffer y;
   if (w.output_proj.w.data != nullptr) {
     y.resize(static_cast<size_t>(T) * O);
     ClippedMatMul(w.output_proj, x.data(), T, y.data(), clamp, pool);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "base/huge_page_allocator.h"
 #include "base/thread_pool.h"
 #include "encoders/clipped_linear.h"
 #include "kernels/matmul.h"
@@ -16,7 +17,7 @@ namespace {
 // normalised over its channels (mean removed, gain when present), then ReLU.
 void ConvStage(const float* x, int T, int F, int cin, const std::vector<float>& kernel,
                const kernels::PanelMatrix& panels, const std::vector<float>& gain, int cout,
-               ThreadPool& pool, std::vector<float>& y, int& T_out, int& F_out) {
+               ThreadPool& pool, ActivationBuffer& y, int& T_out, int& F_out) {
   T_out = SubsampledLength(T);
   F_out = SubsampledLength(F);
   const int patch = cin * 9;
@@ -29,7 +30,7 @@ void ConvStage(const float* x, int T, int F, int cin, const std::vector<float>& 
   // MatMulPanels once the weights hold panels, are independent).
   constexpr size_t kGroupValues = size_t{1} << 20;
   const int group = std::max(1, static_cast<int>(kGroupValues / (size_t(F_out) * patch)));
-  std::vector<float> patches(static_cast<size_t>(std::min(group, T_out)) * F_out * patch);
+  ActivationBuffer patches(static_cast<size_t>(std::min(group, T_out)) * F_out * patch);
   for (int t0 = 0; t0 < T_out; t0 += group) {
     const int t1 = std::min(T_out, t0 + group);
     for (int t = t0; t < t1; ++t) {
@@ -76,20 +77,20 @@ void ConvStage(const float* x, int T, int F, int cin, const std::vector<float>& 
 
 }  // namespace
 
-std::vector<float> Gemma4AudioSubsample(const Gemma4AudioConfig& c, const Gemma4AudioWeights& w,
-                                        const float* mel, int n_frames, ThreadPool& pool) {
+ActivationBuffer Gemma4AudioSubsample(const Gemma4AudioConfig& c, const Gemma4AudioWeights& w,
+                                      const float* mel, int n_frames, ThreadPool& pool) {
   if (n_frames < 1) {
     Fail(ErrorKind::kInvalidArgument,
          "gemma4a: " + std::to_string(n_frames) + " mel frames, expected at least 1");
   }
-  std::vector<float> h1, h2;
+  ActivationBuffer h1, h2;
   int T1, F1, T2, F2;
   ConvStage(mel, n_frames, c.n_mel, 1, w.conv0, w.conv0_panels, w.conv0_norm, c.sub_channels0, pool,
             h1, T1, F1);
   ConvStage(h1.data(), T1, F1, c.sub_channels0, w.conv1, w.conv1_panels, w.conv1_norm,
             c.sub_channels1, pool, h2, T2, F2);
   // h2 is [T2][F2·C1] with channels fastest: the flattened frames the projection reads.
-  std::vector<float> out(static_cast<size_t>(T2) * c.n_embd);
+  ActivationBuffer out(static_cast<size_t>(T2) * c.n_embd);
   std::vector<float> unused;  // the projection has no bounds: no clamped copy
   ClippedMatMul(w.input_projection, h2.data(), T2, out.data(), unused, pool);
   return out;

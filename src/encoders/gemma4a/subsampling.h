@@ -6,8 +6,7 @@
 // per-row loop.
 #pragma once
 
-#include <vector>
-
+#include "base/huge_page_allocator.h"
 #include "encoders/gemma4a/config.h"
 #include "encoders/gemma4a/weights.h"
 
@@ -23,8 +22,8 @@ constexpr int SubsampledLength(int n) {
 // mel: [n_frames][config.n_mel] log-mel features, n_frames >= 1. Returns
 // [SubsampledLength(SubsampledLength(n_frames))][config.n_embd]. Throws Error(kInvalidArgument)
 // for n_frames < 1.
-std::vector<float> Gemma4AudioSubsample(const Gemma4AudioConfig& config,
-                                        const Gemma4AudioWeights& weights, const float* mel,
-                                        int n_frames, ThreadPool& pool);
+ActivationBuffer Gemma4AudioSubsample(const Gemma4AudioConfig& config,
+                                      const Gemma4AudioWeights& weights, const float* mel,
+                                      int n_frames, ThreadPool& pool);
 
 }  // namespace tandem

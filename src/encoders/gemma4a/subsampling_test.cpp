@@ -90,8 +90,7 @@ TEST_F(Gemma4AudioSubsampling, MatchesAFloat64Computation) {
     SCOPED_TRACE(frames);
     const std::vector<float> mel = Mel(frames);
     ThreadPool pool(2);
-    const std::vector<float> got =
-        Gemma4AudioSubsample(config_, weights_, mel.data(), frames, pool);
+    const ActivationBuffer got = Gemma4AudioSubsample(config_, weights_, mel.data(), frames, pool);
 
     int T1, F1, T2, F2;
     const std::vector<double> x(mel.begin(), mel.end());
@@ -122,7 +121,7 @@ TEST_F(Gemma4AudioSubsampling, MatchesAFloat64Computation) {
 TEST_F(Gemma4AudioSubsampling, BitwiseIndependentOfTheThreadCount) {
   const std::vector<float> mel = Mel(150);
   ThreadPool one(1);
-  const std::vector<float> want = Gemma4AudioSubsample(config_, weights_, mel.data(), 150, one);
+  const ActivationBuffer want = Gemma4AudioSubsample(config_, weights_, mel.data(), 150, one);
   for (int threads : {2, 3}) {
     ThreadPool pool(threads);
     EXPECT_EQ(Gemma4AudioSubsample(config_, weights_, mel.data(), 150, pool), want) << threads;

@@ -78,21 +78,34 @@ inline void PanelTile(const PanelRows& a, int p0, const float* const* x, float* 
   }
 }
 
+// Activation rows [t0, t0 + n_t), n_t <= NT, against every panel.
+template <VecTrait V, class W, int NT>
+void PanelRowTile(const PanelRows& a, int64_t t0, int n_t) {
+  constexpr int NP = kPanelTilePanels<V>;
+  const float* x[NT];
+  float* y[NT];
+  for (int t = 0; t < NT; ++t) {
+    const int64_t row = t0 + std::min(t, n_t - 1);
+    x[t] = a.x + row * a.ldx;
+    y[t] = a.y + row * a.ldy;
+  }
+  int p = 0;
+  for (; p + NP <= a.n_panels; p += NP) PanelTile<V, W, NP, NT>(a, p, x, y, n_t);
+  for (; p < a.n_panels; ++p) PanelTile<V, W, 1, NT>(a, p, x, y, n_t);
+}
+
+// Tiles of NT rows; a last tile of at most NT / 2 rows runs as a half-height tile rather than
+// repeating rows whose products are discarded.
 template <VecTrait V, class W>
 void PanelRowsOf(const PanelRows& a) {
-  constexpr int NT = kPanelTileRows<V>, NP = kPanelTilePanels<V>;
+  constexpr int NT = kPanelTileRows<V>;
   for (int64_t t0 = 0; t0 < a.n_x; t0 += NT) {
     const int n_t = static_cast<int>(std::min<int64_t>(NT, a.n_x - t0));
-    const float* x[NT];
-    float* y[NT];
-    for (int t = 0; t < NT; ++t) {
-      const int64_t row = t0 + std::min(t, n_t - 1);
-      x[t] = a.x + row * a.ldx;
-      y[t] = a.y + row * a.ldy;
+    if (n_t <= NT / 2) {
+      PanelRowTile<V, W, NT / 2>(a, t0, n_t);
+    } else {
+      PanelRowTile<V, W, NT>(a, t0, n_t);
     }
-    int p = 0;
-    for (; p + NP <= a.n_panels; p += NP) PanelTile<V, W, NP, NT>(a, p, x, y, n_t);
-    for (; p < a.n_panels; ++p) PanelTile<V, W, 1, NT>(a, p, x, y, n_t);
   }
 }
 
