@@ -192,14 +192,18 @@ void Gemma4AudioEncoding::State::Attention(const Gemma4AudioLayerWeights& lw, Th
     rel.resize(static_cast<size_t>(kDistances) * D);
     kernels::MatMul(lw.attn_k_rel, pe.data(), kDistances, rel.data(), pool);
   }
+  const float* dim_scale = lw.per_dim_scale.empty() ? nullptr : lw.per_dim_scale.data();
   ForRows(T, pool, [&](int64_t t) {
     float* qr = q.data() + t * D;
-    for (int j = 0; j < D; ++j) {
-      qr[j] *= q_scale;
-      if (!lw.per_dim_scale.empty()) qr[j] *= lw.per_dim_scale[j % hd];
+    kernels::Scale(qr, q_scale, D, qr);
+    if (dim_scale != nullptr) {
+      for (int head = 0; head < H; ++head) {
+        float* qh = qr + head * hd;
+        for (int j = 0; j < hd; ++j) qh[j] *= dim_scale[j];
+      }
     }
     float* kr = k.data() + t * D;
-    for (int j = 0; j < D; ++j) kr[j] *= k_scale;
+    kernels::Scale(kr, k_scale, D, kr);
   });
   ForRows(T * H, pool, [&](int64_t task) {
     const int64_t t = task / H;
@@ -212,19 +216,14 @@ void Gemma4AudioEncoding::State::Attention(const Gemma4AudioLayerWeights& lw, Th
       const int64_t s = s0 + i;
       const float ac = Dot(qh, k.data() + s * D + head * hd, hd);
       const float bd = has_rel ? Dot(qh, rel.data() + (t - s) * D + head * hd, hd) : 0.0f;
-      logits[i] = Config::kSoftcap * std::tanh((ac + bd) / Config::kSoftcap);
+      logits[i] = ac + bd;
     }
-    float top = logits[0];
-    for (int i = 1; i < n_keys; ++i) top = std::max(top, logits[i]);
-    float sum = 0.0f;
-    for (int i = 0; i < n_keys; ++i) {
-      logits[i] = std::exp(logits[i] - top);
-      sum += logits[i];
-    }
+    kernels::Softcap(logits, Config::kSoftcap, n_keys, logits);
+    kernels::Softmax(logits, n_keys, logits);
     float* ah = a.data() + t * D + head * hd;
     std::fill(ah, ah + hd, 0.0f);
     for (int i = 0; i < n_keys; ++i) {
-      const float p = logits[i] / sum;
+      const float p = logits[i];
       const float* vh = v.data() + (s0 + i) * D + head * hd;
       for (int d = 0; d < hd; ++d) ah[d] += p * vh[d];
     }
