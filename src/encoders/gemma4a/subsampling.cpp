@@ -13,6 +13,14 @@
 namespace tandem {
 namespace {
 
+// fn(t) for every t in [begin, end), over the pool.
+template <class Fn>
+void ForRange(int begin, int end, ThreadPool& pool, const Fn& fn) {
+  pool.ParallelForRange(static_cast<size_t>(end - begin), [&](size_t b, size_t e, int) {
+    for (size_t i = b; i < e; ++i) fn(begin + static_cast<int>(i));
+  });
+}
+
 // One stride-2 convolution stage: x [T][F][cin] -> y [T'][F'][cout], each output row (t', f')
 // normalised over its channels (mean removed, gain when present), then ReLU.
 void ConvStage(const float* x, int T, int F, int cin, const std::vector<float>& kernel,
@@ -33,7 +41,7 @@ void ConvStage(const float* x, int T, int F, int cin, const std::vector<float>& 
   ActivationBuffer patches(static_cast<size_t>(std::min(group, T_out)) * F_out * patch);
   for (int t0 = 0; t0 < T_out; t0 += group) {
     const int t1 = std::min(T_out, t0 + group);
-    for (int t = t0; t < t1; ++t) {
+    ForRange(t0, t1, pool, [&](int t) {
       for (int f = 0; f < F_out; ++f) {
         float* p = patches.data() + (static_cast<size_t>(t - t0) * F_out + f) * patch;
         for (int c = 0; c < cin; ++c) {
@@ -47,7 +55,7 @@ void ConvStage(const float* x, int T, int F, int cin, const std::vector<float>& 
           }
         }
       }
-    }
+    });
     float* out = y.data() + static_cast<size_t>(t0) * F_out * cout;
     const int64_t rows = static_cast<int64_t>(t1 - t0) * F_out;
     if (panels.empty()) {
