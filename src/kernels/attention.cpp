@@ -349,6 +349,9 @@ void AttentionDense(const DenseAttentionArgs& a, ThreadPool* pool) {
     rows.scale = a.scale;
     rows.out = a.out + h * a.out_head_stride + first * a.out_row_stride;
     rows.out_stride = a.out_row_stride;
+    thread_local std::vector<float> scratch;  // kept for the thread's next task
+    scratch.resize(std::max(scratch.size(), DenseScratchValues(a.n_keys, a.v_dim)));
+    rows.scratch = scratch.data();
     attend(rows);
   };
   const size_t n_tasks = blocks * a.n_heads;

@@ -32,7 +32,21 @@ struct DenseRows {
   float scale = 1.0f;
   float* out = nullptr;  // row r at out + r·out_stride, v_dim values
   size_t out_stride = 0;
+  // DenseScratchValues(n_keys, v_dim) floats owned by the calling thread (kept out of the ISA
+  // translation units, which must not instantiate library templates a baseline unit also uses).
+  float* scratch = nullptr;
 };
+
+// Every ISA's dense block holds at most kDenseMaxRows rows and scores at most kDenseMaxKeyStep
+// keys at a time.
+inline constexpr int kDenseMaxRows = 6;
+inline constexpr int kDenseMaxKeyStep = 64;
+// Floats of DenseRows::scratch: a block's score rows (keys rounded up to whole steps) and its
+// spare output rows.
+inline size_t DenseScratchValues(int n_keys, int v_dim) {
+  return static_cast<size_t>(kDenseMaxRows) *
+         (static_cast<size_t>(n_keys) + kDenseMaxKeyStep + static_cast<size_t>(v_dim));
+}
 }  // namespace tandem::kernels
 
 // For each query head g in [0, n_heads) (1 <= n_heads <= kAttendMaxHeads), all reading kv head

@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <vector>
 
+#include "kernels/attention_isa.h"
 #include "kernels/simd/ops-inl.h"
 #include "kernels/simd/vec_trait.h"
 
@@ -98,17 +98,24 @@ inline void DenseValueRuns(const float* const* p, int n_keys, const float* v, si
     DenseValueRuns<V, R, NV - 1>(p, n_keys, v, v_stride, v_dim, i0, inv_sum, out);
 }
 
-// R rows (pointers may repeat: the caller drops the extra rows' outputs).
+// Score values a block of R rows needs: each row's keys rounded up to whole steps of NJ vectors.
+template <VecTrait V>
+inline int PaddedKeys(int n_keys) {
+  constexpr int kStep = kDenseKeyVectors<V> * V::kLanes;
+  return (n_keys + kStep - 1) / kStep * kStep;
+}
+
+// R rows (pointers may repeat: the caller drops the extra rows' outputs); `scores` holds
+// R·PaddedKeys<V>(n_keys) floats.
 template <VecTrait V, int R>
 void DenseRowBlock(const float* const* q, const float* kt, size_t kt_stride, int n_keys,
                    int head_dim, const float* v, size_t v_stride, int v_dim, float scale,
-                   float* const* out, std::vector<float>& scratch) {
+                   float* const* out, float* scores) {
   constexpr int kL = V::kLanes;
   constexpr int NJ = kDenseKeyVectors<V>;
-  const int padded = (n_keys + NJ * kL - 1) / (NJ * kL) * (NJ * kL);
-  scratch.resize(static_cast<size_t>(R) * padded);
+  const int padded = PaddedKeys<V>(n_keys);
   float* s[R];
-  for (int r = 0; r < R; ++r) s[r] = scratch.data() + static_cast<size_t>(r) * padded;
+  for (int r = 0; r < R; ++r) s[r] = scores + static_cast<size_t>(r) * padded;
   for (int j0 = 0; j0 < n_keys; j0 += NJ * kL) {
     DenseScores<V, R, NJ>(q, kt, kt_stride, head_dim, j0, std::min(NJ * kL, n_keys - j0), s);
   }
@@ -141,20 +148,20 @@ void DenseRowBlock(const float* const* q, const float* kt, size_t kt_stride, int
 template <VecTrait V>
 void AttendDenseRows(const DenseRows& a) {
   constexpr int R = kDenseRows<V>;
-  thread_local std::vector<float> scratch;
-  thread_local std::vector<float> spare;
+  static_assert(R <= kDenseMaxRows && kDenseKeyVectors<V> * V::kLanes <= kDenseMaxKeyStep);
+  float* scores = a.scratch;
+  float* spare = a.scratch + static_cast<size_t>(R) * PaddedKeys<V>(a.n_keys);
   for (int r0 = 0; r0 < a.n_rows; r0 += R) {
     const float* q[R];
     float* out[R];
     const int n = std::min(R, a.n_rows - r0);
-    spare.resize(static_cast<size_t>(R) * a.v_dim);
     for (int r = 0; r < R; ++r) {
       q[r] = a.q + static_cast<size_t>(r0 + std::min(r, n - 1)) * a.q_stride;
       out[r] = r < n ? a.out + static_cast<size_t>(r0 + r) * a.out_stride
-                     : spare.data() + static_cast<size_t>(r) * a.v_dim;
+                     : spare + static_cast<size_t>(r) * a.v_dim;
     }
     DenseRowBlock<V, R>(q, a.kt, a.kt_stride, a.n_keys, a.head_dim, a.v, a.v_stride, a.v_dim,
-                        a.scale, out, scratch);
+                        a.scale, out, scores);
   }
 }
 
