@@ -29,7 +29,7 @@ struct BenchArgs {
   ModelOptions model;
   int n_prompt = 512;
   int n_gen = 128;
-  int n_depth = 0;  // tokens already in the context when pp and tg are timed (llama-bench -d)
+  int n_depth = 0;  // tokens already in the context when pp, tg and --spec are timed (-d)
   int repetitions = 3;
   bool json = false;
   bool spec = false;
@@ -115,9 +115,6 @@ bool MatMulsInInt8(const Gemma4Model& target) {
 }
 
 int RunBench(const BenchArgs& a, const CLI::App& app) {
-  if (a.spec && a.n_depth > 0) {
-    LogWarn("--n-depth applies to pp and tg only: the --spec runs start from their prompt");
-  }
   if (!a.spec && !a.model.model_draft.empty()) {
     LogWarn("-md " + a.model.model_draft +
             " is loaded but pp and tg decode plainly: add --spec for plain vs speculative runs");
@@ -126,8 +123,26 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
   const Gemma4Model& target = *m.target;
   const int V = target.config().n_vocab;
   KvCacheOptions kv = m.kv;
-  // Room for the depth and what is timed after it (as llama-bench sizes its context).
+  // The --spec runs' prompt: the depth's tokens, then the text prompt or 32 pseudo-random tokens.
+  // One BOS, at the start.
+  std::vector<int32_t> spec_prompt;
+  if (a.spec && a.spec_prompt.empty()) {
+    spec_prompt = Tokens(a.n_depth + 32, V, 7);
+  } else if (a.spec) {
+    spec_prompt = Tokens(a.n_depth, V, 11);
+    const std::vector<int32_t> text =
+        m.tokenizer->Encode(a.spec_prompt, {.add_special = a.n_depth == 0});
+    spec_prompt.insert(spec_prompt.end(), text.begin(), text.end());
+  }
+  // Room for the depth and what is timed after it (as llama-bench sizes its context), and for
+  // the --spec runs' prompt, generation and a last draft.
   kv.n_ctx = std::max(kv.n_ctx, a.n_depth + std::max(a.n_prompt, a.n_gen) + 1);
+  if (a.spec) {
+    kv.n_ctx = std::max(kv.n_ctx, static_cast<int>(spec_prompt.size()) + a.n_gen + 64);
+    // A sliding-window layer's ring keeps max_batch rows past its window: the runs' tokens must
+    // fit there for the cache to return to the depth after each run.
+    if (a.n_depth > 0) kv.max_batch = std::max(kv.max_batch, a.n_gen + 64);
+  }
   kv.max_batch = std::max(kv.max_batch, std::min(a.n_prompt, kv.n_ctx));
   nlohmann::json report;
   report["model"] = a.model.model;
@@ -214,9 +229,15 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
       Fail(ErrorKind::kInvalidArgument, "--spec needs a drafter (-md) with speculation on");
     }
     Generator sg(target, m.Drafters(), *m.pool, kv, !a.model.no_warmup);
-    const std::vector<int32_t> prompt =
-        a.spec_prompt.empty() ? Tokens(32, V, 7)
-                              : m.tokenizer->Encode(a.spec_prompt, {.add_special = true});
+    const std::vector<int32_t>& prompt = spec_prompt;
+    // At a depth the cache serves it to every run (prefilled once, untimed, speculating so that
+    // a draft model's own cache catches up too); without one each run evaluates its short prompt
+    // afresh.
+    if (a.n_depth > 0) {
+      GenerateParams warm = GreedyParams(2);
+      warm.spec = m.spec;
+      sg.Generate(prompt, warm, nullptr);
+    }
     // One generation per configuration per repetition, the configurations interleaved, so a
     // drift of the machine's speed (shared hosts) hits every configuration alike.
     struct Config {
@@ -230,7 +251,7 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
       std::vector<GenerateResult> last(configs.size());
       for (int r = 0; r < a.repetitions; ++r) {
         for (size_t c = 0; c < configs.size(); ++c) {
-          sg.Reset();
+          if (a.n_depth == 0) sg.Reset();
           GenerateParams p = GreedyParams(a.n_gen);
           p.spec = m.spec;
           p.spec.type = configs[c].type;
@@ -238,6 +259,11 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
           p.spec.adaptive = configs[c].adaptive;
           p.synthetic_acceptance = configs[c].synthetic;
           last[c] = sg.Generate(prompt, p, nullptr);
+          if (a.n_depth > 0 && last[c].cached_prompt_tokens < a.n_depth) {
+            LogWarn("the cache served " + std::to_string(last[c].cached_prompt_tokens) +
+                    " prompt tokens of a --spec run, not the depth " + std::to_string(a.n_depth) +
+                    ": the run prefilled it again (untimed)");
+          }
           tps[c].push_back(last[c].tokens.size() * 1000.0 / last[c].generate_ms);
         }
       }
@@ -245,6 +271,7 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
       for (size_t c = 0; c < configs.size(); ++c) {
         const Sample st = Stats(tps[c]);
         nlohmann::json j = last[c].spec.ToJson();
+        j["cached_prompt_tokens"] = last[c].cached_prompt_tokens;
         j["tok_s"] = st.mean;
         j["sd"] = st.sd;
         out.push_back(j);
@@ -261,6 +288,7 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
     };
     nlohmann::json spec;
     spec["prompt_tokens"] = prompt.size();
+    spec["depth"] = a.n_depth;
     std::vector<Config> configs = configs_for({});
     configs.insert(configs.begin(), Config{SpecType::kNone, 0, false, {}});
     const std::vector<nlohmann::json> results = run_all(configs);
@@ -403,8 +431,8 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
   }
   if (report.contains("spec")) {
     const auto& s = report["spec"];
-    std::printf("\nspeculative (tg%d, greedy): plain %.2f tok/s\n", a.n_gen,
-                s["plain_tok_s"].get<double>());
+    std::printf("\nspeculative (%s, greedy): plain %.2f tok/s\n",
+                Label("tg", a.n_gen, a.n_depth).c_str(), s["plain_tok_s"].get<double>());
     std::printf("  %-10s %9s %8s %10s %12s\n", "draft", "tok/s", "speedup", "accepted",
                 "tok/forward");
     auto row = [](const std::string& name, const nlohmann::json& j) {
@@ -416,7 +444,8 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
     const nlohmann::json fixed = s.value("fixed", none), synthetic = s.value("synthetic", none);
     for (auto& [n, j] : fixed.items()) row("n=" + n, j);
     row("adaptive", s["adaptive"]);
-    std::printf("  verify cost time(T)/time(1), T=1..16:");
+    std::printf("  verify cost time(T)/time(1), T=1..16%s:",
+                a.n_depth > 0 ? " (after a 64-token context)" : "");
     for (double c : s["verify_cost_vs_t1"]) std::printf(" %.2f", c);
     const auto& roof = s["verify_roofline"];
     std::printf("\n  its floor max(weight reads, matmul compute)/time(1):");
@@ -449,8 +478,8 @@ void AddBenchCommand(CLI::App& app, CommandRunner& runner) {
   sub->add_option("-n,--n-gen", a->n_gen, "Generated tokens for tg (0: skip)")
       ->capture_default_str();
   sub->add_option("-d,--n-depth", a->n_depth,
-                  "Tokens already in the context when pp and tg are timed (prefilled first, "
-                  "untimed)")
+                  "Tokens already in the context when pp, tg and the --spec runs are timed "
+                  "(prefilled first, untimed)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   sub->add_option("-r,--repetitions", a->repetitions, "Repetitions")->capture_default_str();

@@ -82,6 +82,17 @@ TEST_P(ClippedLinearTest, AnInputClampedByItsProducerGivesTheSameBits) {
   EXPECT_EQ(got_a, want_a);
   EXPECT_EQ(got_b, want_b);
   EXPECT_NE(got_a, got_b);  // a_'s output bounds bite
+
+  // kClamped takes the input as given: the raw x gives the product of a linear without input
+  // bounds, which differs (the bounds bite on x).
+  ClippedLinear unbounded = b_;
+  unbounded.in_min = -ClippedLinear::kNone;
+  unbounded.in_max = ClippedLinear::kNone;
+  std::vector<float> raw(kT * kRows), want_raw(kT * kRows);
+  ClippedMatMul(b_, x_.data(), kT, raw.data(), scratch, pool, ClippedInput::kClamped);
+  ClippedMatMul(unbounded, x_.data(), kT, want_raw.data(), scratch, pool);
+  EXPECT_EQ(raw, want_raw);
+  EXPECT_NE(raw, want_b);
 }
 
 TEST_P(ClippedLinearTest, OneClampedInputForDifferentBoundsIsAnInternalError) {
@@ -94,9 +105,16 @@ TEST_P(ClippedLinearTest, OneClampedInputForDifferentBoundsIsAnInternalError) {
               ClippedMatMulEach(both, x_.data(), kT, scratch, pool, ClippedInput::kClamped);
             }).find("input bounds differ"),
             std::string::npos);
-  // Clamping inside serves them: each gets its own clamped copy.
+  // Clamping inside serves them: each gets its own clamped copy, as if run alone.
   ClippedMatMulEach(both, x_.data(), kT, scratch, pool);
-  EXPECT_NE(y, z);
+  std::vector<float> y_alone(kT * kRows), z_alone(kT * kRows);
+  ClippedMatMul(a_, x_.data(), kT, y_alone.data(), scratch, pool);
+  ClippedMatMul(b_, x_.data(), kT, z_alone.data(), scratch, pool);
+  EXPECT_EQ(y, y_alone);
+  EXPECT_EQ(z, z_alone);
+  b_.in_max = a_.in_max;  // with a_'s input bounds, b_'s products change: b_'s own bit
+  ClippedMatMul(b_, x_.data(), kT, z_alone.data(), scratch, pool);
+  EXPECT_NE(z, z_alone);
 }
 
 INSTANTIATE_TEST_SUITE_P(RowMajorAndPanels, ClippedLinearTest, ::testing::Bool());

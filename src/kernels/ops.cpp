@@ -65,11 +65,6 @@ void Silu(const float* x, int64_t n, float* y) {
   ActiveKernels().silu(x, n, y);
 }
 
-void Silu(const float* x, int64_t n, float* y, ThreadPool& pool) {
-  ElementwiseOverPool(n, pool,
-                      [&](int64_t begin, int64_t len) { Silu(x + begin, len, y + begin); });
-}
-
 void SigmoidGlu(const float* value, const float* gate, int64_t n, float* y) {
   ActiveKernels().sigmoid_glu(value, gate, n, y);
 }

@@ -49,7 +49,6 @@ void GeGlu(const float* gate, const float* up, int64_t n, float* y, ThreadPool& 
 // y = silu(x) = x·sigmoid(x), evaluated in f32 as x / (1 + e^(-x)) (the audio conformer's
 // activation). x, y: [n].
 void Silu(const float* x, int64_t n, float* y);
-void Silu(const float* x, int64_t n, float* y, ThreadPool& pool);
 // y = value ⊙ sigmoid(gate), evaluated in f32 as value / (1 + e^(-gate)) (the conformer's GLU).
 // value, gate, y: [n].
 void SigmoidGlu(const float* value, const float* gate, int64_t n, float* y);

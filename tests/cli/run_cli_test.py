@@ -141,9 +141,16 @@ def bench_reports_every_section():
     assert j["depth"] == 96 and j["pp"]["tokens_timed"] in (16, 17), j["pp"]
     r = tandem("bench", "-m", TARGET, "-p", "8", "-n", "4", "-d", "32", "-r", "1")
     assert "pp8 @ d32" in r.stdout and "tg4 @ d32" in r.stdout, r.stdout
-    r = tandem("bench", "-m", TARGET, "-md", ASSISTANT, "--spec", "-p", "0", "-n", "4", "-d", "8",
-               "-r", "1", "--draft-lengths", "1", "--synthetic-acceptance", "")
-    assert "n-depth applies to pp and tg only" in r.stderr, r.stderr
+    # The --spec runs too: each generates after the depth, which the cache serves (prefilled
+    # once); the context grows to hold depth, prompt, generation and a draft (-c 32 is too small).
+    depth_spec = ("-m", TARGET, "-md", ASSISTANT, "--spec", "-p", "0", "-n", "4", "-d", "40",
+                  "-r", "2", "-c", "32", "--draft-lengths", "1", "--synthetic-acceptance", "")
+    j = json.loads(tandem("bench", *depth_spec, "--json").stdout)["spec"]
+    assert j["depth"] == 40 and j["prompt_tokens"] == 40 + 32, j
+    for run in (j["fixed"]["1"], j["adaptive"]):
+        assert run["cached_prompt_tokens"] == j["prompt_tokens"] - 1, run
+    r = tandem("bench", *depth_spec)
+    assert "speculative (tg4 @ d40, greedy)" in r.stdout and "rror" not in r.stderr, r.stdout
     r = tandem("bench", "-m", TARGET, "-d", "-1", check=False)
     assert r.returncode != 0 and "n-depth" in r.stderr, r.stderr
 

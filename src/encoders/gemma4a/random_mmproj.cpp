@@ -1,6 +1,7 @@
 #include "encoders/gemma4a/random_mmproj.h"
 
 #include <cmath>
+#include <string>
 
 #include "base/seeded_random.h"
 #include "encoders/gemma4a/mmproj_layout.h"
@@ -48,13 +49,26 @@ void FillPiece(const AudioTensorSpec& spec, uint64_t seed, uint64_t index, int64
   for (int64_t i = 0; i < n; ++i) out[i] = rng.Uniform(lo, hi);
 }
 
+// The name whose hash seeds `spec`: q, k and v draw one set of clamp bounds (the name of q's),
+// as checkpoints hold them (the original model computes the three with one einsum, and the
+// converter copies its bounds to each).
+std::string SeedName(const AudioTensorSpec& spec) {
+  std::string name = spec.name;
+  if (spec.role != AudioTensorRole::kClampBound) return name;
+  for (const char* kv : {".attn_k.", ".attn_v."}) {
+    const size_t at = name.find(kv);
+    if (at != std::string::npos) name.replace(at, 8, ".attn_q.");
+  }
+  return name;
+}
+
 }  // namespace
 
 void AddRandomGemma4AudioTensors(const Gemma4AudioConfig& config,
                                  const RandomMmprojOptions& options, GgufWriter& w) {
   for (const AudioTensorSpec& spec : Gemma4AudioTensorList(config)) {
     const TensorType type = AudioMmprojTensorType(spec.role, spec.ne[0], options.weight_type);
-    const uint64_t seed = SplitMix64(options.seed) ^ HashName(spec.name);
+    const uint64_t seed = SplitMix64(options.seed) ^ HashName(SeedName(spec));
     // A subsampling kernel is drawn one output channel (3·3·C_in values) at a time, the rest by
     // rows (a depthwise filter is a row of K).
     const int64_t piece = static_cast<int64_t>(spec.role == AudioTensorRole::kSubsampleConv
