@@ -7,30 +7,24 @@
 
 #include <algorithm>
 #include <memory>
-#include <random>
 #include <vector>
 
 #include "base/thread_pool.h"
 #include "encoders/encoders_test_util.h"
+#include "kernels/kernel_test_util.h"
 
 namespace tandem {
 namespace {
 
+using kernels::testing_kernels::RandomActivations;
 using testing::ErrorOf;
 
 constexpr int64_t kRows = 40, kCols = 24, kT = 9;
 
-std::vector<float> Random(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& f : v) f = d(rng);
-  return v;
-}
-
 class ClippedLinearTest : public ::testing::TestWithParam<bool> {
  protected:
-  ClippedLinearTest() : w_(Random(kRows * kCols, 1)), x_(Random(kT * kCols, 2)) {
+  ClippedLinearTest()
+      : w_(RandomActivations(kRows * kCols, 1)), x_(RandomActivations(kT * kCols, 2)) {
     for (ClippedLinear* l : {&a_, &b_}) {
       l->w = kernels::DenseWeightMatrix(TensorType::kF32, w_.data(), kRows, kCols);
       if (GetParam())

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include "kernels/isa.h"
@@ -23,6 +24,15 @@ class IsaScope {
  private:
   Isa saved_;
 };
+
+// n standard normal values from mt19937(seed).
+inline std::vector<float> RandomActivations(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(n);
+  for (auto& v : x) v = normal(rng);
+  return x;
+}
 
 // Σ(got - want)² / Σ want², in double.
 inline double Nmse(const std::vector<float>& got, const std::vector<double>& want) {

@@ -29,6 +29,7 @@ namespace {
 using testing_kernels::BitwiseEqual;
 using testing_kernels::IsaScope;
 using testing_kernels::Nmse;
+using testing_kernels::RandomActivations;
 
 using T = TensorType;
 
@@ -128,14 +129,6 @@ std::vector<uint8_t> RandomWeights(TensorType type, int64_t rows, int64_t cols, 
     if (type == T::kMXFP4) block[0] = static_cast<uint8_t>(118 + rng() % 8);
   }
   return data;
-}
-
-std::vector<float> RandomActivations(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(n);
-  for (auto& v : x) v = normal(rng);
-  return x;
 }
 
 std::vector<double> ToDouble(const std::vector<float>& v) {
