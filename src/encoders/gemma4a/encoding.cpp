@@ -95,14 +95,6 @@ struct Gemma4AudioEncoding::State {
   void Norm(const float* src, const std::vector<float>& gain, float* dst, ThreadPool& pool,
             const ClippedLinear* next = nullptr) const {
     const int D = encoder.config().n_embd;
-    if (next == nullptr || !next->ClipsInput()) {
-      if (!gain.empty()) {
-        kernels::RmsNormRows(src, D, gain.data(), Config::kNormEps, D, T, dst, D, &pool);
-      } else if (dst != src) {
-        std::memcpy(dst, src, static_cast<size_t>(T) * D * sizeof(float));
-      }
-      return;
-    }
     ForRows(T, pool, [&](int64_t t) {
       const float* s = src + t * D;
       float* d = dst + t * D;
@@ -111,7 +103,7 @@ struct Gemma4AudioEncoding::State {
       } else if (d != s) {
         std::memcpy(d, s, static_cast<size_t>(D) * sizeof(float));
       }
-      ClampToInput(*next, d, D);
+      if (next != nullptr) ClampToInput(*next, d, D);
     });
   }
 

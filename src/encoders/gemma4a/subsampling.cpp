@@ -13,12 +13,21 @@
 namespace tandem {
 namespace {
 
-// fn(t) for every t in [begin, end), over the pool.
-template <class Fn>
-void ForRange(int begin, int end, ThreadPool& pool, const Fn& fn) {
-  pool.ParallelForRange(static_cast<size_t>(end - begin), [&](size_t b, size_t e, int) {
-    for (size_t i = b; i < e; ++i) fn(begin + static_cast<int>(i));
-  });
+// Output time step t's F_out patches of a stride-2 3×3 convolution over x [T][F][cin], each in the
+// kernel's (channel, time, frequency) order, zeros outside the input, into p.
+void GatherStep(const float* x, int T, int F, int cin, int t, int F_out, float* p) {
+  for (int f = 0; f < F_out; ++f, p += cin * 9) {
+    for (int c = 0; c < cin; ++c) {
+      for (int kt = 0; kt < 3; ++kt) {
+        for (int kf = 0; kf < 3; ++kf) {
+          const int ti = 2 * t - 1 + kt, fi = 2 * f - 1 + kf;
+          const bool inside = ti >= 0 && ti < T && fi >= 0 && fi < F;
+          p[(c * 3 + kt) * 3 + kf] =
+              inside ? x[(static_cast<size_t>(ti) * F + fi) * cin + c] : 0.0f;
+        }
+      }
+    }
+  }
 }
 
 // One stride-2 convolution stage: x [T][F][cin] -> y [T'][F'][cout], each output row (t', f')
@@ -41,19 +50,10 @@ void ConvStage(const float* x, int T, int F, int cin, const std::vector<float>& 
   ActivationBuffer patches(static_cast<size_t>(std::min(group, T_out)) * F_out * patch);
   for (int t0 = 0; t0 < T_out; t0 += group) {
     const int t1 = std::min(T_out, t0 + group);
-    ForRange(t0, t1, pool, [&](int t) {
-      for (int f = 0; f < F_out; ++f) {
-        float* p = patches.data() + (static_cast<size_t>(t - t0) * F_out + f) * patch;
-        for (int c = 0; c < cin; ++c) {
-          for (int kt = 0; kt < 3; ++kt) {
-            for (int kf = 0; kf < 3; ++kf) {
-              const int ti = 2 * t - 1 + kt, fi = 2 * f - 1 + kf;
-              const bool inside = ti >= 0 && ti < T && fi >= 0 && fi < F;
-              p[(c * 3 + kt) * 3 + kf] =
-                  inside ? x[(static_cast<size_t>(ti) * F + fi) * cin + c] : 0.0f;
-            }
-          }
-        }
+    pool.ParallelForRange(static_cast<size_t>(t1 - t0), [&](size_t begin, size_t end, int) {
+      for (size_t i = begin; i < end; ++i) {
+        const int t = t0 + static_cast<int>(i);
+        GatherStep(x, T, F, cin, t, F_out, patches.data() + i * F_out * patch);
       }
     });
     float* out = y.data() + static_cast<size_t>(t0) * F_out * cout;
