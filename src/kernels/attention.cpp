@@ -110,7 +110,33 @@ KeyRange RowKeys(const AttentionArgs& a, int r) {
                                           " needs key positions " + RangeText(keys) +
                                           " but the cache holds " + RangeText(a.kv.stored));
   }
+  if (a.remaps != nullptr && a.remaps[r].count > 0) {
+    const KeyRemap& m = a.remaps[r];
+    if (m.positions == nullptr || m.begin < 0 || keys.end > m.begin + m.count) {
+      Invalid("row " + std::to_string(r) + "'s remap of " + std::to_string(m.count) +
+              " positions from " + std::to_string(m.begin) + " does not end its keys " +
+              RangeText(keys));
+    }
+    for (int32_t i = 0; i < m.count; ++i) {
+      if (m.positions[i] < a.kv.stored.begin || m.positions[i] >= a.kv.stored.end) {
+        Invalid("row " + std::to_string(r) + " remaps a key to position " +
+                std::to_string(m.positions[i]) + ", which the cache does not hold " +
+                RangeText(a.kv.stored));
+      }
+    }
+  }
   return keys;
+}
+
+// The cache as row r reads it: with its remap, if any.
+KvView RowView(const AttentionArgs& a, int r) {
+  KvView view = a.kv;
+  if (a.remaps != nullptr && a.remaps[r].count > 0) {
+    view.remap = a.remaps[r].positions;
+    view.remap_begin = a.remaps[r].begin;
+    view.remap_count = a.remaps[r].count;
+  }
+  return view;
 }
 
 // Query heads per task: the heads sharing a KV head go together (they share the K/V loads), at
@@ -233,8 +259,8 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
   auto attend_split = [&](const Slice& c, int i, float* buffer) {
     const SplitState s = StateAt(buffer, c.n_heads, hd);
     const AttendSplitState state{s.max_score, s.sum};
-    attend(q_of(c), c.n_heads, args.kv, c.kv_head, SplitKeys(keys[c.r], i), args.scale, s.acc,
-           &state);
+    attend(q_of(c), c.n_heads, RowView(args, c.r), c.kv_head, SplitKeys(keys[c.r], i), args.scale,
+           s.acc, &state);
   };
   // A slice whose row has one split or none, written straight to the output.
   auto attend_whole = [&](const Slice& c) {
@@ -243,7 +269,7 @@ void Attention(const AttentionArgs& args, ThreadPool* pool) {
       std::fill(out, out + static_cast<size_t>(c.n_heads) * hd, 0.0f);
       return;
     }
-    attend(q_of(c), c.n_heads, args.kv, c.kv_head, keys[c.r], args.scale, out, nullptr);
+    attend(q_of(c), c.n_heads, RowView(args, c.r), c.kv_head, keys[c.r], args.scale, out, nullptr);
   };
   auto run = [&](size_t n_tasks, const auto& task) {
     if (pool == nullptr) {

@@ -35,6 +35,14 @@ static_assert(kAttentionKeySplit % kAttentionKeyBlock == 0);
 // window (pos - key < window, the window includes the query itself). window 0 = plain causal.
 KeyRange VisibleKeys(int32_t pos, int32_t window);
 
+// A draft tree row's path (KvView::remap): the keys of positions [begin, begin + count) are
+// stored at positions[0 .. count). count 0: none.
+struct KeyRemap {
+  const int32_t* positions = nullptr;
+  int32_t begin = 0;
+  int32_t count = 0;
+};
+
 struct AttentionArgs {
   int n_rows = 0;            // query rows (tokens of one sequence)
   int n_heads = 0;           // query heads; a multiple of kv.n_kv_heads (query head h reads kv head
@@ -48,6 +56,9 @@ struct AttentionArgs {
   // Optional [n_rows]: each row's visible keys, overriding positions/window (e.g. an MTP
   // assistant that sees all committed positions). An empty range gives a zero output row.
   const KeyRange* key_ranges = nullptr;
+  // Optional [n_rows]: each row's remap (a draft tree's rows, docs/mtp.md § Draft trees). A row's
+  // visible keys must then end inside its remap.
+  const KeyRemap* remaps = nullptr;
   KvView kv;
   float scale = 1.0f;  // applied to q·k (Gemma 4: 1.0)
 };

@@ -46,15 +46,26 @@ struct KvView {
   size_t head_stride_bytes = 0;
   KeyRange stored;  // positions the cache holds now (written and not yet overwritten);
                     // stored.end - stored.begin <= n_slots
+  // Optional (a draft tree's row, docs/mtp.md § Draft trees): the key of position p in
+  // [remap_begin, remap_begin + remap_count) is stored at position remap[p - remap_begin], the
+  // others where they are. The row then reads its own path's keys in order, as a linear row at
+  // the same position would.
+  const int32_t* remap = nullptr;
+  int32_t remap_begin = 0;
+  int32_t remap_count = 0;
 
-  // Slot of absolute position `pos` (>= 0).
+  // Where the key of position `pos` is stored (pos itself without a remap).
+  int32_t StoredAt(int32_t pos) const {
+    return remap != nullptr && pos >= remap_begin ? remap[pos - remap_begin] : pos;
+  }
+  // Slot of absolute position `pos` (>= 0), as stored (no remap).
   int64_t Slot(int32_t pos) const { return pos % n_slots; }
   const uint8_t* KRow(int32_t pos, int head) const {
-    return static_cast<const uint8_t*>(k) + Slot(pos) * slot_stride_bytes +
+    return static_cast<const uint8_t*>(k) + Slot(StoredAt(pos)) * slot_stride_bytes +
            head * head_stride_bytes;
   }
   const uint8_t* VRow(int32_t pos, int head) const {
-    return static_cast<const uint8_t*>(v) + Slot(pos) * slot_stride_bytes +
+    return static_cast<const uint8_t*>(v) + Slot(StoredAt(pos)) * slot_stride_bytes +
            head * head_stride_bytes;
   }
 };

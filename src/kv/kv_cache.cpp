@@ -1,6 +1,7 @@
 #include "kv/kv_cache.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "base/error.h"
@@ -63,6 +64,20 @@ void KvCache::Truncate(int seq, int32_t n_pos) {
   }
   s.length = n_pos;
   if (n_pos == 0) s.high_water = 0;
+}
+
+void KvCache::CopyPosition(int seq, int32_t from, int32_t to) {
+  const Seq& s = seqs_.at(seq);
+  if (to < 0 || to >= from || from >= s.length || from - to > options_.max_batch) {
+    Fail(ErrorKind::kInvalidArgument,
+         "KV cache: cannot copy position " + std::to_string(from) + " to " + std::to_string(to) +
+             " in sequence " + std::to_string(seq) + " of length " + std::to_string(s.length));
+  }
+  for (Layer& l : layers_) {
+    if (l.slot_bytes == 0) continue;
+    std::memcpy(Row(l.k, l, seq, to, 0), Row(l.k, l, seq, from, 0), l.slot_bytes);
+    std::memcpy(Row(l.v, l, seq, to, 0), Row(l.v, l, seq, from, 0), l.slot_bytes);
+  }
 }
 
 bool KvCache::CanTruncateTo(int seq, int32_t n_pos) const {

@@ -50,6 +50,11 @@ class KvCache {
   // Forgets positions >= n_pos (speculative rollback); n_pos <= Length(seq).
   void Truncate(int seq, int32_t n_pos);
   void Clear(int seq) { Truncate(seq, 0); }
+  // Copies the K/V rows of position `from` to the earlier position `to` in every layer: a
+  // verified draft tree's kept path moves to the positions a linear draft would have filled
+  // (docs/mtp.md § Draft trees). Throws Error(kInvalidArgument) unless
+  // 0 <= to < from < Length(seq) and from - to <= max_batch (both within one forward's rows).
+  void CopyPosition(int seq, int32_t from, int32_t to);
   // True if after Truncate(seq, n_pos) every sliding layer still holds the window that a query
   // at n_pos needs (a ring may have overwritten older positions with newer ones).
   bool CanTruncateTo(int seq, int32_t n_pos) const;

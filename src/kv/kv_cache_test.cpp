@@ -75,6 +75,43 @@ TEST(KvCache, RowsOfDifferentPositionsSequencesAndHeadsDoNotAlias) {
   EXPECT_EQ(read, 3.5f);
 }
 
+TEST(KvCache, CopyPositionMovesEveryLayersRowsAndNothingElse) {
+  KvCache cache = MakeCache();
+  cache.Append(0, 3);
+  cache.Append(0, 3);  // positions 0..5; the sliding ring's 6 slots hold them all
+  cache.Append(1, 3);
+  auto put = [&](int seq, int32_t pos, float value) {
+    for (int l = 0; l < 2; ++l) {
+      for (int h = 0; h < cache.layer_spec(l).n_kv_heads; ++h) {
+        std::memcpy(cache.KRow(l, seq, pos, h), &value, sizeof value);
+        const float v = -value;
+        std::memcpy(cache.VRow(l, seq, pos, h), &v, sizeof v);
+      }
+    }
+  };
+  auto k_at = [&](int l, int seq, int32_t pos, int h) {
+    float read;
+    std::memcpy(&read, cache.KRow(l, seq, pos, h), sizeof read);
+    return read;
+  };
+  for (int32_t p = 0; p < 6; ++p) put(0, p, 10.0f + p);
+  put(1, 2, 99.0f);
+  cache.CopyPosition(0, 5, 3);
+  for (int l = 0; l < 2; ++l) {
+    for (int h = 0; h < cache.layer_spec(l).n_kv_heads; ++h) {
+      EXPECT_EQ(k_at(l, 0, 3, h), 15.0f);
+      EXPECT_EQ(k_at(l, 0, 4, h), 14.0f);
+      float v;
+      std::memcpy(&v, cache.VRow(l, 0, 3, h), sizeof v);
+      EXPECT_EQ(v, -15.0f);
+    }
+  }
+  EXPECT_EQ(k_at(1, 1, 2, 0), 99.0f);  // another sequence is untouched
+  EXPECT_THROW(cache.CopyPosition(0, 3, 3), Error);
+  EXPECT_THROW(cache.CopyPosition(0, 6, 3), Error);  // not committed
+  EXPECT_THROW(cache.CopyPosition(0, 5, 1), Error);  // further apart than one forward's rows
+}
+
 TEST(KvCache, ErrorsAreClear) {
   KvCache cache = MakeCache();
   EXPECT_THROW(cache.Append(0, 4), Error);  // more than max_batch

@@ -26,6 +26,12 @@ struct ForwardBatch {
   // image attended bidirectionally the image's last position, which must be in the same batch
   // (TargetModel::MediaBidirectional says on which layers).
   std::vector<int32_t> sees_until;
+  // Per row: 0, or how many rows back its parent in a draft tree is (an earlier token row of the
+  // same sequence; docs/mtp.md § Draft trees). A tree row stands at the position after its
+  // parent's (RoPE, visibility) and sees its ancestors' keys in order and not the rows between
+  // them, as a row of a linear draft of its path would; its K/V is stored at `positions`, its
+  // place among the batch's rows.
+  std::vector<int32_t> tree_parent_offset;
 
   int size() const { return static_cast<int>(tokens.size()); }
   void Add(int32_t token, int32_t position, int32_t seq, bool logits,
@@ -37,7 +43,10 @@ struct ForwardBatch {
     logit_tokens.push_back(std::move(only));
     embeddings.push_back(nullptr);
     sees_until.push_back(position);
+    tree_parent_offset.push_back(0);
   }
+  // Makes the last row a draft tree row whose parent is batch row `parent`.
+  void SetTreeParent(int parent) { tree_parent_offset.back() = size() - 1 - parent; }
   void AddEmbedding(const float* embedding, int32_t position, int32_t seq, int32_t last_seen,
                     bool logits) {
     Add(0, position, seq, logits);
@@ -50,6 +59,7 @@ struct ForwardBatch {
         from.logit_tokens[r]);
     embeddings.back() = from.embeddings[r];
     sees_until.back() = from.sees_until[r];
+    tree_parent_offset.back() = from.tree_parent_offset[r];
   }
   void Clear() {
     tokens.clear();
@@ -59,6 +69,7 @@ struct ForwardBatch {
     logit_tokens.clear();
     embeddings.clear();
     sees_until.clear();
+    tree_parent_offset.clear();
   }
 };
 

@@ -174,6 +174,11 @@ inline void AccumulateValues(float (*acc)[kMaxHeadDim], int hd, const uint8_t* c
 inline void KeyRows(const KvView& kv, const void* base, int32_t first, int n, int head,
                     const uint8_t** rows) {
   const uint8_t* b = static_cast<const uint8_t*>(base) + head * kv.head_stride_bytes;
+  if (kv.remap != nullptr && first + n > kv.remap_begin) {  // a draft tree's path
+    for (int j = 0; j < n; ++j)
+      rows[j] = b + kv.Slot(kv.StoredAt(first + j)) * kv.slot_stride_bytes;
+    return;
+  }
   int64_t slot = kv.Slot(first);  // one division per block, then the ring's wrap
   for (int j = 0; j < n; ++j) {
     rows[j] = b + slot * kv.slot_stride_bytes;

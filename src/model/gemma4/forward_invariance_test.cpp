@@ -83,6 +83,90 @@ TEST_P(ForwardInvariance, PrefillDecodeMixedAndThreadsAgreeBitwise) {
   std::filesystem::remove(path);
 }
 
+// A draft tree verified in one forward (ForwardBatch::tree_parent_offset): each node's logits and
+// hidden are bitwise those of the same row in a linear verify of its path, and a kept path
+// moved to its linear positions (KvCache::CopyPosition) leaves the cache as a linear verify of
+// it would: the next decode step gives the same bits.
+TEST_P(ForwardInvariance, DraftTreeRowsMatchALinearVerifyOfTheirPath) {
+  const std::string path = testing::TempDir() + "tree_" + GetParam() + ".gguf";
+  RandomModelOptions options;
+  options.weight_type = TensorType::kQ8_0;
+  WriteRandomGemma4(Gemma4Preset(GetParam()), options, path);
+  auto model = Gemma4Model::Load(path);
+  const int V = model->config().n_vocab;
+  std::vector<int> prompt;
+  for (int i = 0; i < 40; ++i) prompt.push_back((i * 37 + 11) % V);
+  const int32_t P = static_cast<int32_t>(prompt.size());
+  // Nodes after the root (the prompt's next token at P): parent (-1: the root) and token.
+  const std::vector<int> parent = {-1, -1, 0, 0, 2, 1, 4, 4};
+  std::vector<int32_t> token;
+  for (size_t i = 0; i < parent.size(); ++i)
+    token.push_back(static_cast<int32_t>((i * 53 + 7) % V));
+  const int32_t root = 5;
+  ThreadPool pool(2);
+  ForwardOutput out;
+  auto prefilled = [&] {
+    auto cache =
+        model->NewKvCache({.type = TensorType::kF16, .n_ctx = 128, .n_seq = 2, .max_batch = 64});
+    ForwardBatch batch;
+    for (int32_t i = 0; i < P; ++i) batch.Add(prompt[i], i, 0, false);
+    batch.Add(3, 0, 1, false);  // another sequence beside it
+    model->Forward(batch, *cache, out, pool);
+    return cache;
+  };
+  auto paths_of = [&](int node) {
+    std::vector<int> nodes;
+    for (int n = node; n >= 0; n = parent[n]) nodes.insert(nodes.begin(), n);
+    return nodes;
+  };
+  for (kernels::Isa isa : kernels::SupportedIsas()) {
+    kernels::SetActiveIsa(isa);
+    SCOPED_TRACE(std::string(kernels::IsaName(isa)));
+    auto tree_cache = prefilled();
+    ForwardBatch tree;
+    tree.Add(4, 1, 1, true);  // a row of the other sequence first
+    tree.Add(root, P, 0, true);
+    for (size_t i = 0; i < parent.size(); ++i) {
+      tree.Add(token[i], P + 1 + static_cast<int32_t>(i), 0, true);
+      tree.SetTreeParent(parent[i] < 0 ? 1 : 2 + parent[i]);
+    }
+    ForwardOutput tree_out;
+    model->Forward(tree, *tree_cache, tree_out, pool);
+    for (size_t node = 0; node < parent.size(); ++node) {
+      SCOPED_TRACE("node " + std::to_string(node));
+      const std::vector<int> nodes = paths_of(static_cast<int>(node));
+      auto linear_cache = prefilled();
+      ForwardBatch linear;
+      linear.Add(root, P, 0, true);
+      for (size_t j = 0; j < nodes.size(); ++j) {
+        linear.Add(token[nodes[j]], P + 1 + static_cast<int32_t>(j), 0, true);
+      }
+      ForwardOutput linear_out;
+      model->Forward(linear, *linear_cache, linear_out, pool);
+      const int tree_row = 2 + static_cast<int>(node), linear_row = linear.size() - 1;
+      ASSERT_EQ(0, std::memcmp(tree_out.Logits(tree_row), linear_out.Logits(linear_row), V * 4));
+      ASSERT_EQ(0, std::memcmp(tree_out.Hidden(tree_row), linear_out.Hidden(linear_row),
+                               model->config().n_embd * 4));
+      if (node + 1 != parent.size()) continue;
+      // Keep this path: move it to P + 1.., drop the rest, decode one more token in both.
+      for (size_t j = 0; j < nodes.size(); ++j) {
+        const int32_t from = P + 1 + nodes[j], to = P + 1 + static_cast<int32_t>(j);
+        if (from != to) tree_cache->CopyPosition(0, from, to);
+      }
+      const int32_t next = P + 1 + static_cast<int32_t>(nodes.size());
+      tree_cache->Truncate(0, next);
+      ForwardBatch step;
+      step.Add(9, next, 0, true);
+      ForwardOutput a, b;
+      model->Forward(step, *tree_cache, a, pool);
+      model->Forward(step, *linear_cache, b, pool);
+      ASSERT_EQ(0, std::memcmp(a.Logits(0), b.Logits(0), V * 4)) << "decode after the kept path";
+    }
+  }
+  kernels::SetActiveIsa(kernels::DefaultIsa());
+  std::filesystem::remove(path);
+}
+
 // Weights repacked at load (kernels/matmul_repack.h) give the row-major weights' bits, on every
 // path, for prefill and decode.
 TEST(ForwardRepack, PackedAndRowMajorWeightsAgreeBitwiseOnEveryIsa) {

@@ -28,6 +28,13 @@ struct Gemma4Model::Scratch : BlockScratch {
   // [layer][T][n_rot]: the rows' rotations (Rope::Angles), for the layers l that
   // rope_angles_from_[l] names.
   std::vector<std::vector<float>> rope_angles;
+  // The position each row stands at (its batch position, or a draft tree row's: its parent's
+  // plus one), and per tree row its path of stored positions from the tree's root and the
+  // remap that reads it (ForwardBatch::tree_parent_offset).
+  std::vector<int32_t> stands_at;
+  std::vector<std::vector<int32_t>> tree_paths;
+  std::vector<kernels::KeyRemap> remaps;
+  bool tree = false;
 
   // After a forward of `rows` (> BlockScratch::kShrinkAbove) rows: each buffer cut back to
   // BlockScratch::kMinRows rows (ShrinkRows). A buffer of 2 MiB or more leaves the address space
@@ -175,6 +182,21 @@ void Gemma4Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutp
                " and the batch's last of its sequence " + std::to_string(next[seq] - 1));
     }
   }
+  if (static_cast<int>(batch.tree_parent_offset.size()) != T) {
+    Fail(ErrorKind::kInvalidArgument, "tree_parent_offset does not have one entry per row");
+  }
+  for (int t = 0; t < T; ++t) {
+    const int32_t up = batch.tree_parent_offset[t];
+    if (up == 0) continue;
+    const int p = t - up;
+    if (up < 0 || p < 0 || batch.seqs[p] != batch.seqs[t] || batch.embeddings[t] != nullptr ||
+        batch.embeddings[p] != nullptr || batch.sees_until[t] != batch.positions[t]) {
+      Fail(ErrorKind::kInvalidArgument,
+           "row " + std::to_string(t) + ": a draft tree row's parent (" + std::to_string(up) +
+               " rows back) must be an earlier token row of its sequence, and the row a causal "
+               "token row");
+    }
+  }
   if (!batch.logit_tokens.empty()) {
     if (static_cast<int>(batch.logit_tokens.size()) != T) {
       Fail(ErrorKind::kInvalidArgument, "logit_tokens has " +
@@ -216,11 +238,12 @@ void Gemma4Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutp
       std::memcpy(s.x.data() + t * D, batch.embeddings[t], D * sizeof(float));
   }
   if (c.n_embd_per_layer > 0) PerLayerEmbeddings(T, batch, s, pool);
+  TreeRows(batch, s);
   s.rope_angles.resize(c.n_layer);
   for (int l = 0; l < c.n_layer; ++l) {
     if (rope_angles_from_[l] != l) continue;
     s.rope_angles[l].resize(static_cast<size_t>(T) * rope_[l].n_rot());
-    rope_[l].Angles(batch.positions.data(), T, s.rope_angles[l].data());
+    rope_[l].Angles(s.stands_at.data(), T, s.rope_angles[l].data());
   }
   for (int l = 0; l < c.n_layer; ++l) Layer(l, T, batch, s, cache, pool);
 
@@ -332,7 +355,7 @@ void Gemma4Model::Layer(int l, int T, const ForwardBatch& batch, Scratch& s, KvC
     kv[n_kv++] = {&w.attn_k, s.k.data()};
     if (w.attn_v.data != nullptr) kv[n_kv++] = {&w.attn_v, s.v.data()};
   }
-  AttentionBlock(layer, T, batch.positions.data(), s.x.data(), s, pool, {kv.data(), n_kv},
+  AttentionBlock(layer, T, s.stands_at.data(), s.x.data(), s, pool, {kv.data(), n_kv},
                  [&] { Attention(l, T, batch, s, cache, pool); });
   if (c.n_expert > 0) {
     MoeFfn(w, T, s, pool);
@@ -355,6 +378,36 @@ void Gemma4Model::Layer(int l, int T, const ForwardBatch& batch, Scratch& s, KvC
     AddInPlace(s.x.data(), s.o.data(), T * D);
   }
   kernels::Scale(s.x.data(), w.output_scale, T * D, s.x.data());
+}
+
+// Scratch::stands_at, tree_paths and remaps of the batch's rows (docs/mtp.md § Draft trees).
+void Gemma4Model::TreeRows(const ForwardBatch& batch, Scratch& s) const {
+  const int T = batch.size();
+  s.stands_at.assign(batch.positions.begin(), batch.positions.end());
+  s.tree = std::any_of(batch.tree_parent_offset.begin(), batch.tree_parent_offset.end(),
+                       [](int32_t up) { return up != 0; });
+  if (!s.tree) return;
+  s.tree_paths.resize(T);
+  s.remaps.assign(T, kernels::KeyRemap{});
+  for (int t = 0; t < T; ++t) {
+    const int32_t up = batch.tree_parent_offset[t];
+    std::vector<int32_t>& path = s.tree_paths[t];
+    path.clear();
+    if (up == 0) continue;
+    const int p = t - up;
+    if (batch.tree_parent_offset[p] == 0) {
+      path.push_back(batch.positions[p]);  // the tree's root
+    } else {
+      path = s.tree_paths[p];
+    }
+    path.push_back(batch.positions[t]);
+    s.stands_at[t] = s.stands_at[p] + 1;
+  }
+  for (int t = 0; t < T; ++t) {  // after the paths: a later row's path vector no longer moves
+    const std::vector<int32_t>& path = s.tree_paths[t];
+    if (path.empty()) continue;
+    s.remaps[t] = kernels::KeyRemap{path.data(), path.front(), static_cast<int32_t>(path.size())};
+  }
 }
 
 // The attention step of the target: K/V of the rows (KV-owning layers) stored in the cache, then
@@ -397,7 +450,8 @@ void Gemma4Model::Attention(int l, int T, const ForwardBatch& batch, Scratch& s,
     args.q_row_stride = qd;
     args.out = s.att.data() + t0 * qd;
     args.out_row_stride = qd;
-    args.positions = batch.positions.data() + t0;
+    args.positions = s.stands_at.data() + t0;
+    if (s.tree) args.remaps = s.remaps.data() + t0;
     args.window = lc.sliding ? c.sliding_window : 0;
     // Rows of an image attended both ways see up to the image's end on the layers the rule
     // names; the others stay causal.

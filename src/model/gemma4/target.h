@@ -71,6 +71,7 @@ class Gemma4Model final : public TargetModel {
   void Attention(int l, int T, const ForwardBatch& batch, Scratch& s, KvCache& cache,
                  ThreadPool& pool) const;
   void MoeFfn(const Gemma4LayerWeights& w, int T, Scratch& s, ThreadPool& pool) const;
+  void TreeRows(const ForwardBatch& batch, Scratch& s) const;
   void PerLayerEmbeddings(int T, const ForwardBatch& batch, Scratch& s, ThreadPool& pool) const;
   // out.logits for out.logit_rows from out.hidden (ForwardBatch::logit_tokens: gathered rows).
   void Logits(const ForwardBatch& batch, ForwardOutput& out, ThreadPool& pool) const;
