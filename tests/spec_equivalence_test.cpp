@@ -143,6 +143,82 @@ TEST(SpecEquivalence, GreedyThroughTheEngineIsIdenticalForEveryDraftLength) {
   }
 }
 
+// Draft trees (docs/mtp.md § Draft trees): every width and trunk length, fixed and adaptive,
+// through Generator (threads, KV types) and through a 4-slot engine beside chain requests.
+TEST(SpecEquivalence, DraftTreeGreedyIsIdenticalThroughGeneratorAndEngine) {
+  Pair pair = MakePair("tiny-e2b", true, TensorType::kQ8_0);
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 20; ++i) prompt.push_back(2 + (i * 31) % 500);
+  const int n = 70;
+  int64_t tree_rounds = 0;
+  for (TensorType kv : {TensorType::kF16, TensorType::kQ8_0}) {
+    ThreadPool pool1(1);
+    Generator plain(*pair.target, {}, pool1, {.type = kv, .n_ctx = 256});
+    const std::vector<int32_t> want =
+        plain.Generate(prompt, Greedy(n, SpecType::kNone, 0, false), nullptr).tokens;
+    ThreadPool pools[] = {ThreadPool(1), ThreadPool(2), ThreadPool(3)};
+    for (int width = 2; width <= kMaxTreeWidth; ++width) {
+      for (int draft_max = 1; draft_max <= 8; draft_max += 3) {
+        const int threads = 1 + (draft_max + width) % 3;
+        Generator gen(
+            *pair.target,
+            MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pools[threads - 1]}),
+            pools[threads - 1], {.type = kv, .n_ctx = 256});
+        GenerateParams params = Greedy(n, SpecType::kMtp, draft_max, width == 3);
+        params.spec.tree_width = width;
+        GenerateResult r = gen.Generate(prompt, params, nullptr);
+        ASSERT_EQ(r.tokens, want) << "width " << width << ", draft_max " << draft_max
+                                  << ", threads " << threads << ", kv " << TensorTypeName(kv);
+        tree_rounds += r.spec.tree_rounds;
+      }
+    }
+  }
+  EXPECT_GT(tree_rounds, 50) << "trees must be drafted";
+
+  const KvCacheOptions kv{.type = TensorType::kF16, .n_ctx = 256, .max_batch = 24};
+  ThreadPool plain_pool(1), pool(2);
+  Generator plain(*pair.target, {}, plain_pool, kv);
+  const std::vector<int32_t> want =
+      plain.Generate(prompt, Greedy(n, SpecType::kNone, 0, false), nullptr).tokens;
+  std::vector<GenerateParams> requests;
+  for (int draft_max = 1; draft_max <= 8; ++draft_max) {
+    requests.push_back(Greedy(n, SpecType::kMtp, draft_max, draft_max % 2 == 0));
+    requests.back().spec.tree_width = 2 + draft_max % 3;
+    requests.push_back(Greedy(n, SpecType::kChain, draft_max, draft_max % 2 == 1));
+  }
+  EngineOptions options;
+  options.n_slots = 4;
+  options.kv = kv;
+  options.prefill_chunk = 8;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<GenerateResult> got(requests.size());
+  size_t finals = 0;
+  {
+    Engine engine(*pair.target, MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pool}),
+                  pool, options);
+    for (size_t i = 0; i < requests.size(); ++i) {
+      engine.Submit({prompt, requests[i], [&, i](const EngineEvent& e) {
+                       if (!e.final) return true;
+                       std::lock_guard<std::mutex> lock(mu);
+                       got[i] = *e.result;
+                       if (++finals == requests.size()) cv.notify_one();
+                       return true;
+                     }});
+    }
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return finals == requests.size(); });
+  }
+  int64_t engine_trees = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const SpecOptions& so = requests[i].spec;
+    EXPECT_EQ(got[i].tokens, want)
+        << SpecTypeName(so.type) << " draft_max " << so.draft_max << " tree " << so.tree_width;
+    engine_trees += got[i].spec.tree_rounds;
+  }
+  EXPECT_GT(engine_trees, 20) << "the engine's slots must draft trees";
+}
+
 TEST(SpecEquivalence, NgramAndChainGreedyAreIdenticalForLengthsTo64ThreadsAndKvTypes) {
   Pair pair = MakePair("tiny-e2b", true, TensorType::kQ8_0);
   // A prompt that repeats a block, so prompt lookup has something to propose from the start

@@ -26,7 +26,7 @@ namespace {
 
 // Samples t1, t2 kRuns times with speculation `type` drafting one token for t2 and checks t2's
 // marginal against the exact one computed from plain forwards.
-void CheckSecondToken(SpecType type, const std::string& name) {
+void CheckSecondToken(SpecType type, const std::string& name, int tree_width = 0) {
   const std::string dir = testing::TempDir() + name;
   RandomModelOptions options;
   options.weight_type = TensorType::kQ8_0;
@@ -52,6 +52,7 @@ void CheckSecondToken(SpecType type, const std::string& name) {
   params.spec.draft_max = 1;
   params.spec.adaptive = false;
   params.spec.ngram_min = 1;
+  params.spec.tree_width = tree_width;
 
   DrafterSet drafters = MakeDrafters({*target, assistant.get(), nullptr, pool});
   if (UsesSuffix(type)) {
@@ -73,6 +74,7 @@ void CheckSecondToken(SpecType type, const std::string& name) {
   std::vector<int> observed(V, 0);
   int64_t drafted = 0, accepted = 0, lookup_drafted = 0, lookup_accepted = 0;
   int64_t suffix_drafted = 0, suffix_accepted = 0;
+  int64_t tree_rounds = 0, branches = 0, branches_accepted = 0;
   const int kRuns = 4000;
   std::vector<std::vector<int32_t>> alone(kRuns);
   for (int seed = 0; seed < kRuns; ++seed) {
@@ -86,6 +88,9 @@ void CheckSecondToken(SpecType type, const std::string& name) {
     lookup_accepted += r.spec.ngram.accepted;
     suffix_drafted += r.spec.suffix.drafted;
     suffix_accepted += r.spec.suffix.accepted;
+    tree_rounds += r.spec.tree_rounds;
+    branches += r.spec.tree_branches;
+    branches_accepted += r.spec.tree_branches_accepted;
     alone[seed] = r.tokens;
   }
 
@@ -134,7 +139,22 @@ void CheckSecondToken(SpecType type, const std::string& name) {
     EXPECT_LT(suffix_accepted, suffix_drafted) << "suffix drafts must be rejected too";
   }
 
-  const bool model = type != SpecType::kNgram && type != SpecType::kSuffix;
+  if (tree_width > 0) {
+    // The tree's rule draws each emitted token from the target with the request's generator,
+    // one draw per token as plain sampling makes: the output is plain sampling's, seed by seed.
+    EXPECT_GT(tree_rounds, 0) << "trees must be drafted";
+    EXPECT_GT(branches, 0);
+    Generator plain(*target, {}, pool, {.type = TensorType::kF32, .n_ctx = 512});
+    GenerateParams plain_params = params;
+    plain_params.spec = SpecOptions{};
+    int differing = 0;
+    for (int seed = 0; seed < kRuns; seed += 7) {
+      plain_params.sampling.seed = static_cast<uint32_t>(seed);
+      differing += plain.Generate(prompt, plain_params, nullptr).tokens != alone[seed] ? 1 : 0;
+    }
+    EXPECT_EQ(differing, 0) << "tree-verified sampling must equal plain sampling seed by seed";
+  }
+  const bool model = type != SpecType::kNgram && type != SpecType::kSuffix && tree_width == 0;
   if (model) {
     EXPECT_GE(drafted, kRuns);
   }
@@ -174,6 +194,12 @@ void CheckSecondToken(SpecType type, const std::string& name) {
 
 TEST(SpecSampling, SecondTokenFollowsTheTargetDistribution) {
   CheckSecondToken(SpecType::kMtp, "ss_mtp_");
+}
+
+// Draft trees: the assistant's top choices at each node, point masses, verified by following the
+// child that carries the target's own draw (docs/mtp.md § Draft trees).
+TEST(SpecSampling, SecondTokenFollowsTheTargetDistributionWithDraftTrees) {
+  CheckSecondToken(SpecType::kMtp, "ss_tree_", kMaxTreeWidth);
 }
 
 // Point-mass drafts (prompt lookup), alone and chained: the lookup draft where t1 recurs, the

@@ -79,6 +79,14 @@ std::string GenerationSummary(const GenerateResult& r, const LoadedModels& m, si
                   static_cast<long long>(r.spec.plain_steps), r.spec.TokensPerTargetForward());
     s += buf;
   }
+  if (r.spec.tree_rounds > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "draft trees: %lld rounds, %lld branch drafts beside the trunks, %lld accepted\n",
+                  static_cast<long long>(r.spec.tree_rounds),
+                  static_cast<long long>(r.spec.tree_branches),
+                  static_cast<long long>(r.spec.tree_branches_accepted));
+    s += buf;
+  }
   if (r.spec.limited_logit_rows > 0) {
     std::snprintf(buf, sizeof buf,
                   "constraint: %lld target rows computed logits for the grammar's few allowed "

@@ -104,6 +104,10 @@ void AddModelFlags(CLI::App& app, ModelOptions& o) {
   app.add_option("--draft-p-min,--spec-draft-p-min", o.draft_p_min,
                  "Stop drafting below this top-10 probability")
       ->capture_default_str();
+  app.add_option("--draft-tree", o.draft_tree,
+                 "Draft trees: where the MTP assistant is unsure, branch to its top N tokens "
+                 "(2-4) and verify every branch in one forward; 0: chains")
+      ->capture_default_str();
   app.add_flag("--no-adaptive", o.no_adaptive,
                "Always draft --draft-max tokens instead of choosing per round");
   app.add_option("-c,--ctx-size", o.ctx_size, "Context size in tokens")->capture_default_str();
@@ -196,6 +200,7 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
   flags.draft_max = o.draft_max;
   flags.draft_min = o.draft_min;
   flags.draft_p_min = o.draft_p_min;
+  flags.tree_width = o.draft_tree;
   ValidateSpecOptions(flags);
   ValidateNgramLengths(o.ngram_min, o.ngram_max, "--spec-ngram-min/max");
   LoadedModels m;
@@ -280,12 +285,13 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
   m.spec.draft_min = o.draft_min;
   m.spec.draft_p_min = o.draft_p_min;
   m.spec.adaptive = !o.no_adaptive;
+  m.spec.tree_width = o.draft_tree;
   m.spec.ngram_min = o.ngram_min;
   m.spec.ngram_max = o.ngram_max;
   m.suffix_index_bytes = o.suffix_mib << 20;
   const bool draft_flags = Given(app, "--draft-max") || Given(app, "--draft-min") ||
                            Given(app, "--draft-p-min") || Given(app, "--no-adaptive") ||
-                           Given(app, "--draft-head");
+                           Given(app, "--draft-tree") || Given(app, "--draft-head");
   // "auto" is nullopt: the drafter of the model loaded (AutoSpecType).
   const std::optional<SpecType> asked = SpecTypeNamed(o.spec_type);
   if (o.model_draft.empty()) {
@@ -321,6 +327,12 @@ LoadedModels LoadModels(const ModelOptions& o, const CLI::App& app) {
     } else if (DrafterEntryOf(m.spec.type).model == DrafterModel::kNone) {
       LogWarn(std::string("a drafter is loaded (-md) but --spec-type ") +
               SpecTypeName(m.spec.type) + " does not use it");
+    }
+    if (m.spec.tree_width > 0 &&
+        (m.spec.type == SpecType::kNone || !DrafterEntryOf(m.spec.type).trees)) {
+      LogWarn("--draft-tree has no effect: --spec-type " + std::string(SpecTypeName(m.spec.type)) +
+              " does not draft trees (" + DrafterNamesWhere(&DrafterEntry::trees) +
+              " with an MTP assistant do)");
     }
     if (m.assistant && m.assistant->has_centroids() && !m.assistant->uses_centroids()) {
       LogWarn("the assistant's centroid head is present but not used (--draft-head dense)");

@@ -32,6 +32,7 @@ struct ModelOptions {
   int draft_min = SpecOptions{}.draft_min;
   float draft_p_min = SpecOptions{}.draft_p_min;
   bool no_adaptive = !SpecOptions{}.adaptive;
+  int draft_tree = SpecOptions{}.tree_width;
   int ngram_min = SpecOptions{}.ngram_min;
   int ngram_max = SpecOptions{}.ngram_max;
   // --spec-suffix-mib: the suffix index's footprint limit (suffix drafting, suffix_index.h).

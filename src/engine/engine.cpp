@@ -237,7 +237,7 @@ void Engine::Impl::PlanGenerating(int& budget, bool rotate, std::vector<EngineSl
   }
   for (size_t j = 0; j < jobs.size(); ++j) {
     EngineSlot* slot = job_slots[j];
-    const int asked = jobs[j].request.n_max;
+    const int asked = jobs[j].request.n_max + jobs[j].request.tree.max_extra;
     if (!jobs[j].error.empty()) {
       FailSlot(slot, "drafting failed: " + jobs[j].error);
       budget += 1 + asked;

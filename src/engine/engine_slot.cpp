@@ -181,9 +181,9 @@ int EngineSlot::PlanPrefill(int n_rows, int room) {
 int EngineSlot::PlanRound(int budget, int n_generating) {
   const int64_t pos = static_cast<int64_t>(history_.size()) - 1;
   const int64_t remaining = max_tokens_ - result_.spec.generated;
-  const int64_t room =
-      std::min<int64_t>({remaining - 1, cache_.n_ctx() - pos - 1, cache_.max_batch() - 1});
-  return round_.PlanRound(room, budget, n_generating, history_, result_.spec);
+  const int64_t row_room = std::min<int64_t>(cache_.n_ctx() - pos - 1, cache_.max_batch() - 1);
+  const int64_t room = std::min<int64_t>(remaining - 1, row_room);
+  return round_.PlanRound(room, budget, n_generating, history_, result_.spec, row_room);
 }
 
 DraftRequest EngineSlot::MakeDraftRequest() {
@@ -257,8 +257,14 @@ void EngineSlot::OnGenerateRows(const ForwardOutput& out, int row0, int logit0, 
                       return phase_ == SlotPhase::kGenerate;
                     });
   // The row that produced the last emitted token carries the hidden for the next draft; the
-  // cache keeps [last, accepted drafts].
-  hidden_.assign(out.Hidden(row0 + accepted), out.Hidden(row0 + accepted) + n_embd_);
+  // cache keeps [last, accepted drafts], a tree's accepted path moved to follow `last`.
+  const std::vector<int>& kept = round_.kept_rows();
+  const int last_row = row0 + (kept.empty() ? 0 : kept.back());
+  hidden_.assign(out.Hidden(last_row), out.Hidden(last_row) + n_embd_);
+  for (size_t j = 0; j < kept.size(); ++j) {
+    const int32_t to = step_pos_ + 1 + static_cast<int32_t>(j);
+    if (step_pos_ + kept[j] != to) cache_.CopyPosition(seq_, step_pos_ + kept[j], to);
+  }
   if (verified) cache_.Truncate(seq_, step_pos_ + accepted + 1);
 }
 

@@ -83,11 +83,12 @@ struct GenerationRequest {
   std::vector<std::string> warnings;
 
   // Extension field "speculative": {"enabled": bool, "draft_max": int, "ngram": bool,
-  // "suffix": bool}.
+  // "suffix": bool, "tree": int}.
   std::optional<bool> spec_enabled;
   std::optional<int> spec_draft_max;
   std::optional<bool> spec_ngram;
   std::optional<bool> spec_suffix;
+  std::optional<int> spec_tree;
 };
 
 }  // namespace tandem::server

@@ -150,6 +150,12 @@ std::string PrometheusText(const std::map<int, int64_t>& responses, const Engine
         "Draft tokens forced by a grammar (drafted without a drafter step).", double(s.forced));
   w.One("spec_forced_accepted_tokens_total", "counter", "Grammar-forced draft tokens accepted.",
         double(s.forced_accepted));
+  w.One("spec_tree_rounds_total", "counter", "Rounds that verified a draft tree.",
+        double(s.tree_rounds));
+  w.One("spec_tree_branch_tokens_total", "counter",
+        "Draft tokens of trees beside their trunk (the planned chain).", double(s.tree_branches));
+  w.One("spec_tree_branch_accepted_tokens_total", "counter", "Tree branch draft tokens accepted.",
+        double(s.tree_branches_accepted));
   w.One("spec_limited_logit_rows_total", "counter",
         "Target rows whose logits were computed only for the few tokens a grammar allowed.",
         double(s.limited_logit_rows));

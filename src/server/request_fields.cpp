@@ -11,6 +11,7 @@
 #include "sampling/logprobs.h"
 #include "sampling/sampling_params.h"
 #include "server/constraint_fields.h"
+#include "speculative/draft_tree.h"
 #include "speculative/spec_options.h"
 
 namespace tandem::server {
@@ -328,13 +329,20 @@ void ParseSpeculativeField(const Json& body, GenerationRequest& request) {
   const Json* spec = FindField(body, "speculative");
   if (spec == nullptr) return;
   ExpectType(*spec, "object", "speculative");
-  RejectUnknownFields(*spec, {"enabled", "draft_max", "ngram", "suffix"}, "speculative");
+  RejectUnknownFields(*spec, {"enabled", "draft_max", "ngram", "suffix", "tree"}, "speculative");
   request.spec_enabled = OptionalBool(*spec, "enabled", "speculative");
   if (auto n = OptionalInteger(*spec, "draft_max", 0, kMaxDraftTokens, "speculative")) {
     request.spec_draft_max = static_cast<int>(*n);
   }
   request.spec_ngram = OptionalBool(*spec, "ngram", "speculative");
   request.spec_suffix = OptionalBool(*spec, "suffix", "speculative");
+  if (auto n = OptionalInteger(*spec, "tree", 0, kMaxTreeWidth, "speculative")) {
+    if (*n == 1) {
+      Fail(ErrorKind::kInvalidArgument, "speculative.tree: 0 (chains) or a width in [2, " +
+                                            std::to_string(kMaxTreeWidth) + "], got 1");
+    }
+    request.spec_tree = static_cast<int>(*n);
+  }
 }
 
 }  // namespace tandem::server

@@ -98,6 +98,16 @@ GenerateParams BuildGenerateParams(const GenerationRequest& request, const Token
       p.spec.type = WithoutSuffix(p.spec.type);
     }
   }
+  if (request.spec_tree.has_value()) {
+    if (*request.spec_tree > 0 &&
+        (p.spec.type == SpecType::kNone || !DrafterEntryOf(p.spec.type).trees)) {
+      Fail(ErrorKind::kInvalidArgument,
+           "speculative.tree is set, but this request does not draft trees (start the server "
+           "with an MTP assistant, -md FILE, and --spec-type " +
+               DrafterNamesWhere(&DrafterEntry::trees) + ")");
+    }
+    p.spec.tree_width = *request.spec_tree;
+  }
   if (request.spec_ngram.has_value()) {
     if (*request.spec_ngram && !UsesNgram(p.spec.type)) {
       Fail(ErrorKind::kInvalidArgument,

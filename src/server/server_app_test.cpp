@@ -462,6 +462,32 @@ TEST_F(ServerAppTest, PerRequestSuffixSwitchAndTenant) {
   EXPECT_NE(unavailable.body.find("speculative.suffix"), std::string::npos);
 }
 
+TEST_F(ServerAppTest, PerRequestDraftTreeWidth) {
+  context_.limits.spec.type = SpecType::kChain;
+  context_.limits.spec.tree_width = 3;  // --draft-tree 3
+  Ready();
+  Script("abcdefgh");
+  Post("/v1/completions", R"({"prompt": "ab"})");
+  EXPECT_EQ(backend_.last_params().spec.tree_width, 3);
+  Post("/v1/completions", R"({"prompt": "ab", "speculative": {"tree": 0}})");
+  EXPECT_EQ(backend_.last_params().spec.tree_width, 0);
+  Post("/v1/completions", R"({"prompt": "ab", "speculative": {"tree": 4}})");
+  EXPECT_EQ(backend_.last_params().spec.tree_width, 4);
+  for (const char* body : {R"({"prompt": "ab", "speculative": {"tree": 1}})",
+                           R"({"prompt": "ab", "speculative": {"tree": 5}})",
+                           R"({"prompt": "ab", "speculative": {"tree": "wide"}})"}) {
+    const HttpResponse bad = Post("/v1/completions", body);
+    EXPECT_EQ(bad.status, 400) << body;
+    EXPECT_NE(bad.body.find("speculative.tree"), std::string::npos) << bad.body;
+  }
+  context_.limits.spec.type = SpecType::kNgram;  // no assistant drafts: a tree cannot grow
+  Ready();
+  const HttpResponse unavailable =
+      Post("/v1/completions", R"({"prompt": "ab", "speculative": {"tree": 2}})");
+  EXPECT_EQ(unavailable.status, 400);
+  EXPECT_NE(unavailable.body.find("does not draft trees"), std::string::npos) << unavailable.body;
+}
+
 TEST_F(ServerAppTest, TokenizeDetokenizeCountTokensAndMetrics) {
   Ready();
   const Json t = BodyJson(Post("/tokenize", R"({"content": "hello there"})"));

@@ -54,6 +54,11 @@ void ChainDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache& target_ca
     DraftResult& out = job.result;
     out.tokens.insert(out.tokens.end(), ext.result.tokens.begin(), ext.result.tokens.end());
     for (std::vector<float>& q : ext.result.q) out.q.push_back(std::move(q));
+    if (ext.result.is_tree()) {  // a model-alone round (no lookup tokens) may draft a tree
+      out.tree_parent = std::move(ext.result.tree_parent);
+      out.tree_p = std::move(ext.result.tree_p);
+      out.trunk = ext.result.trunk;
+    }
   }
   for (DraftJob& job : jobs) {
     ApplyDraftMin(job.request, job.result);
@@ -81,6 +86,7 @@ constinit const DrafterEntry kChainDrafterEntry = {
     .auto_pick = true,
     .lookup = true,
     .without_lookup = SpecType::kMtp,
+    .trees = true,
     .warm_up = true,
     .make = MakeChainDrafter,
 };

@@ -1,6 +1,7 @@
 #include "speculative/draft_length_controller.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace tandem {
 namespace {
@@ -158,6 +159,20 @@ double DraftLengthController::RowCostShare(int rows) const {
   return std::max(kMinRowCost, (VerifyMs(rows) - VerifyMs(rows - 1)) / plain);
 }
 
+double DraftLengthController::RowPriceTokens(int n, int rows) const {
+  const double round = EstimatedRoundMs(n);
+  // Without plain steps (a fixed draft length never takes one) the plain step is inferred from
+  // the round's verify time by the static row cost; before any time, the static model prices
+  // the row (a plain step 1, a draft step DraftStepMs's default share of it).
+  double plain = PlainMs();
+  if (!(plain > 0)) plain = MonotoneVerifyMs(n + 1) / (1.0 + kStaticRowCost * n);
+  if (!(plain > 0) || !(round > 0)) {
+    return kStaticRowCost * ExpectedTokens(n) /
+           (1.0 + n * (kStaticRowCost + kDefaultDraftStepShare));
+  }
+  return RowCostShare(rows) * plain * ExpectedTokens(n) / round;
+}
+
 double DraftLengthController::EstimatedVerifyMs(int rows) const {
   if (Confirmed(rows)) return MeasuredMs(rows);
   // One measurement may be a stall that would rule its length (and, as verify times never
@@ -213,7 +228,7 @@ double DraftLengthController::ProbeExcessMs() const {
 
 double DraftLengthController::DraftStepMs() const {
   if (free_drafts_) return 0.0;
-  return draft_step_ms_ > 0 ? draft_step_ms_ : 0.1 * VerifyMs(1);
+  return draft_step_ms_ > 0 ? draft_step_ms_ : kDefaultDraftStepShare * VerifyMs(1);
 }
 
 double DraftLengthController::EstimatedRoundMs(int n) const {

@@ -30,6 +30,8 @@ class DraftLengthController {
   static constexpr double kMinRowCost = 0.03;
   // Each extra verified row's share of a plain step under UseStaticCosts.
   static constexpr double kStaticRowCost = 0.05;
+  // A draft step's share of a plain step before one was measured.
+  static constexpr double kDefaultDraftStepShare = 0.1;
 
   // adaptive = false: always draft `draft_max` (capped per round).
   DraftLengthController(int draft_max, bool adaptive);
@@ -91,6 +93,10 @@ class DraftLengthController {
   // What the `rows`-th verified row adds to a forward, as a share of a one-row forward (by the
   // estimates; kMinRowCost before the plain step was measured).
   double RowCostShare(int rows) const;
+  // The expected tokens the `rows`-th verified row must bring to pay for itself in a round
+  // drafting n: its cost (RowCostShare of the plain step) at the round's estimated tokens per
+  // unit time. Infinite before the plain step was measured. Prices a draft tree's branches.
+  double RowPriceTokens(int n, int rows) const;
   int draft_max() const { return draft_max_; }
   // Rounds that drafted although the estimates said plain decoding pays more (probes), and
   // plain steps taken while drafting paid, to re-measure the plain step's cost.

@@ -154,6 +154,20 @@ void DraftPlanner::Fill(int n, DraftRequest& request) const {
       std::span<const int32_t>(sources_[plan_source_].proposal).first(std::min(plan_lookup_, n));
 }
 
+TreePlan DraftPlanner::MakeTreePlan(int n, int width, int max_extra, double calibration) const {
+  TreePlan plan;
+  plan.width = width;
+  plan.max_extra = max_extra;
+  plan.calibration = calibration;
+  double reach = 1.0;
+  for (int i = 0; i < n; ++i) {
+    reach *= model_.ConditionalAcceptance(i);
+    plan.trunk_reach.push_back(reach);
+  }
+  for (int e = 0; e < max_extra; ++e) plan.row_price.push_back(model_.RowPriceTokens(n, n + 2 + e));
+  return plan;
+}
+
 int64_t DraftPlanner::probes() const {
   int64_t n = model_.probes() + tail_probe_.probes();
   for (const FreeSource& s : sources_) n += s.ctrl.probes();

@@ -87,6 +87,12 @@ class DraftPlanner {
   // (DraftRequest::lookup; they point into this planner until the next Choose), then the model
   // up to n in total.
   void Fill(int n, DraftRequest& request) const;
+  // Whether this round's drafts are the model's alone (no free proposal): a tree may grow then.
+  bool ModelAlone() const { return model_on_ && plan_lookup_ == 0; }
+  // The tree plan of a round whose trunk is the model's n drafts (docs/mtp.md § Draft trees):
+  // the trunk's reach from the model's acceptance by position, each of up to `max_extra`
+  // branch rows priced by the model's verify-cost curve at the round's rate.
+  TreePlan MakeTreePlan(int n, int width, int max_extra, double calibration) const;
   // The source of this round's free drafts (Fill's DraftRequest::lookup).
   Source planned_source() const { return plan_source_; }
   // Whether suffix drafting serves the request (its text is then learned when it ends).

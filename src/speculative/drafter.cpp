@@ -78,9 +78,11 @@ bool ChooseDraftToken(const float* logits, int n_vocab, const DraftRequest& requ
 }
 
 void ApplyDraftMin(const DraftRequest& request, DraftResult& result) {
-  if (static_cast<int>(result.tokens.size()) < request.n_min) {
-    result.tokens.clear();
-    result.q.clear();
+  const int n = result.is_tree() ? result.trunk : static_cast<int>(result.tokens.size());
+  if (n < request.n_min) {
+    const int steps = result.steps;  // still spent
+    result.Clear();
+    result.steps = steps;
   }
 }
 

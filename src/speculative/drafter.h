@@ -26,6 +26,8 @@
 #include <string_view>
 #include <vector>
 
+#include "speculative/draft_tree.h"
+
 namespace tandem {
 
 class DraftConstraint;
@@ -57,6 +59,11 @@ struct DraftRequest {
   // run for free; a shorter one is drafted through (each forced token still costs a step, whose
   // hidden the next step needs) and the draft goes on after it. -1: never end at a run.
   int forced_run_max = -1;
+  // On (TreePlan::on): a drafter that drafts trees (the MTP assistant) may draft one, n_max its
+  // trunk, at most tree.max_extra branches beside it, each token its top choice at its node (a
+  // point mass: sampled requests too); others draft the chain. Never with a constraint or a
+  // lookup proposal.
+  TreePlan tree;
 };
 
 struct DraftResult {
@@ -64,11 +71,21 @@ struct DraftResult {
   std::vector<std::vector<float>> q;  // per draft token: the distribution it was sampled from
   int steps = 0;                      // drafter forward steps run (cost accounting)
   int n_lookup = 0;  // the leading tokens that came from prompt lookup (their q is empty)
+  // A draft tree (docs/mtp.md § Draft trees), else empty: per token its parent (an earlier
+  // token's index, -1: the committed token) and the drafter's probability of it; the first
+  // `trunk` tokens are the chain the round planned, each the parent of the next.
+  std::vector<int32_t> tree_parent;
+  std::vector<float> tree_p;
+  int trunk = 0;
+  bool is_tree() const { return !tree_parent.empty(); }
   void Clear() {
     tokens.clear();
     q.clear();
     steps = 0;
     n_lookup = 0;
+    tree_parent.clear();
+    tree_p.clear();
+    trunk = 0;
   }
 };
 

@@ -70,6 +70,10 @@ struct DrafterEntry {
   // What a request that turns suffix drafting off gets instead (for a `suffix` entry).
   SpecType without_suffix = SpecType::kNone;
 
+  // It drafts trees where the request allows them (DraftRequest::tree, --draft-tree and the
+  // request field; docs/mtp.md § Draft trees).
+  bool trees = false;
+
   // Warm-up: the engine runs a few fixed-length rounds with it before the first request (its
   // model's weights paged in, its scratch grown), unless `warmed_by`'s drafter is loaded too
   // and warms the same model.

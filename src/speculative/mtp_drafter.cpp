@@ -41,6 +41,16 @@ void MtpDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache& target_cach
     live[j].drafting = r.n_max > 0;
   }
 
+  std::vector<size_t> trees;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const DraftRequest& r = jobs[j].request;
+    if (r.tree.on() && r.constraint == nullptr && r.lookup.empty() && r.n_max > 0) {
+      trees.push_back(j);
+      live[j].drafting = false;
+    }
+  }
+  if (!trees.empty()) DraftTrees(jobs, trees, target_cache);
+
   const int D = assistant_.config().n_embd;
   std::vector<int32_t> allowed;
   std::vector<float> values, fallback;
@@ -116,6 +126,69 @@ void MtpDrafter::DraftBatch(std::span<DraftJob> jobs, const KvCache& target_cach
   for (DraftJob& job : jobs) ApplyDraftMin(job.request, job.result);
 }
 
+void MtpDrafter::DraftTrees(std::span<DraftJob> jobs, const std::vector<size_t>& which,
+                            const KvCache& target_cache) {
+  struct LiveTree {
+    size_t job;
+    TreeBuilder builder;
+    // [node + 1]: the hidden the step expanding `node` gave (the root's at 0), which its
+    // children's rows take.
+    std::vector<std::vector<float>> produced;
+  };
+  std::vector<LiveTree> trees;
+  for (size_t j : which) {
+    trees.push_back(LiveTree{j, TreeBuilder(jobs[j].request.tree, jobs[j].request.n_max), {}});
+  }
+  const int B = assistant_.n_embd_out();
+  std::vector<DraftRow> rows;
+  std::vector<std::vector<TreeCandidate>> candidates;
+  for (;;) {
+    rows.clear();
+    for (const LiveTree& t : trees) {
+      const DraftRequest& r = jobs[t.job].request;
+      for (const TreeBuilder::Expand& e : t.builder.Frontier()) {
+        const float* hidden =
+            e.node < 0 ? r.hidden : t.produced.at(t.builder.Parent(e.node) + 1).data();
+        rows.push_back(DraftRow{e.node < 0 ? r.last : e.token, r.pos, r.seq, hidden});
+      }
+    }
+    if (rows.empty()) break;
+    const auto t0 = SteadyClock::now();
+    try {
+      assistant_.Step(rows, target_cache, step_, pool_);
+    } catch (const std::exception& e) {
+      for (LiveTree& t : trees) jobs[t.job].error = e.what();
+      return;
+    }
+    int row = 0;
+    for (LiveTree& t : trees) {
+      const DraftRequest& r = jobs[t.job].request;
+      const auto& frontier = t.builder.Frontier();
+      if (frontier.empty()) continue;
+      candidates.clear();
+      for (const TreeBuilder::Expand& e : frontier) {
+        candidates.push_back(TopCandidates(step_.Logits(row), step_.n_vocab, r.tree.width));
+        const size_t slot = static_cast<size_t>(e.node + 1);
+        if (t.produced.size() <= slot) t.produced.resize(slot + 1);
+        t.produced[slot].assign(step_.Hidden(row), step_.Hidden(row) + B);
+        ++row;
+      }
+      // The drafter's stop rule on the trunk's tip (the first row while the trunk grows).
+      const bool goes_on = !candidates[0].empty() && !(r.p_min > 0 && candidates[0][0].p < r.p_min);
+      ++jobs[t.job].result.steps;
+      t.builder.AddStep(candidates, goes_on);
+    }
+    const double ms = MsSince(t0);
+    for (const LiveTree& t : trees) jobs[t.job].ms += ms;
+  }
+  for (const LiveTree& t : trees) {
+    DraftResult& result = jobs[t.job].result;
+    t.builder.Finish(result);
+    // Every token is its node's top choice: a point mass, sampled requests too.
+    if (jobs[t.job].request.sampler != nullptr) result.q.assign(result.tokens.size(), {});
+  }
+}
+
 namespace {
 
 std::unique_ptr<Drafter> MakeMtpDrafter(const DrafterSources& sources, const DrafterSet&) {
@@ -129,6 +202,7 @@ std::unique_ptr<Drafter> MakeMtpDrafter(const DrafterSources& sources, const Dra
 constinit const DrafterEntry kMtpDrafterEntry = {
     .name = "mtp",
     .model = DrafterModel::kAssistant,
+    .trees = true,
     .warm_up = true,
     .warmed_by = SpecType::kChain,
     .make = MakeMtpDrafter,

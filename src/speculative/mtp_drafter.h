@@ -2,7 +2,8 @@
 // assistant's own next hidden back in, at a constant query position (docs/mtp.md § Drafting).
 // A batch runs ONE assistant Step per draft step holding a row for every job still drafting, so
 // sequences drafting together pay for their longest draft, not the sum; rows are independent,
-// so each job gets exactly the drafts it would get alone.
+// so each job gets exactly the drafts it would get alone. Where the request plans a tree
+// (DraftRequest::tree), the step holds a row for each node it branches from.
 #pragma once
 
 #include "model/gemma4/assistant.h"
@@ -27,6 +28,11 @@ class MtpDrafter : public Drafter {
   static constexpr int kRescoreMax = 512;
 
  private:
+  // The jobs `which` whose request plans a tree (DraftRequest::tree), drafted together: each
+  // step expands every job's frontier (TreeBuilder) in one assistant Step.
+  void DraftTrees(std::span<DraftJob> jobs, const std::vector<size_t>& which,
+                  const KvCache& target_cache);
+
   const Gemma4Assistant& assistant_;
   ThreadPool& pool_;
   DraftOutput step_, single_;

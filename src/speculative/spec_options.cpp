@@ -3,6 +3,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "speculative/draft_tree.h"
 
 namespace tandem {
 
@@ -25,6 +26,11 @@ void ValidateSpecOptions(const SpecOptions& spec) {
   }
   if (!(spec.draft_p_min >= 0.0f && spec.draft_p_min <= 1.0f)) {
     Fail(ErrorKind::kInvalidArgument, "draft-p-min must be in [0, 1]");
+  }
+  if (spec.tree_width != 0 && (spec.tree_width < 2 || spec.tree_width > kMaxTreeWidth)) {
+    Fail(ErrorKind::kInvalidArgument, "draft-tree must be 0 (chains) or in [2, " +
+                                          std::to_string(kMaxTreeWidth) + "] (got " +
+                                          std::to_string(spec.tree_width) + ")");
   }
 }
 

@@ -40,6 +40,9 @@ struct SpecOptions {
   // context, and suffix keeps it from drafting from (and adding to) earlier requests' text.
   bool ngram = true;
   bool suffix = true;
+  // Draft trees (docs/mtp.md § Draft trees): 0 drafts chains; 2..kMaxTreeWidth lets the MTP
+  // assistant branch to that many tokens where it is unsure (--draft-tree).
+  int tree_width = 0;
 
   bool operator==(const SpecOptions&) const = default;
 };
@@ -60,9 +63,9 @@ SpecType WithoutSuffix(SpecType type);
 // them), unless 1 <= min <= max <= kMaxNgramLength.
 void ValidateNgramLengths(int min, int max, std::string_view what);
 
-// Throws Error(kInvalidArgument) unless 0 <= draft_min <= draft_max <= kMaxDraftTokens and
-// draft_p_min is in [0, 1], and, when `spec.type` drafts by prompt lookup, its n-gram lengths
-// pass ValidateNgramLengths.
+// Throws Error(kInvalidArgument) unless 0 <= draft_min <= draft_max <= kMaxDraftTokens,
+// draft_p_min is in [0, 1], tree_width is 0 or in [2, kMaxTreeWidth], and, when `spec.type` drafts
+// by prompt lookup, its n-gram lengths pass ValidateNgramLengths.
 void ValidateSpecOptions(const SpecOptions& spec);
 
 }  // namespace tandem

@@ -121,6 +121,9 @@ void SpeculationStats::Add(const SpeculationStats& o) {
   forced += o.forced;
   forced_accepted += o.forced_accepted;
   limited_logit_rows += o.limited_logit_rows;
+  tree_rounds += o.tree_rounds;
+  tree_branches += o.tree_branches;
+  tree_branches_accepted += o.tree_branches_accepted;
   guessed += o.guessed;
   guessed_accepted += o.guessed_accepted;
   generated += o.generated;
@@ -154,6 +157,9 @@ nlohmann::json SpeculationStats::ToJson() const {
       {"forced_accepted", forced_accepted},
       {"guessed", guessed},
       {"guessed_accepted", guessed_accepted},
+      {"tree_rounds", tree_rounds},
+      {"tree_branches", tree_branches},
+      {"tree_branches_accepted", tree_branches_accepted},
       {"forced_acceptance_rate", ForcedAcceptanceRate()},
       {"acceptance_rate", AcceptanceRate()},
       {"acceptance_by_position", AcceptanceByPosition()},

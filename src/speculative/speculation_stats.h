@@ -26,37 +26,40 @@ struct SourceStats {
 };
 
 struct SpeculationStats {
-  int64_t rounds = 0;                // verification rounds (target forwards with drafts)
-  int64_t plain_steps = 0;           // target forwards without drafts
-  int64_t drafted = 0;               // draft tokens proposed
-  int64_t accepted = 0;              // draft tokens accepted
-  int64_t forced = 0;                // draft tokens forced by a grammar (no drafter step; not
-                                     // counted in drafted/accepted)
-  int64_t forced_accepted = 0;       // ... of which accepted
-  int64_t guessed = 0;               // draft tokens guessed from the request's layout habits
-                                     // where the grammar left a choice (LayoutGuesses; no
-                                     // drafter step; not counted in drafted/accepted/forced)
-  int64_t guessed_accepted = 0;      // ... of which accepted
-  int64_t generated = 0;             // tokens emitted after the prompt
-  int64_t repetition_accepted = 0;   // accepted tokens that fell inside a detected repetition loop
-  int64_t probes = 0;                // rounds drafted only to look for acceptance (controller)
-  int64_t remeasures = 0;            // plain steps taken while drafting paid, to re-time them
-  int64_t continued = 0;             // requests that started from the estimates of their slot's
-                                     // previous request (DraftPlanner::ContinueFrom)
-  int64_t limited_logit_rows = 0;    // target rows whose logits were computed only for the few
-                                     // tokens a grammar allowed there
-  std::vector<int64_t> drafted_at;   // [i]: rounds that drafted a token at draft position i
-  std::vector<int64_t> accepted_at;  // [i]: ... and had it accepted
-  double draft_ms = 0;               // time in the drafter
-  double verify_ms = 0;              // time in target forwards (verification and plain steps)
-  double plain_ms = 0;               // ... of which plain (single-row) steps
-  double plan_ms = 0;                // in the draft planner (lookup index, controllers): paid
-                                     // every step a drafter serves the request, drafting or not
-  double other_ms = 0;               // sampling, bookkeeping
-  SourceStats ngram;                 // drafts proposed by prompt lookup (the first of a round)
-  SourceStats suffix;                // drafts proposed by suffix drafting (earlier requests'
-                                     // text), in place of lookup's (the first of a round)
-  SourceStats model;                 // drafts of the model drafter (after any lookup drafts)
+  int64_t rounds = 0;               // verification rounds (target forwards with drafts)
+  int64_t plain_steps = 0;          // target forwards without drafts
+  int64_t drafted = 0;              // draft tokens proposed
+  int64_t accepted = 0;             // draft tokens accepted
+  int64_t forced = 0;               // draft tokens forced by a grammar (no drafter step; not
+                                    // counted in drafted/accepted)
+  int64_t forced_accepted = 0;      // ... of which accepted
+  int64_t guessed = 0;              // draft tokens guessed from the request's layout habits
+                                    // where the grammar left a choice (LayoutGuesses; no
+                                    // drafter step; not counted in drafted/accepted/forced)
+  int64_t guessed_accepted = 0;     // ... of which accepted
+  int64_t generated = 0;            // tokens emitted after the prompt
+  int64_t repetition_accepted = 0;  // accepted tokens that fell inside a detected repetition loop
+  int64_t probes = 0;               // rounds drafted only to look for acceptance (controller)
+  int64_t remeasures = 0;           // plain steps taken while drafting paid, to re-time them
+  int64_t continued = 0;            // requests that started from the estimates of their slot's
+                                    // previous request (DraftPlanner::ContinueFrom)
+  int64_t limited_logit_rows = 0;   // target rows whose logits were computed only for the few
+                                    // tokens a grammar allowed there
+  int64_t tree_rounds = 0;          // rounds that verified a draft tree (docs/mtp.md)
+  int64_t tree_branches = 0;        // ... their drafts beside the trunk (in `drafted`)
+  int64_t tree_branches_accepted = 0;  // ... of which accepted (in `accepted`)
+  std::vector<int64_t> drafted_at;     // [i]: rounds that drafted a token at draft position i
+  std::vector<int64_t> accepted_at;    // [i]: ... and had it accepted
+  double draft_ms = 0;                 // time in the drafter
+  double verify_ms = 0;                // time in target forwards (verification and plain steps)
+  double plain_ms = 0;                 // ... of which plain (single-row) steps
+  double plan_ms = 0;                  // in the draft planner (lookup index, controllers): paid
+                                       // every step a drafter serves the request, drafting or not
+  double other_ms = 0;                 // sampling, bookkeeping
+  SourceStats ngram;                   // drafts proposed by prompt lookup (the first of a round)
+  SourceStats suffix;                  // drafts proposed by suffix drafting (earlier requests'
+                                       // text), in place of lookup's (the first of a round)
+  SourceStats model;                   // drafts of the model drafter (after any lookup drafts)
   SourceStats grammar;  // the grammar's drafts (forced and guessed, after the drafters'), counted
                         // when verification reached them, like `model`; `forced` and `guessed`
                         // count them all

@@ -43,6 +43,9 @@ bool SpeculativeRound::Start(Drafter* drafter, RoundParams params, const Grammar
   const bool continued = earlier_alike && greedy_ && params_.synthetic_acceptance.empty() &&
                          planner_.ContinueFrom(earlier);
   residual_.resize(n_vocab);
+  // A sampled request's tree shapes depend only on its seed and text (the reproducibility
+  // above): it starts from the prior, as it does from the planner's.
+  if (!continued) tree_calibration_ = TreeCalibration();
   ClearDrafts();
   forced_runs_ = ForcedRunPolicy();
   grammar_ = grammar.active() ? std::make_unique<SlotGrammar>(grammar, n_vocab) : nullptr;
@@ -58,6 +61,7 @@ void SpeculativeRound::End() {
 void SpeculativeRound::ClearDrafts() {
   drafts_.Clear();
   planned_ = 0;
+  tree_extra_ = 0;
   forced_drafts_ = 0;
   forced_guessed_.clear();
 }
@@ -71,7 +75,8 @@ int SpeculativeRound::DraftCap(int64_t room) const {
 }
 
 int SpeculativeRound::PlanRound(int64_t room, int budget, int n_generating,
-                                const std::vector<int32_t>& history, SpeculationStats& stats) {
+                                const std::vector<int32_t>& history, SpeculationStats& stats,
+                                int64_t row_room) {
   ClearDrafts();
   const int cap = DraftCap(room);
   int n_draft = 0;
@@ -102,7 +107,20 @@ int SpeculativeRound::PlanRound(int64_t room, int budget, int n_generating,
     n_draft = budget - 1;
   }
   planned_ = n_draft;
-  return n_draft;
+  // A tree's branches take rows beside the planned chain: reserved here, so that the step's
+  // budget holds them (the drafter returns what it did not use).
+  if (TreesAllowed() && n_draft > 0 && forced_drafts_ == 0 && planner_.ModelAlone()) {
+    tree_extra_ = static_cast<int>(
+        std::max<int64_t>(0, std::min<int64_t>({kMaxTreeBranches, budget - 1 - n_draft,
+                                                (row_room < 0 ? room : row_room) - n_draft})));
+  }
+  return n_draft + tree_extra_;
+}
+
+bool SpeculativeRound::TreesAllowed() const {
+  return params_.spec.tree_width >= 2 && drafter_ != nullptr &&
+         DrafterEntryOf(params_.spec.type).trees && !grammar_ &&
+         params_.synthetic_acceptance.empty();
 }
 
 DraftRequest SpeculativeRound::MakeDraftRequest(const CommittedState& state, Sampler* sampler) {
@@ -117,6 +135,10 @@ DraftRequest SpeculativeRound::MakeDraftRequest(const CommittedState& state, Sam
   request.p_min = params_.spec.draft_p_min;
   request.sampler = greedy_ ? nullptr : sampler;
   request.rng = &draft_rng_;
+  if (tree_extra_ > 0) {
+    request.tree = planner_.MakeTreePlan(planned_, params_.spec.tree_width, tree_extra_,
+                                         tree_calibration_.Factor());
+  }
   if (grammar_) {
     grammar_->BeginDraft();
     request.constraint = grammar_.get();
@@ -209,6 +231,20 @@ bool SpeculativeRound::ForcedWithoutLogits(int i) const {
 int SpeculativeRound::AddRows(ForwardBatch& batch, const CommittedState& state,
                               SpeculationStats& stats) {
   const int k = static_cast<int>(drafts_.tokens.size());
+  if (drafts_.is_tree()) {  // no grammar: every row has logits
+    row_logits_.resize(k + 1);
+    const int root = batch.size();
+    batch.Add(state.last, state.pos, state.seq, true);
+    for (int i = 0; i < k; ++i) {
+      row_logits_[i] = i;
+      batch.Add(drafts_.tokens[i], state.pos + 1 + i, state.seq, true);
+      batch.SetTreeParent(root + 1 + drafts_.tree_parent[i]);
+    }
+    row_logits_[k] = k;
+    ++stats.tree_rounds;
+    stats.tree_branches += k - drafts_.trunk;
+    return k + 1;
+  }
   // Row r's logits verify draft r (the last row's choose the next token).
   row_logits_.assign(k + 1, -1);
   int n_logits = 0;
@@ -242,6 +278,12 @@ int SpeculativeRound::OnRows(const ForwardOutput& out, int logit0, double forwar
   }
   stats.probes = planner_.probes();  // this round's plan included
   stats.remeasures = planner_.remeasures();
+  kept_rows_.clear();
+  // A sampled request that may draft trees verifies its chains by the tree's rule too: its
+  // output then never depends on the shape the step's budget allowed (docs/mtp.md).
+  if (drafts_.is_tree() || (k > 0 && TreesAllowed() && !greedy_)) {
+    return OnTreeRows(out, logit0, history, sampler, rng, probs, stats, emit);
+  }
   if (k == 0) {
     ++stats.plain_steps;
     stats.plain_ms += forward_ms;
@@ -266,6 +308,7 @@ int SpeculativeRound::OnRows(const ForwardOutput& out, int logit0, double forwar
       // point-mass rule makes (so sampled output is the same as with the logits).
       if (!greedy_) rng.Uniform();
       ++accepted;
+      kept_rows_.push_back(i + 1);
       if (InRepetitionLoop(history)) ++stats.repetition_accepted;
       going = emit(drafts_.tokens[i], nullptr);
       continue;
@@ -292,6 +335,7 @@ int SpeculativeRound::OnRows(const ForwardOutput& out, int logit0, double forwar
     }
     if (match) {
       ++accepted;
+      kept_rows_.push_back(i + 1);
       if (InRepetitionLoop(history)) ++stats.repetition_accepted;
     }
     going = emit(token, raw);
@@ -313,6 +357,61 @@ int SpeculativeRound::OnRows(const ForwardOutput& out, int logit0, double forwar
   } else {
     ++stats.rounds;
   }
+  ClearDrafts();
+  return accepted;
+}
+
+int SpeculativeRound::OnTreeRows(const ForwardOutput& out, int logit0,
+                                 const std::vector<int32_t>& history, Sampler& sampler, Rng& rng,
+                                 std::vector<float>& probs, SpeculationStats& stats,
+                                 const std::function<bool(int32_t, const float*)>& emit) {
+  // From the root: the target's token at the node (its argmax, or one draw from its
+  // distribution), then the child that carries it, if any. Every candidate is a point mass (its
+  // node's top choice), for which following the child that equals the target's own draw is the
+  // lossless multi-candidate rule: the emitted tokens are the target's.
+  const int k = static_cast<int>(drafts_.tokens.size());
+  // A chain is the tree whose every draft is the parent of the next, all of it trunk.
+  const bool tree = drafts_.is_tree();
+  const int trunk = tree ? drafts_.trunk : k;
+  auto parent_of = [&](int i) { return tree ? drafts_.tree_parent[i] : i - 1; };
+  int node = -1, accepted = 0, trunk_accepted = 0;
+  std::vector<bool> tested(k, false), taken(k, false);
+  for (;;) {
+    const float* raw = out.Logits(logit0 + row_logits_[node + 1]);
+    const int32_t token = sampler.Sample(raw, n_vocab_, history, rng, probs);
+    int child = -1;
+    for (int i = 0; i < k; ++i) {
+      if (parent_of(i) != node) continue;
+      tested[i] = true;
+      if (child < 0 && drafts_.tokens[i] == token) child = i;
+    }
+    if (child >= 0) {
+      ++accepted;
+      taken[child] = true;
+      if (child < trunk && trunk_accepted == child) ++trunk_accepted;
+      kept_rows_.push_back(child + 1);
+      if (InRepetitionLoop(history)) ++stats.repetition_accepted;
+    }
+    const bool going = emit(token, raw);
+    if (child < 0 || !going) break;
+    node = child;
+  }
+  for (int i = trunk; i < k; ++i) {
+    if (!tested[i]) continue;
+    tree_calibration_.Record(drafts_.tree_p[i], taken[i]);
+    if (taken[i]) ++stats.tree_branches_accepted;
+  }
+  // The planner and the per-source statistics see the trunk as the round's chain; the
+  // branches' share is in tree_branches(_accepted) and the round's totals.
+  const int branch_accepted = accepted - trunk_accepted;
+  forced_runs_.RecordRound(std::min(trunk_accepted + 1, trunk), trunk_accepted);
+  stats.RecordRound(trunk, trunk_accepted, drafts_.n_lookup,
+                    planner_.planned_source() == DraftPlanner::kSuffix);
+  stats.drafted += k - trunk;
+  stats.accepted += branch_accepted;
+  const auto t0 = SteadyClock::now();
+  planner_.RecordRound(drafts_.n_lookup, trunk, trunk_accepted, history);
+  stats.plan_ms += MsSince(t0);
   ClearDrafts();
   return accepted;
 }

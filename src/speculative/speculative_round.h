@@ -71,8 +71,11 @@ class SpeculativeRound {
   // draft length whose drafts do not fit: its random draws depend on the length).
   // `n_generating`: the slots generating in this step (a greedy request's probes are paced by
   // it). The planning time is counted in stats.plan_ms.
+  // `row_room` (-1: room): the most rows after the committed one the cache can take, which a
+  // draft tree's branches may fill beyond `room` (they emit no more tokens than its trunk).
+  // The reserved rows (the drafts and a tree's branches) are returned.
   int PlanRound(int64_t room, int budget, int n_generating, const std::vector<int32_t>& history,
-                SpeculationStats& stats);
+                SpeculationStats& stats, int64_t row_room = -1);
   // Whether the planned drafts are the drafter's to make (MakeDraftRequest, then SetDrafts).
   bool NeedsDrafter() const { return planned_ > 0 && forced_drafts_ == 0; }
   // The draft request for the planned drafts. With a grammar the drafter follows it and
@@ -97,6 +100,10 @@ class SpeculativeRound {
              const std::function<bool(int32_t token, const float* raw_logits)>& emit);
   // The number of drafts of this round (0 after OnRows).
   int drafted() const { return static_cast<int>(drafts_.tokens.size()); }
+  // After OnRows: the step rows (relative to the slot's first, the committed token's) of the
+  // accepted drafts in order. A chain's are 1..accepted; a tree's follow its accepted path, and
+  // the slot moves their K/V to the positions after the committed token (KvCache::CopyPosition).
+  const std::vector<int>& kept_rows() const { return kept_rows_; }
 
   // The target's logits at a committed position, masked by the grammar (if any).
   const float* Constrained(const float* logits);
@@ -127,6 +134,12 @@ class SpeculativeRound {
   // gather to pay (counted in limited_logit_rows), else empty (every token).
   std::vector<int32_t> LimitedLogitTokens(SpeculationStats& stats);
   void ClearDrafts();
+  // Whether the request may draft trees: a width, a drafter, no grammar, no benchmark rates.
+  bool TreesAllowed() const;
+  // OnRows for a tree's rows (docs/mtp.md § Draft trees).
+  int OnTreeRows(const ForwardOutput& out, int logit0, const std::vector<int32_t>& history,
+                 Sampler& sampler, Rng& rng, std::vector<float>& probs, SpeculationStats& stats,
+                 const std::function<bool(int32_t, const float*)>& emit);
 
   RoundParams params_;
   bool greedy_ = true;
@@ -143,6 +156,9 @@ class SpeculativeRound {
   std::vector<bool> forced_guessed_;      // ... [i]: the i-th of those is a layout guess
   std::vector<int> row_logits_;           // this round's rows: index among its logits, or -1
   std::vector<float> residual_;           // [n_vocab] scratch
+  int tree_extra_ = 0;                    // this round's rows reserved for tree branches
+  TreeCalibration tree_calibration_;      // the branches' acceptance against their drafter p
+  std::vector<int> kept_rows_;            // kept_rows()
 };
 
 }  // namespace tandem

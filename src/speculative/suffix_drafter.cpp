@@ -53,6 +53,7 @@ constinit const DrafterEntry kSuffixChainDrafterEntry = {
     .without_lookup = SpecType::kSuffixChain,
     .suffix = true,
     .without_suffix = SpecType::kChain,
+    .trees = true,
     .warm_up = true,
     .warmed_by = SpecType::kChain,
     .make = MakeSuffixChainDrafter,
