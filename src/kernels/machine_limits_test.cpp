@@ -11,8 +11,8 @@
 #include <random>
 #include <vector>
 
-#include "kernels/isa.h"
 #include "base/huge_page_allocator.h"
+#include "kernels/isa.h"
 #include "kernels/kernel_test_util.h"
 
 namespace tandem::kernels {

@@ -61,8 +61,8 @@ struct DraftRequest {
   int forced_run_max = -1;
   // On (TreePlan::on): a drafter that drafts trees (the MTP assistant) may draft one, n_max its
   // trunk, at most tree.max_extra branches beside it, each token its top choice at its node (a
-  // point mass: sampled requests too); others draft the chain. Never with a constraint or a
-  // lookup proposal.
+  // point mass; such requests have no sampler); others draft the chain. Never with a
+  // constraint or a lookup proposal.
   TreePlan tree;
 };
 

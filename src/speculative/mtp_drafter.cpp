@@ -181,12 +181,8 @@ void MtpDrafter::DraftTrees(std::span<DraftJob> jobs, const std::vector<size_t>&
     const double ms = MsSince(t0);
     for (const LiveTree& t : trees) jobs[t.job].ms += ms;
   }
-  for (const LiveTree& t : trees) {
-    DraftResult& result = jobs[t.job].result;
-    t.builder.Finish(result);
-    // Every token is its node's top choice: a point mass, sampled requests too.
-    if (jobs[t.job].request.sampler != nullptr) result.q.assign(result.tokens.size(), {});
-  }
+  // Every token is its node's top choice: a point mass (DraftRequest::tree).
+  for (const LiveTree& t : trees) t.builder.Finish(jobs[t.job].result);
 }
 
 namespace {

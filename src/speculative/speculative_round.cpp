@@ -133,7 +133,9 @@ DraftRequest SpeculativeRound::MakeDraftRequest(const CommittedState& state, Sam
   planner_.Fill(planned_, request);
   request.n_min = params_.spec.draft_min;
   request.p_min = params_.spec.draft_p_min;
-  request.sampler = greedy_ ? nullptr : sampler;
+  // A request that may draft trees verifies by following the target's own draws (OnTreeRows),
+  // for which the drafter's top choice is the likeliest draft: its drafts are not sampled.
+  request.sampler = greedy_ || TreesAllowed() ? nullptr : sampler;
   request.rng = &draft_rng_;
   if (tree_extra_ > 0) {
     request.tree = planner_.MakeTreePlan(planned_, params_.spec.tree_width, tree_extra_,
