@@ -2,28 +2,28 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
+#include <span>
 
+#include "sampling/sampling_stages.h"
 #include "speculative/drafter.h"
 
 namespace tandem {
 
-std::vector<TreeCandidate> TopCandidates(const float* logits, int n_vocab, int k) {
-  const int n_top = std::min(10, n_vocab);
-  std::vector<int32_t> ids(n_vocab);
-  std::iota(ids.begin(), ids.end(), 0);
-  std::partial_sort(ids.begin(), ids.begin() + n_top, ids.end(), [&](int32_t a, int32_t b) {
-    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-  });
+std::vector<TreeCandidate> TopCandidates(const float* logits, int n_vocab, int k, int among) {
+  // The sampler's one-pass k-heap: the `among` best in its order (larger logit, then lower id),
+  // -inf left out.
+  sampling::CandidateList top;
+  sampling::SelectTopK(std::span<const float>(logits, n_vocab), among, top);
+  std::sort(top.items.begin(), top.items.end(), sampling::Before);  // sorted unless among >= V
   std::vector<TreeCandidate> out;
-  const double best = logits[ids[0]];
-  if (std::isinf(best) && best < 0) return out;  // nothing allowed
+  if (top.items.empty()) return out;  // nothing allowed
+  const double best = top.items[0].logit;
   double sum = 0;
-  for (int i = 0; i < n_top; ++i) sum += std::exp(double(logits[ids[i]]) - best);
-  for (int i = 0; i < std::min(k, n_top); ++i) {
-    const double p = std::exp(double(logits[ids[i]]) - best) / sum;
+  for (const sampling::Candidate& c : top.items) sum += std::exp(double(c.logit) - best);
+  for (int i = 0; i < std::min<int>(k, top.items.size()); ++i) {
+    const double p = std::exp(double(top.items[i].logit) - best) / sum;
     if (p <= 0) break;
-    out.push_back(TreeCandidate{ids[i], static_cast<float>(p)});
+    out.push_back(TreeCandidate{top.items[i].id, static_cast<float>(p)});
   }
   return out;
 }

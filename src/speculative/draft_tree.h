@@ -47,8 +47,9 @@ struct TreeCandidate {
   float p = 0.0f;
 };
 // The k most probable tokens of `logits` (ties: the lower id first), their probabilities
-// among the top 10. The first is the argmax.
-std::vector<TreeCandidate> TopCandidates(const float* logits, int n_vocab, int k);
+// renormalised among the `among` most probable. The first is the argmax; none when every logit
+// is -inf.
+std::vector<TreeCandidate> TopCandidates(const float* logits, int n_vocab, int k, int among = 10);
 
 // One request's tree as it grows, step by step of its drafter.
 class TreeBuilder {

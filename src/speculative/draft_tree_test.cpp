@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "speculative/drafter.h"
@@ -28,6 +31,29 @@ TEST(DraftTree, TopCandidatesAreTheLikeliestWithTheirTopTenProbabilities) {
   EXPECT_NEAR(top[1].p, std::exp(1.0) / sum, 1e-6);
   std::vector<float> none(8, -std::numeric_limits<float>::infinity());
   EXPECT_TRUE(TopCandidates(none.data(), 8, 2).empty());
+}
+
+// The measure --draft-p-min compares against, against the naive reading of it: sort a copy,
+// renormalise the 10 largest in descending order.
+TEST(DraftTree, TopKProbabilityOfBestIsTheNaiveTopTenShare) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> dist(0.0f, 3.0f);
+  for (int n_vocab : {5, 10, 300}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<float> logits(n_vocab);
+      for (float& x : logits) x = dist(rng);
+      for (int i = 0; i < n_vocab; i += 3) logits[i] = -std::numeric_limits<float>::infinity();
+      std::vector<float> top = logits;
+      const int k = std::min(10, n_vocab);
+      std::partial_sort(top.begin(), top.begin() + k, top.end(), std::greater<float>());
+      double sum = 0;
+      for (int i = 0; i < k; ++i) sum += std::exp(double(top[i]) - double(top[0]));
+      EXPECT_EQ(TopKProbabilityOfBest(logits.data(), n_vocab), static_cast<float>(1.0 / sum))
+          << n_vocab << " tokens, trial " << trial;
+    }
+  }
+  std::vector<float> none(8, -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(TopKProbabilityOfBest(none.data(), 8), 0.0f);
 }
 
 TreePlan Plan(int width, int max_extra, double price) {

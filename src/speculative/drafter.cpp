@@ -1,10 +1,7 @@
 // What every drafter shares: the default batch path, and the choice of a draft token from logits.
 #include "speculative/drafter.h"
 
-#include <algorithm>
-#include <cmath>
 #include <exception>
-#include <functional>
 
 #include "base/error.h"
 #include "base/stopwatch.h"
@@ -87,13 +84,8 @@ void ApplyDraftMin(const DraftRequest& request, DraftResult& result) {
 }
 
 float TopKProbabilityOfBest(const float* logits, int n_vocab, int k) {
-  std::vector<float> top(logits, logits + n_vocab);
-  k = std::min(k, n_vocab);
-  std::partial_sort(top.begin(), top.begin() + k, top.end(), std::greater<float>());
-  if (std::isinf(top[0]) && top[0] < 0) return 0.0f;
-  double sum = 0;
-  for (int i = 0; i < k; ++i) sum += std::exp(double(top[i]) - double(top[0]));
-  return static_cast<float>(1.0 / sum);
+  const std::vector<TreeCandidate> best = TopCandidates(logits, n_vocab, 1, k);
+  return best.empty() ? 0.0f : best[0].p;
 }
 
 }  // namespace tandem
