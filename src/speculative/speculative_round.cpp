@@ -350,17 +350,22 @@ int SpeculativeRound::OnRows(const ForwardOutput& out, int logit0, double forwar
     grammar_->RecordGuesses(guesses.reached, guesses.accepted);
   }
   if (k_drafter > 0) {
-    forced_runs_.RecordRound(std::min(accepted + 1, k_drafter), std::min(accepted, k_drafter));
-    stats.RecordRound(k_drafter, std::min(accepted, k_drafter), drafts_.n_lookup,
-                      planner_.planned_source() == DraftPlanner::kSuffix);
-    const auto t0 = SteadyClock::now();
-    planner_.RecordRound(drafts_.n_lookup, k_drafter, std::min(accepted, k_drafter), history);
-    stats.plan_ms += MsSince(t0);
+    RecordDrafterRound(k_drafter, std::min(accepted, k_drafter), history, stats);
   } else {
     ++stats.rounds;
   }
   ClearDrafts();
   return accepted;
+}
+
+void SpeculativeRound::RecordDrafterRound(int n, int accepted, const std::vector<int32_t>& history,
+                                          SpeculationStats& stats) {
+  forced_runs_.RecordRound(std::min(accepted + 1, n), accepted);
+  stats.RecordRound(n, accepted, drafts_.n_lookup,
+                    planner_.planned_source() == DraftPlanner::kSuffix);
+  const auto t0 = SteadyClock::now();
+  planner_.RecordRound(drafts_.n_lookup, n, accepted, history);
+  stats.plan_ms += MsSince(t0);
 }
 
 int SpeculativeRound::OnTreeRows(const ForwardOutput& out, int logit0,
@@ -405,15 +410,9 @@ int SpeculativeRound::OnTreeRows(const ForwardOutput& out, int logit0,
   }
   // The planner and the per-source statistics see the trunk as the round's chain; the
   // branches' share is in tree_branches(_accepted) and the round's totals.
-  const int branch_accepted = accepted - trunk_accepted;
-  forced_runs_.RecordRound(std::min(trunk_accepted + 1, trunk), trunk_accepted);
-  stats.RecordRound(trunk, trunk_accepted, drafts_.n_lookup,
-                    planner_.planned_source() == DraftPlanner::kSuffix);
+  RecordDrafterRound(trunk, trunk_accepted, history, stats);
   stats.drafted += k - trunk;
-  stats.accepted += branch_accepted;
-  const auto t0 = SteadyClock::now();
-  planner_.RecordRound(drafts_.n_lookup, trunk, trunk_accepted, history);
-  stats.plan_ms += MsSince(t0);
+  stats.accepted += accepted - trunk_accepted;
   ClearDrafts();
   return accepted;
 }

@@ -136,6 +136,10 @@ class SpeculativeRound {
   void ClearDrafts();
   // Whether the request may draft trees: a width, a drafter, no grammar, no benchmark rates.
   bool TreesAllowed() const;
+  // A round's drafter drafts (the first n of this round's, a tree's trunk), the first
+  // `accepted` of them accepted: the forced-run policy, the statistics and the planner learn it.
+  void RecordDrafterRound(int n, int accepted, const std::vector<int32_t>& history,
+                          SpeculationStats& stats);
   // OnRows for a tree's rows (docs/mtp.md § Draft trees).
   int OnTreeRows(const ForwardOutput& out, int logit0, const std::vector<int32_t>& history,
                  Sampler& sampler, Rng& rng, std::vector<float>& probs, SpeculationStats& stats,
