@@ -68,6 +68,28 @@ Pair MakePair(const std::string& config, bool centroids, TensorType type) {
   return p;
 }
 
+// The server's caller: every request submitted to `engine` at once (continuous batching, shared
+// drafting steps), their results once all have ended.
+std::vector<GenerateResult> ServeTogether(Engine& engine, const std::vector<int32_t>& prompt,
+                                          const std::vector<GenerateParams>& requests) {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<GenerateResult> got(requests.size());
+  size_t finals = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    engine.Submit({prompt, requests[i], [&, i](const EngineEvent& e) {
+                     if (!e.final) return true;
+                     std::lock_guard<std::mutex> lock(mu);
+                     got[i] = *e.result;
+                     if (++finals == requests.size()) cv.notify_one();
+                     return true;
+                   }});
+  }
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return finals == requests.size(); });
+  return got;
+}
+
 TEST(SpecEquivalence, GreedyOutputIsIdenticalForEveryDraftLengthThreadsAndKvType) {
   Pair pair = MakePair("tiny-e2b", true, TensorType::kQ8_0);
   std::vector<int32_t> prompt;
@@ -115,26 +137,10 @@ TEST(SpecEquivalence, GreedyThroughTheEngineIsIdenticalForEveryDraftLength) {
   options.n_slots = 4;
   options.kv = kv;
   options.prefill_chunk = 8;
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<GenerateResult> got(requests.size());
-  size_t finals = 0;
-  {
-    Engine engine(*pair.target,
-                  MakeDrafters({*pair.target, pair.assistant.get(), pair.target.get(), pool}), pool,
-                  options);
-    for (size_t i = 0; i < requests.size(); ++i) {
-      engine.Submit({prompt, requests[i], [&, i](const EngineEvent& e) {
-                       if (!e.final) return true;
-                       std::lock_guard<std::mutex> lock(mu);
-                       got[i] = *e.result;
-                       if (++finals == requests.size()) cv.notify_one();
-                       return true;
-                     }});
-    }
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return finals == requests.size(); });
-  }
+  Engine engine(*pair.target,
+                MakeDrafters({*pair.target, pair.assistant.get(), pair.target.get(), pool}), pool,
+                options);
+  const std::vector<GenerateResult> got = ServeTogether(engine, prompt, requests);
   for (size_t i = 0; i < requests.size(); ++i) {
     const SpecOptions& so = requests[i].spec;
     EXPECT_EQ(got[i].tokens, want) << SpecTypeName(so.type) << " draft_max " << so.draft_max
@@ -190,25 +196,9 @@ TEST(SpecEquivalence, DraftTreeGreedyIsIdenticalThroughGeneratorAndEngine) {
   options.n_slots = 4;
   options.kv = kv;
   options.prefill_chunk = 8;
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<GenerateResult> got(requests.size());
-  size_t finals = 0;
-  {
-    Engine engine(*pair.target, MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pool}),
-                  pool, options);
-    for (size_t i = 0; i < requests.size(); ++i) {
-      engine.Submit({prompt, requests[i], [&, i](const EngineEvent& e) {
-                       if (!e.final) return true;
-                       std::lock_guard<std::mutex> lock(mu);
-                       got[i] = *e.result;
-                       if (++finals == requests.size()) cv.notify_one();
-                       return true;
-                     }});
-    }
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return finals == requests.size(); });
-  }
+  Engine engine(*pair.target, MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pool}),
+                pool, options);
+  const std::vector<GenerateResult> got = ServeTogether(engine, prompt, requests);
   int64_t engine_trees = 0;
   for (size_t i = 0; i < requests.size(); ++i) {
     const SpecOptions& so = requests[i].spec;
@@ -326,24 +316,12 @@ TEST(SpecEquivalence, SuffixGreedyThroughTheEngineIsIdenticalAndKeepsTenantsApar
   Engine engine(*pair.target, MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pool}),
                 pool, options);
   auto run = [&](std::vector<std::pair<std::string, SpecType>> who) {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::vector<GenerateResult> got(who.size());
-    size_t finals = 0;
-    for (size_t i = 0; i < who.size(); ++i) {
-      GenerateParams p = Greedy(n, who[i].second, 6, false);
-      p.tenant = who[i].first;
-      engine.Submit({turns[0], p, [&, i](const EngineEvent& e) {
-                       if (!e.final) return true;
-                       std::lock_guard<std::mutex> lock(mu);
-                       got[i] = *e.result;
-                       if (++finals == got.size()) cv.notify_one();
-                       return true;
-                     }});
+    std::vector<GenerateParams> requests;
+    for (const auto& [tenant, type] : who) {
+      requests.push_back(Greedy(n, type, 6, false));
+      requests.back().tenant = tenant;
     }
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return finals == got.size(); });
-    return got;
+    return ServeTogether(engine, turns[0], requests);
   };
   const std::vector<GenerateResult> first = run({{"a", SpecType::kSuffixChain}});
   EXPECT_EQ(first[0].tokens, want);

@@ -6,14 +6,13 @@
 
 #include <cmath>
 #include <cstring>
-#include <map>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
 #include "base/thread_pool.h"
 #include "kernels/attention_isa.h"
+#include "kernels/attention_test_util.h"
 #include "kernels/isa.h"
 #include "kernels/kernel_test_util.h"
 #include "tensor/dequantize.h"
@@ -21,135 +20,14 @@
 namespace tandem::kernels {
 namespace {
 
+using testing_attention::FillCache;
+using testing_attention::kKvTypes;
+using testing_attention::RandomVector;
+using testing_attention::RunAttention;
+using testing_attention::TestCache;
 using testing_kernels::BitwiseEqual;
 using testing_kernels::IsaScope;
 using testing_kernels::Nmse;
-
-std::vector<float> RandomVector(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
-
-// A KV cache for tests: a ring of n_slots positions in the layout of kv_types.h, plus the
-// decoded value of every row ever written (what the kernel must see), for the naive reference.
-class TestCache {
- public:
-  TestCache(TensorType type, int n_kv_heads, int head_dim, int64_t n_slots, bool head_major = false)
-      : type_(type),
-        n_kv_heads_(n_kv_heads),
-        head_dim_(head_dim),
-        n_slots_(n_slots),
-        row_bytes_(KvRowBytes(type, head_dim)),
-        head_major_(head_major),
-        k_(row_bytes_ * n_slots * n_kv_heads),
-        v_(k_.size()) {}
-
-  // Writes position pos: k, v are [n_kv_heads][head_dim].
-  void Put(int32_t pos, const float* k, const float* v) {
-    std::vector<float> k_seen(n_kv_heads_ * head_dim_), v_seen(k_seen.size());
-    const KvView view = View({0, 0});
-    for (int h = 0; h < n_kv_heads_; ++h) {
-      uint8_t* k_row = k_.data() + (view.KRow(pos, h) - static_cast<const uint8_t*>(view.k));
-      uint8_t* v_row = v_.data() + (view.VRow(pos, h) - static_cast<const uint8_t*>(view.v));
-      StoreKvRow(type_, k + h * head_dim_, head_dim_, k_row);
-      StoreKvRow(type_, v + h * head_dim_, head_dim_, v_row);
-      DequantizeRow(type_, k_row, k_seen.data() + h * head_dim_, head_dim_);
-      DequantizeRow(type_, v_row, v_seen.data() + h * head_dim_, head_dim_);
-    }
-    k_history_[pos] = k_seen;
-    v_history_[pos] = v_seen;
-  }
-
-  KvView View(KeyRange stored, bool v_is_k = false) const {
-    KvView view;
-    view.type = type_;
-    view.k = k_.data();
-    view.v = v_is_k ? k_.data() : v_.data();
-    view.n_kv_heads = n_kv_heads_;
-    view.head_dim = head_dim_;
-    view.n_slots = n_slots_;
-    view.slot_stride_bytes = head_major_ ? row_bytes_ : row_bytes_ * n_kv_heads_;
-    view.head_stride_bytes = head_major_ ? row_bytes_ * n_slots_ : row_bytes_;
-    view.stored = stored;
-    return view;
-  }
-
-  // Naive attention of one query row q [n_heads][head_dim] over keys, in double.
-  std::vector<double> Naive(const float* q, int n_heads, KeyRange keys, float scale,
-                            bool v_is_k = false) const {
-    std::vector<double> out(static_cast<size_t>(n_heads) * head_dim_, 0.0);
-    const int group = n_heads / n_kv_heads_;
-    for (int h = 0; h < n_heads; ++h) {
-      const int kv_head = h / group;
-      std::vector<double> scores;
-      double max = -INFINITY;
-      for (int32_t p = keys.begin; p < keys.end; ++p) {
-        const float* k = k_history_.at(p).data() + kv_head * head_dim_;
-        double s = 0;
-        for (int d = 0; d < head_dim_; ++d) s += static_cast<double>(q[h * head_dim_ + d]) * k[d];
-        scores.push_back(s * scale);
-        max = std::max(max, s * scale);
-      }
-      double sum = 0;
-      for (double& s : scores) sum += s = std::exp(s - max);
-      for (int32_t p = keys.begin; p < keys.end; ++p) {
-        const auto& history = v_is_k ? k_history_ : v_history_;
-        const float* v = history.at(p).data() + kv_head * head_dim_;
-        for (int d = 0; d < head_dim_; ++d) {
-          out[h * head_dim_ + d] += scores[p - keys.begin] / sum * v[d];
-        }
-      }
-    }
-    return out;
-  }
-
- private:
-  TensorType type_;
-  int n_kv_heads_, head_dim_;
-  int64_t n_slots_;
-  size_t row_bytes_;
-  bool head_major_;
-  std::vector<uint8_t> k_, v_;
-  std::map<int32_t, std::vector<float>> k_history_, v_history_;
-};
-
-// Fills positions [0, n) of `cache` with random K/V (seeded per position).
-void FillCache(TestCache& cache, int32_t n, int n_kv_heads, int head_dim, uint32_t seed) {
-  for (int32_t p = 0; p < n; ++p) {
-    const std::vector<float> k = RandomVector(n_kv_heads * head_dim, seed + 2 * p);
-    const std::vector<float> v = RandomVector(n_kv_heads * head_dim, seed + 2 * p + 1);
-    cache.Put(p, k.data(), v.data());
-  }
-}
-
-// Runs Attention for rows at `positions` with queries q [rows][n_heads][head_dim].
-std::vector<float> RunAttention(const KvView& kv, int n_heads, const std::vector<float>& q,
-                                const std::vector<int32_t>& positions, int32_t window,
-                                ThreadPool* pool = nullptr, const KeyRange* key_ranges = nullptr,
-                                float scale = 1.0f) {
-  const size_t row = static_cast<size_t>(n_heads) * kv.head_dim;
-  std::vector<float> out(positions.size() * row, NAN);
-  AttentionArgs args;
-  args.n_rows = static_cast<int>(positions.size());
-  args.n_heads = n_heads;
-  args.q = q.data();
-  args.q_row_stride = row;
-  args.out = out.data();
-  args.out_row_stride = row;
-  args.positions = positions.data();
-  args.window = window;
-  args.key_ranges = key_ranges;
-  args.kv = kv;
-  args.scale = scale;
-  Attention(args, pool);
-  return out;
-}
-
-const TensorType kKvTypes[] = {TensorType::kF32, TensorType::kF16, TensorType::kBF16,
-                               TensorType::kQ8_0, TensorType::kQ4_0};
 
 TEST(AttentionTest, MatchesNaiveDoubleOnEveryIsaAndType) {
   struct Heads {
@@ -476,79 +354,6 @@ TEST(AttentionTest, StoreKvRowEncodesEachType) {
 }
 
 // Expects `fn` to throw Error of `kind` whose message contains `text`.
-// A draft tree's row reads its path's keys through a remap (KvView::remap): its output must be
-// bitwise the output of the same row in a cache holding that path linearly, whatever the
-// ISA, the type, the threads and where the row's splits and blocks fall.
-TEST(AttentionTest, RemappedTreeRowsMatchTheirLinearPath) {
-  const int hd = 64, H = 4, Hkv = 1;
-  const size_t row = static_cast<size_t>(H) * hd;
-  // Tree nodes stored at P + i: node i's parent (-1: the root at P, itself node "root").
-  const std::vector<int> parent = {-1, -1, 0, 0, 2, 1, 4};
-  for (int32_t P : {int32_t{40}, int32_t{kAttentionKeySplit - 3}}) {
-    for (int32_t window : {0, 37}) {
-      for (TensorType type : {TensorType::kF16, TensorType::kQ8_0}) {
-        const int32_t n_tree = static_cast<int32_t>(parent.size());
-        const int32_t n_pos = P + 1 + n_tree;
-        std::vector<std::vector<float>> k(n_pos), v(n_pos);
-        for (int32_t p = 0; p < n_pos; ++p) {
-          k[p] = RandomVector(Hkv * hd, 7000 + 2 * p);
-          v[p] = RandomVector(Hkv * hd, 7001 + 2 * p);
-        }
-        TestCache tree(type, Hkv, hd, n_pos);
-        for (int32_t p = 0; p < n_pos; ++p) tree.Put(p, k[p].data(), v[p].data());
-        // Node i (at P + 1 + i) and its path from the root: stored positions, root first.
-        std::vector<std::vector<int32_t>> paths(n_tree);
-        for (int i = 0; i < n_tree; ++i) {
-          paths[i] = parent[i] < 0 ? std::vector<int32_t>{P} : paths[parent[i]];
-          paths[i].push_back(P + 1 + i);
-        }
-        const std::vector<float> q = RandomVector(n_tree * row, 77, -2.0f, 2.0f);
-        std::vector<int32_t> logical(n_tree);
-        std::vector<KeyRemap> remaps(n_tree);
-        for (int i = 0; i < n_tree; ++i) {
-          logical[i] = P + static_cast<int32_t>(paths[i].size()) - 1;
-          remaps[i] = KeyRemap{paths[i].data(), P, static_cast<int32_t>(paths[i].size())};
-        }
-        for (Isa isa : SupportedIsas()) {
-          SCOPED_TRACE(std::string(IsaName(isa)) + " " + std::string(TensorTypeName(type)) +
-                       " P=" + std::to_string(P) + " window " + std::to_string(window));
-          IsaScope scope(isa);
-          for (int threads = 1; threads <= 2; ++threads) {
-            ThreadPool pool(threads);
-            AttentionArgs args;
-            std::vector<float> out(n_tree * row, NAN);
-            args.n_rows = n_tree;
-            args.n_heads = H;
-            args.q = q.data();
-            args.q_row_stride = row;
-            args.out = out.data();
-            args.out_row_stride = row;
-            args.positions = logical.data();
-            args.window = window;
-            args.remaps = remaps.data();
-            args.kv = tree.View({0, n_pos});
-            Attention(args, &pool);
-            for (int i = 0; i < n_tree; ++i) {
-              // The same row over a cache holding [0, P) and then its path in order.
-              TestCache linear(type, Hkv, hd, n_pos);
-              for (int32_t p = 0; p < P; ++p) linear.Put(p, k[p].data(), v[p].data());
-              for (size_t j = 0; j < paths[i].size(); ++j) {
-                linear.Put(P + static_cast<int32_t>(j), k[paths[i][j]].data(),
-                           v[paths[i][j]].data());
-              }
-              const std::vector<float> q_row(q.begin() + i * row, q.begin() + (i + 1) * row);
-              const std::vector<float> want =
-                  RunAttention(linear.View({0, logical[i] + 1}), H, q_row, {logical[i]}, window);
-              const std::vector<float> got(out.begin() + i * row, out.begin() + (i + 1) * row);
-              EXPECT_TRUE(BitwiseEqual(got, want)) << "node " << i << ", " << threads << " threads";
-            }
-          }
-        }
-      }
-    }
-  }
-}
-
 template <typename F>
 void ExpectError(F fn, ErrorKind kind, const std::string& text) {
   try {

@@ -5,6 +5,8 @@
 
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <string>
 
 #include "base/thread_pool.h"
 #include "kernels/isa.h"
@@ -58,14 +60,19 @@ void ExpectBitwiseEqual(const Rows& a, const Rows& b, const std::string& what) {
   }
 }
 
+// A random Q8_0 model of `preset`, written to `path` and loaded.
+std::unique_ptr<Gemma4Model> LoadRandomQ8(const char* preset, const std::string& path) {
+  RandomModelOptions options;
+  options.weight_type = TensorType::kQ8_0;
+  WriteRandomGemma4(Gemma4Preset(preset), options, path);
+  return Gemma4Model::Load(path);
+}
+
 class ForwardInvariance : public testing::TestWithParam<const char*> {};
 
 TEST_P(ForwardInvariance, PrefillDecodeMixedAndThreadsAgreeBitwise) {
   const std::string path = testing::TempDir() + "invariance_" + GetParam() + ".gguf";
-  RandomModelOptions options;
-  options.weight_type = TensorType::kQ8_0;
-  WriteRandomGemma4(Gemma4Preset(GetParam()), options, path);
-  auto model = Gemma4Model::Load(path);
+  auto model = LoadRandomQ8(GetParam(), path);
   std::vector<int> tokens;
   for (int i = 0; i < 45; ++i) tokens.push_back((i * 37 + 11) % model->config().n_vocab);
   for (kernels::Isa isa : kernels::SupportedIsas()) {
@@ -89,10 +96,7 @@ TEST_P(ForwardInvariance, PrefillDecodeMixedAndThreadsAgreeBitwise) {
 // it would: the next decode step gives the same bits.
 TEST_P(ForwardInvariance, DraftTreeRowsMatchALinearVerifyOfTheirPath) {
   const std::string path = testing::TempDir() + "tree_" + GetParam() + ".gguf";
-  RandomModelOptions options;
-  options.weight_type = TensorType::kQ8_0;
-  WriteRandomGemma4(Gemma4Preset(GetParam()), options, path);
-  auto model = Gemma4Model::Load(path);
+  auto model = LoadRandomQ8(GetParam(), path);
   const int V = model->config().n_vocab;
   std::vector<int> prompt;
   for (int i = 0; i < 40; ++i) prompt.push_back((i * 37 + 11) % V);
