@@ -31,6 +31,7 @@ void AddMkmodelCommand(CLI::App& app, CommandRunner& runner) {
     int projection_dim = 0;
     std::string centroids = "auto";
     float echo_epsilon = -1.0f;
+    float echo_pair_spread = -1.0f;
   };
   auto args = std::make_shared<Args>();
   std::string names;
@@ -67,6 +68,11 @@ void AddMkmodelCommand(CLI::App& app, CommandRunner& runner) {
                   "Acceptance knob for speculative benchmarks: the target echoes its input with "
                   "post-branch norms scaled by this; the assistant repeats its input token "
                   "(use the same value for both; 0 = ~100% acceptance)");
+  sub->add_option("--echo-pair-spread", args->echo_pair_spread,
+                  "With --echo-epsilon, for draft-tree benchmarks: token embeddings come in pairs "
+                  "(row 2k+1 = row 2k + this x a random row), so the target echoes one token of "
+                  "its input's pair and the assistant's runner-up is often the one it chose (use "
+                  "the same value for both)");
   sub->callback([&runner, args] {
     runner = [args] {
       auto type = ParseTensorTypeName(args->type);
@@ -74,6 +80,11 @@ void AddMkmodelCommand(CLI::App& app, CommandRunner& runner) {
       RandomModelOptions options;
       options.seed = args->seed;
       options.echo_epsilon = args->echo_epsilon;
+      options.echo_pair_spread = args->echo_pair_spread;
+      if (args->echo_pair_spread >= 0 && (args->echo_epsilon < 0 || args->mmproj)) {
+        Fail(ErrorKind::kInvalidArgument,
+             "mkmodel: --echo-pair-spread needs --echo-epsilon and a text model");
+      }
       options.weight_type = *type;
       options.name = "tandem random " + args->config + (args->assistant ? " assistant" : "");
       if (args->assistant && args->mmproj) {

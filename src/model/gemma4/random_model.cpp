@@ -27,8 +27,34 @@ bool IsPostBranchNorm(const std::string& name) {
   return false;
 }
 
-void FillRow(const Gemma4TensorSpec& spec, uint64_t seed, uint64_t row, float epsilon, float* out) {
+// The knobs of RandomModelOptions that shape individual rows.
+struct RowKnobs {
+  float echo_epsilon = -1.0f;
+  float pair_spread = -1.0f;
+};
+
+void FillRow(const Gemma4TensorSpec& spec, uint64_t seed, uint64_t row, RowKnobs knobs, float* out);
+
+// Token pairs (RandomModelOptions::echo_pair_spread): odd row 2k + 1 is even row 2k plus
+// `spread` times a row of its own, so tokens 2k and 2k + 1 score nearly alike under any hidden.
+void FillPairedEmbeddingRow(const Gemma4TensorSpec& spec, uint64_t seed, uint64_t row, float spread,
+                            float* out) {
   const int64_t n = static_cast<int64_t>(spec.ne[0]);
+  FillRow(spec, seed, row, {}, out);
+  if (row % 2 == 0) return;
+  std::vector<float> base(n);
+  FillRow(spec, seed, row - 1, {}, base.data());
+  for (int64_t i = 0; i < n; ++i) out[i] = base[i] + spread * out[i];
+}
+
+void FillRow(const Gemma4TensorSpec& spec, uint64_t seed, uint64_t row, RowKnobs knobs,
+             float* out) {
+  const int64_t n = static_cast<int64_t>(spec.ne[0]);
+  const float epsilon = knobs.echo_epsilon;
+  if (knobs.pair_spread >= 0 && spec.name == "token_embd.weight") {
+    FillPairedEmbeddingRow(spec, seed, row, knobs.pair_spread, out);
+    return;
+  }
   RowRng rng(seed, row);
   float lo = -1, hi = 1;
   if (epsilon >= 0 && spec.name == "nextn.pre_projection.weight") {
@@ -90,8 +116,8 @@ void AddRandomTensors(GgufWriter& w, const std::vector<Gemma4TensorSpec>& list,
       continue;
     }
     const uint64_t seed = SplitMix64(options.seed) ^ HashName(spec.name);
-    const float epsilon = options.echo_epsilon;
-    w.AddTensor(spec.name, type, spec.ne, [spec, seed, type, epsilon](const GgufByteSink& sink) {
+    const RowKnobs knobs{options.echo_epsilon, options.echo_pair_spread};
+    w.AddTensor(spec.name, type, spec.ne, [spec, seed, type, knobs](const GgufByteSink& sink) {
       const int64_t n = static_cast<int64_t>(spec.ne[0]);
       uint64_t rows = 1;
       for (size_t i = 1; i < spec.ne.size(); ++i) rows *= spec.ne[i];
@@ -104,7 +130,7 @@ void AddRandomTensors(GgufWriter& w, const std::vector<Gemma4TensorSpec>& list,
         GlobalThreadPool().ParallelForRange(nr, [&](size_t b, size_t e, int) {
           std::vector<float> values(n);
           for (size_t r = b; r < e; ++r) {
-            FillRow(spec, seed, r0 + r, epsilon, values.data());
+            FillRow(spec, seed, r0 + r, knobs, values.data());
             if (type == TensorType::kF32) {
               std::memcpy(out.data() + r * row_bytes, values.data(), row_bytes);
             } else {

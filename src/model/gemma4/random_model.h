@@ -21,6 +21,12 @@ struct RandomModelOptions {
   // the input token" drafter (its pre-projection reads only the embedding half, its tied head is
   // the target's embedding). epsilon 0 gives ~100% acceptance; acceptance falls as it grows.
   float echo_epsilon = -1.0f;
+  // Token pairs for draft-tree benchmarks (< 0: off): the token embedding's odd row 2k + 1 is its
+  // even row 2k plus this times a random row, in the target and the assistant alike. With the
+  // echo knob, the target's next token is one of its input's pair, which one decided by what the
+  // layers add, and the assistant's top two are that pair: an assistant right part of the time
+  // whose runner-up is right when it is not. Small spreads make the pair's scores closer.
+  float echo_pair_spread = -1.0f;
 };
 
 // Weights: matrices uniform with variance 1/fan_in, embeddings variance 1/row length (so the
