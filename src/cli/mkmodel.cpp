@@ -67,12 +67,14 @@ void AddMkmodelCommand(CLI::App& app, CommandRunner& runner) {
   sub->add_option("--echo-epsilon", args->echo_epsilon,
                   "Acceptance knob for speculative benchmarks: the target echoes its input with "
                   "post-branch norms scaled by this; the assistant repeats its input token "
-                  "(use the same value for both; 0 = ~100% acceptance)");
+                  "(the same value for both unless a benchmark's recipe says otherwise; 0 = "
+                  "~100% acceptance)");
   sub->add_option("--echo-pair-spread", args->echo_pair_spread,
                   "With --echo-epsilon, for draft-tree benchmarks: token embeddings come in pairs "
-                  "(row 2k+1 = row 2k + this x a random row), so the target echoes one token of "
-                  "its input's pair and the assistant's runner-up is often the one it chose (use "
-                  "the same value for both)");
+                  "(row 2k+1 = row 2k + this x a random row), so the target mostly echoes one "
+                  "token of its input's pair and the assistant's runner-up is often the one it "
+                  "chose (the same value for both; bench/README.md gives the epsilons that do "
+                  "this at E2B shapes)");
   sub->callback([&runner, args] {
     runner = [args] {
       auto type = ParseTensorTypeName(args->type);

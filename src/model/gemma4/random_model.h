@@ -23,9 +23,10 @@ struct RandomModelOptions {
   float echo_epsilon = -1.0f;
   // Token pairs for draft-tree benchmarks (< 0: off): the token embedding's odd row 2k + 1 is its
   // even row 2k plus this times a random row, in the target and the assistant alike. With the
-  // echo knob, the target's next token is one of its input's pair, which one decided by what the
-  // layers add, and the assistant's top two are that pair: an assistant right part of the time
-  // whose runner-up is right when it is not. Small spreads make the pair's scores closer.
+  // echo knob at a small enough epsilon, the target's next token is mostly one of its input's
+  // pair, which one decided by what the layers add, and the assistant's top two are that pair:
+  // an assistant right part of the time whose runner-up is often right when it is not. In a
+  // quantized file the rounding, not the spread alone, sets how far apart a pair's rows lie.
   float echo_pair_spread = -1.0f;
 };
 
