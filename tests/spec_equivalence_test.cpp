@@ -90,6 +90,32 @@ std::vector<GenerateResult> ServeTogether(Engine& engine, const std::vector<int3
   return got;
 }
 
+// The engine tests' setting: plain greedy decoding alone on one thread, and an engine of
+// `n_slots` slots on two threads with the pair's drafters (`draft_model`: the draft-model
+// drafter's model, or null), both on an f16 cache of 256 positions; the engine prefills in chunks
+// of 8 and batches up to 24 rows.
+struct EngineBeside {
+  static constexpr KvCacheOptions kKv{.type = TensorType::kF16, .n_ctx = 256, .max_batch = 24};
+  static EngineOptions Options(int n_slots) {
+    EngineOptions options;
+    options.n_slots = n_slots;
+    options.kv = kKv;
+    options.prefill_chunk = 8;
+    return options;
+  }
+  EngineBeside(const Pair& pair, int n_slots, const Gemma4Model* draft_model)
+      : plain(*pair.target, {}, plain_pool, kKv),
+        engine(*pair.target, MakeDrafters({*pair.target, pair.assistant.get(), draft_model, pool}),
+               pool, Options(n_slots)) {}
+  std::vector<int32_t> PlainGreedy(const std::vector<int32_t>& prompt, int n) {
+    return plain.Generate(prompt, Greedy(n, SpecType::kNone, 0, false), nullptr).tokens;
+  }
+
+  ThreadPool plain_pool{1}, pool{2};
+  Generator plain;
+  Engine engine;
+};
+
 TEST(SpecEquivalence, GreedyOutputIsIdenticalForEveryDraftLengthThreadsAndKvType) {
   Pair pair = MakePair("tiny-e2b", true, TensorType::kQ8_0);
   std::vector<int32_t> prompt;
@@ -123,24 +149,14 @@ TEST(SpecEquivalence, GreedyThroughTheEngineIsIdenticalForEveryDraftLength) {
   std::vector<int32_t> prompt;
   for (int i = 0; i < 20; ++i) prompt.push_back(2 + (i * 31) % 500);
   const int n = 60;
-  const KvCacheOptions kv{.type = TensorType::kF16, .n_ctx = 256, .max_batch = 24};
-  ThreadPool plain_pool(1), pool(2);
-  Generator plain(*pair.target, {}, plain_pool, kv);
-  const std::vector<int32_t> want =
-      plain.Generate(prompt, Greedy(n, SpecType::kNone, 0, false), nullptr).tokens;
+  EngineBeside run(pair, 4, pair.target.get());
+  const std::vector<int32_t> want = run.PlainGreedy(prompt, n);
   std::vector<GenerateParams> requests;
   for (int draft_max = 1; draft_max <= 8; ++draft_max) {
     requests.push_back(Greedy(n, SpecType::kMtp, draft_max, draft_max % 3 == 0));
     requests.push_back(Greedy(n, SpecType::kDraft, draft_max, draft_max % 3 == 1));
   }
-  EngineOptions options;
-  options.n_slots = 4;
-  options.kv = kv;
-  options.prefill_chunk = 8;
-  Engine engine(*pair.target,
-                MakeDrafters({*pair.target, pair.assistant.get(), pair.target.get(), pool}), pool,
-                options);
-  const std::vector<GenerateResult> got = ServeTogether(engine, prompt, requests);
+  const std::vector<GenerateResult> got = ServeTogether(run.engine, prompt, requests);
   for (size_t i = 0; i < requests.size(); ++i) {
     const SpecOptions& so = requests[i].spec;
     EXPECT_EQ(got[i].tokens, want) << SpecTypeName(so.type) << " draft_max " << so.draft_max
@@ -181,24 +197,15 @@ TEST(SpecEquivalence, DraftTreeGreedyIsIdenticalThroughGeneratorAndEngine) {
   }
   EXPECT_GT(tree_rounds, 50) << "trees must be drafted";
 
-  const KvCacheOptions kv{.type = TensorType::kF16, .n_ctx = 256, .max_batch = 24};
-  ThreadPool plain_pool(1), pool(2);
-  Generator plain(*pair.target, {}, plain_pool, kv);
-  const std::vector<int32_t> want =
-      plain.Generate(prompt, Greedy(n, SpecType::kNone, 0, false), nullptr).tokens;
+  EngineBeside run(pair, 4, nullptr);
+  const std::vector<int32_t> want = run.PlainGreedy(prompt, n);
   std::vector<GenerateParams> requests;
   for (int draft_max = 1; draft_max <= 8; ++draft_max) {
     requests.push_back(Greedy(n, SpecType::kMtp, draft_max, draft_max % 2 == 0));
     requests.back().spec.tree_width = 2 + draft_max % 3;
     requests.push_back(Greedy(n, SpecType::kChain, draft_max, draft_max % 2 == 1));
   }
-  EngineOptions options;
-  options.n_slots = 4;
-  options.kv = kv;
-  options.prefill_chunk = 8;
-  Engine engine(*pair.target, MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pool}),
-                pool, options);
-  const std::vector<GenerateResult> got = ServeTogether(engine, prompt, requests);
+  const std::vector<GenerateResult> got = ServeTogether(run.engine, prompt, requests);
   int64_t engine_trees = 0;
   for (size_t i = 0; i < requests.size(); ++i) {
     const SpecOptions& so = requests[i].spec;
@@ -304,24 +311,15 @@ TEST(SpecEquivalence, SuffixGreedyThroughTheEngineIsIdenticalAndKeepsTenantsApar
   Pair pair = MakePair("tiny-e2b", true, TensorType::kQ8_0);
   const std::vector<std::vector<int32_t>> turns = AgentTurns();
   const int n = 50;
-  const KvCacheOptions kv{.type = TensorType::kF16, .n_ctx = 256, .max_batch = 24};
-  ThreadPool plain_pool(1), pool(2);
-  Generator plain(*pair.target, {}, plain_pool, kv);
-  const std::vector<int32_t> want =
-      plain.Generate(turns[0], Greedy(n, SpecType::kNone, 0, false), nullptr).tokens;
-  EngineOptions options;
-  options.n_slots = 3;
-  options.kv = kv;
-  options.prefill_chunk = 8;
-  Engine engine(*pair.target, MakeDrafters({*pair.target, pair.assistant.get(), nullptr, pool}),
-                pool, options);
+  EngineBeside setting(pair, 3, nullptr);
+  const std::vector<int32_t> want = setting.PlainGreedy(turns[0], n);
   auto run = [&](std::vector<std::pair<std::string, SpecType>> who) {
     std::vector<GenerateParams> requests;
     for (const auto& [tenant, type] : who) {
       requests.push_back(Greedy(n, type, 6, false));
       requests.back().tenant = tenant;
     }
-    return ServeTogether(engine, turns[0], requests);
+    return ServeTogether(setting.engine, turns[0], requests);
   };
   const std::vector<GenerateResult> first = run({{"a", SpecType::kSuffixChain}});
   EXPECT_EQ(first[0].tokens, want);
