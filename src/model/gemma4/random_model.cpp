@@ -27,34 +27,8 @@ bool IsPostBranchNorm(const std::string& name) {
   return false;
 }
 
-// The knobs of RandomModelOptions that shape individual rows.
-struct RowKnobs {
-  float echo_epsilon = -1.0f;
-  float pair_spread = -1.0f;
-};
-
-void FillRow(const Gemma4TensorSpec& spec, uint64_t seed, uint64_t row, RowKnobs knobs, float* out);
-
-// Token pairs (RandomModelOptions::echo_pair_spread): odd row 2k + 1 is even row 2k plus
-// `spread` times a row of its own, so tokens 2k and 2k + 1 score nearly alike under any hidden.
-void FillPairedEmbeddingRow(const Gemma4TensorSpec& spec, uint64_t seed, uint64_t row, float spread,
-                            float* out) {
+void FillRow(const Gemma4TensorSpec& spec, uint64_t seed, uint64_t row, float epsilon, float* out) {
   const int64_t n = static_cast<int64_t>(spec.ne[0]);
-  FillRow(spec, seed, row, {}, out);
-  if (row % 2 == 0) return;
-  std::vector<float> base(n);
-  FillRow(spec, seed, row - 1, {}, base.data());
-  for (int64_t i = 0; i < n; ++i) out[i] = base[i] + spread * out[i];
-}
-
-void FillRow(const Gemma4TensorSpec& spec, uint64_t seed, uint64_t row, RowKnobs knobs,
-             float* out) {
-  const int64_t n = static_cast<int64_t>(spec.ne[0]);
-  const float epsilon = knobs.echo_epsilon;
-  if (knobs.pair_spread >= 0 && spec.name == "token_embd.weight") {
-    FillPairedEmbeddingRow(spec, seed, row, knobs.pair_spread, out);
-    return;
-  }
   RowRng rng(seed, row);
   float lo = -1, hi = 1;
   if (epsilon >= 0 && spec.name == "nextn.pre_projection.weight") {
@@ -95,6 +69,19 @@ void FillRow(const Gemma4TensorSpec& spec, uint64_t seed, uint64_t row, RowKnobs
   for (int64_t i = 0; i < n; ++i) out[i] = rng.Uniform(lo, hi);
 }
 
+// Row `row` of a tensor as written: FillRow's, and with token pairs
+// (RandomModelOptions::echo_pair_spread) an odd token embedding row 2k + 1 becomes row 2k plus
+// `pair_spread` times its own, so tokens 2k and 2k + 1 score nearly alike under any hidden.
+void FillTensorRow(const Gemma4TensorSpec& spec, uint64_t seed, uint64_t row, float epsilon,
+                   float pair_spread, float* out) {
+  FillRow(spec, seed, row, epsilon, out);
+  if (pair_spread < 0 || spec.name != "token_embd.weight" || row % 2 == 0) return;
+  const int64_t n = static_cast<int64_t>(spec.ne[0]);
+  std::vector<float> base(n);
+  FillRow(spec, seed, row - 1, epsilon, base.data());
+  for (int64_t i = 0; i < n; ++i) out[i] = base[i] + pair_spread * out[i];
+}
+
 bool Quantizable(TensorRole role) {
   return role == TensorRole::kMatrix || role == TensorRole::kEmbedding;
 }
@@ -116,8 +103,8 @@ void AddRandomTensors(GgufWriter& w, const std::vector<Gemma4TensorSpec>& list,
       continue;
     }
     const uint64_t seed = SplitMix64(options.seed) ^ HashName(spec.name);
-    const RowKnobs knobs{options.echo_epsilon, options.echo_pair_spread};
-    w.AddTensor(spec.name, type, spec.ne, [spec, seed, type, knobs](const GgufByteSink& sink) {
+    const float epsilon = options.echo_epsilon, pair_spread = options.echo_pair_spread;
+    w.AddTensor(spec.name, type, spec.ne, [=](const GgufByteSink& sink) {
       const int64_t n = static_cast<int64_t>(spec.ne[0]);
       uint64_t rows = 1;
       for (size_t i = 1; i < spec.ne.size(); ++i) rows *= spec.ne[i];
@@ -130,7 +117,7 @@ void AddRandomTensors(GgufWriter& w, const std::vector<Gemma4TensorSpec>& list,
         GlobalThreadPool().ParallelForRange(nr, [&](size_t b, size_t e, int) {
           std::vector<float> values(n);
           for (size_t r = b; r < e; ++r) {
-            FillRow(spec, seed, r0 + r, knobs, values.data());
+            FillTensorRow(spec, seed, r0 + r, epsilon, pair_spread, values.data());
             if (type == TensorType::kF32) {
               std::memcpy(out.data() + r * row_bytes, values.data(), row_bytes);
             } else {
