@@ -137,8 +137,8 @@ void RegisterAll() {
 int main(int argc, char** argv) {
   using namespace tandem;
   benchmark::Initialize(&argc, argv);
-  std::printf("isa %s, 1 thread\n", std::string(kernels::IsaName(kernels::ActiveIsa())).c_str());
-  benchmark::AddCustomContext("isa", std::string(kernels::IsaName(kernels::ActiveIsa())));
+  std::printf("isa %s, 1 thread\n", kernels::ActivePathName().c_str());
+  benchmark::AddCustomContext("isa", kernels::ActivePathName());
   bench::RegisterAll();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

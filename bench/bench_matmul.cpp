@@ -353,11 +353,10 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   ThreadPool& pool = GlobalThreadPool(threads);
   bench::g_membw = kernels::MeasureReadBandwidth(pool);
-  std::printf("isa %s, %d threads, read bandwidth %.1f GB/s\n",
-              std::string(kernels::IsaName(kernels::ActiveIsa())).c_str(), pool.size(),
-              bench::g_membw / 1e9);
+  std::printf("isa %s, %d threads, read bandwidth %.1f GB/s\n", kernels::ActivePathName().c_str(),
+              pool.size(), bench::g_membw / 1e9);
   benchmark::AddCustomContext("membw_GBps", std::to_string(bench::g_membw / 1e9));
-  benchmark::AddCustomContext("isa", std::string(kernels::IsaName(kernels::ActiveIsa())));
+  benchmark::AddCustomContext("isa", kernels::ActivePathName());
   bench::RegisterAll();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

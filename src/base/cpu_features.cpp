@@ -29,6 +29,7 @@ CpuFeatures Detect() {
   if (__get_cpuid_max(0, nullptr) < 7) return f;
   __cpuid_count(7, 0, eax, ebx, ecx, edx);
   f.avx2 = (ebx >> 5) & 1;
+  f.gfni = (ecx >> 8) & 1;
   if (os_zmm) {
     f.avx512f = (ebx >> 16) & 1;
     f.avx512dq = (ebx >> 17) & 1;
@@ -64,6 +65,7 @@ std::string CpuFeatures::ToString() const {
   add(avx512dq, "avx512dq");
   add(avx512vnni, "avx512vnni");
   add(avx512bf16, "avx512bf16");
+  add(gfni, "gfni");
   add(avx_vnni, "avxvnni");
   add(amx_tile, "amx-tile(listed)");
   return s.empty() ? "scalar only" : s;

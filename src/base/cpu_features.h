@@ -15,6 +15,7 @@ struct CpuFeatures {
   bool avx512dq = false;
   bool avx512vnni = false;
   bool avx512bf16 = false;
+  bool gfni = false;      // Galois-field byte instructions (an affine transform of each byte)
   bool avx_vnni = false;  // VEX-encoded VNNI (Alder Lake and later)
   bool amx_tile = false;  // listed by cpuid; usable only after the kernel grants the tile state
   bool amx_int8 = false;

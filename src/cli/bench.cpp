@@ -147,7 +147,7 @@ int RunBench(const BenchArgs& a, const CLI::App& app) {
   nlohmann::json report;
   report["model"] = a.model.model;
   report["cpu"] = HostCpuFeatures().ToString();
-  report["isa"] = std::string(kernels::IsaName(kernels::ActiveIsa()));
+  report["isa"] = kernels::ActivePathName();
   report["threads"] = m.pool->size();
   report["depth"] = a.n_depth;
   report["kv_type"] = std::string(TensorTypeName(kv.type));

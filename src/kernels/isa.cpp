@@ -103,6 +103,34 @@ const KernelTable& ActiveKernels() {
   return KernelsFor(ActiveIsa());
 }
 
+namespace {
+// Allowed unless TANDEM_GFNI=off (same-run comparisons in benchmarks).
+std::atomic<bool>& GfniAllowed() {
+  static std::atomic<bool> allowed{[] {
+    const char* env = std::getenv("TANDEM_GFNI");
+    return env == nullptr || std::string_view(env) != "off";
+  }()};
+  return allowed;
+}
+}  // namespace
+
+bool GfniActive() {
+  return HostCpuFeatures().gfni && HostCpuFeatures().HasAvx512Tier() &&
+         GfniAllowed().load(std::memory_order_relaxed);
+}
+
+void SetGfniAllowed(bool allowed) {
+  GfniAllowed().store(allowed);
+}
+
+std::string ActivePathName() {
+  std::string name(IsaName(ActiveIsa()));
+  if (ActiveIsa() == Isa::kAvx512 && HostCpuFeatures().avx512vnni && GfniActive()) {
+    name += "+gfni";
+  }
+  return name;
+}
+
 void SetActiveIsa(Isa isa) {
   if (!Supported(isa)) {
     Fail(ErrorKind::kUnsupported,

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -37,6 +38,17 @@ Isa DefaultIsa();
 Isa ActiveIsa();
 // Switches the path (tests and benchmarks). Throws Error(kUnsupported) if the host cannot run it.
 void SetActiveIsa(Isa isa);
+
+// Within the AVX-512 path, GFNI's byte affine transform takes a 4-bit weight's high nibble out in
+// one instruction instead of a shift and a mask (the packed Q4_0 and Q4_K tiles), where the host
+// has GFNI and it is allowed (the default; TANDEM_GFNI=off in the environment disallows it at
+// start-up). The bits are the same either way; tests turn it off
+// to run what CPUs without GFNI (AVX-512 VNNI Cascade Lake) run.
+bool GfniActive();
+void SetGfniAllowed(bool allowed);
+// The active path as figures name it: IsaName(ActiveIsa()), "+gfni" where GfniActive() on the
+// AVX-512 path.
+std::string ActivePathName();
 
 // One ISA's kernels, the only place a path's entry points are chosen. Each ISA folder defines
 // them (ops_isa.h, attention_isa.h, matmul_kernel.h); the dispatchers (ops.cpp, attention.cpp,

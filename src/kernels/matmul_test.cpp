@@ -385,7 +385,7 @@ TEST(MatMulTest, BitwiseInvariantOverBatchPositionAndThreads) {
 // full chunks and tails; 1, 7, 9, 17, 37, 100 rows fill part of a last group, 40 and 100 leave a
 // group out of the pairs, 300 splits into tiles; 80-block rows are long enough that one row (T =
 // 1) reads two groups at once too, 33 rows leave a group out). Each path packs in its own group
-// size; a copy in another size is read row-major.
+// size; a copy in another size is read row-major. The AVX-512 path runs with and without GFNI.
 TEST(MatMulTest, PackedLayoutMatchesRowMajorOnEveryIsa) {
   IsaScope guard;
   ThreadPool pool(3);
@@ -409,10 +409,16 @@ TEST(MatMulTest, PackedLayoutMatchesRowMajorOnEveryIsa) {
       SetActiveIsa(Isa::kScalar);
       const auto want = RunMatMul(type, w, s.rows, cols, x.data(), s.n_t, pool);
       for (Isa isa : SupportedIsas()) {
-        SCOPED_TRACE(std::string(IsaName(isa)));
         SetActiveIsa(isa);
-        const auto got = RunMatMul(type, w, s.rows, cols, x.data(), s.n_t, pool, true);
-        EXPECT_TRUE(BitwiseEqual(got, want));
+        // On AVX-512, with GFNI's nibble unpacking (where the host has it) and without.
+        for (bool gfni : {true, false}) {
+          if (!gfni && (isa != Isa::kAvx512 || !GfniActive())) continue;
+          SetGfniAllowed(gfni);
+          SCOPED_TRACE(ActivePathName());
+          const auto got = RunMatMul(type, w, s.rows, cols, x.data(), s.n_t, pool, true);
+          EXPECT_TRUE(BitwiseEqual(got, want));
+          SetGfniAllowed(true);
+        }
       }
     }
   }

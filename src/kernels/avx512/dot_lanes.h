@@ -162,4 +162,20 @@ static_assert(simd::TileLanesTrait<TileLanes16>);
 // The name the simd/ tile macros use.
 using TileLanes = TileLanes16;
 
+// TileLanes16 on a CPU with GFNI (kernels::GfniActive()): a byte's high nibble in one
+// VGF2P8AFFINEQB, whose matrix moves bits 4..7 to 0..3 and clears the rest, instead of a shift and
+// a mask. Written as assembly so that this header needs no -mgfni: the compiler could otherwise
+// put GFNI into the inline functions every AVX-512 translation unit shares, and a CPU without it
+// would fault; only kernels chosen where GfniActive() holds run this trait.
+struct TileLanes16Gfni : TileLanes16 {
+  [[gnu::always_inline]] static VI HighNibbles(VI v) {
+    // Byte 7 - i of the matrix is output bit i's row: bit i + 4 of the input for i < 4.
+    const VI high_to_low = _mm512_set1_epi64(0x1020408000000000LL);
+    VI out;
+    __asm__("vgf2p8affineqb $0, %2, %1, %0" : "=v"(out) : "v"(v), "v"(high_to_low));
+    return out;
+  }
+};
+static_assert(simd::TileLanesTrait<TileLanes16Gfni>);
+
 }  // namespace tandem::kernels::avx512

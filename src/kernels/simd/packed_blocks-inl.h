@@ -192,7 +192,9 @@ struct Packed32 {
   }
 
   // Block b of two groups at once: each broadcast activation dword feeds both groups' products
-  // (one broadcast per two products: the broadcasts, which are loads, bounded Block).
+  // (one broadcast per two products: the broadcasts, which are loads, bounded Block). Each group
+  // and row runs two chains, the even and the odd vectors, as Block does: with one, the passes
+  // waited on VPDPBUSD's latency.
   template <int NT>
   static void PairBlock(const Group<L>& g0, const Group<L>& g1, int64_t off,
                         const ActRows<NT>& rows, int64_t b, FV (&acc)[2][NT]) {
@@ -207,14 +209,19 @@ struct Packed32 {
       const int32_t c = Offset(rows.sum32[t], b);
       VI x = L::BroadcastDword(a);
       VI s0 = Open<L>(c, w0[0], x), s1 = Open<L>(c, w1[0], x);
+      x = L::BroadcastDword(a + 4);
+      VI u0 = L::DotFirst(w0[1], x), u1 = L::DotFirst(w1[1], x);
 #pragma GCC unroll 8
-      for (int i = 1; i < kVectors; ++i) {
+      for (int i = 2; i < kVectors; i += 2) {
         x = L::BroadcastDword(a + 4 * i);
         s0 = L::DotNext(s0, w0[i], x);
         s1 = L::DotNext(s1, w1[i], x);
+        x = L::BroadcastDword(a + 4 * i + 4);
+        u0 = L::DotNext(u0, w0[i + 1], x);
+        u1 = L::DotNext(u1, w1[i + 1], x);
       }
-      acc[0][t] = ScaleAdd<L>(d0, rows.d[t][b], Close<L>(s0, c), acc[0][t]);
-      acc[1][t] = ScaleAdd<L>(d1, rows.d[t][b], Close<L>(s1, c), acc[1][t]);
+      acc[0][t] = ScaleAdd<L>(d0, rows.d[t][b], L::Add(Close<L>(s0, c), L::Widen(u0)), acc[0][t]);
+      acc[1][t] = ScaleAdd<L>(d1, rows.d[t][b], L::Add(Close<L>(s1, c), L::Widen(u1)), acc[1][t]);
     }
   }
 };
