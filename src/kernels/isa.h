@@ -42,8 +42,8 @@ void SetActiveIsa(Isa isa);
 // Within the AVX-512 path, GFNI's byte affine transform takes a 4-bit weight's high nibble out in
 // one instruction instead of a shift and a mask (the packed Q4_0 and Q4_K tiles), where the host
 // has GFNI and it is allowed (the default; TANDEM_GFNI=off in the environment disallows it at
-// start-up). The bits are the same either way; tests turn it off
-// to run what CPUs without GFNI (AVX-512 VNNI Cascade Lake) run.
+// start-up). The bits are the same either way; tests turn it off to run what CPUs with AVX-512
+// VNNI but no GFNI (Cascade Lake) run.
 bool GfniActive();
 void SetGfniAllowed(bool allowed);
 // The active path as figures name it: IsaName(ActiveIsa()), "+gfni" where GfniActive() on the

@@ -75,6 +75,20 @@ struct LoadQ4_0 {
   }
 };
 
+// Rows to bring into L2 while the scores are computed (the block's V rows, which the value pass
+// reads a cache line of every row at a time, a pattern the hardware prefetchers do not follow
+// from memory): Issue(j) prefetches row j whole. rows == nullptr: none.
+struct RowPrefetch {
+  const uint8_t* const* rows = nullptr;
+  size_t bytes = 0;
+  void Issue(int j) const {
+    if (rows == nullptr) return;
+    for (size_t off = 0; off < bytes; off += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(rows[j] + off), _MM_HINT_T1);
+    }
+  }
+};
+
 // sums[g][j0 + j] = the vector whose lanes add up to q_g·K[rows[j]] for G query heads (q_g =
 // q + g·hd) and N keys side by side: each loaded block of K serves the G heads.
 template <VecTrait V, typename L, int G, int N>
@@ -116,14 +130,18 @@ inline void Scores(const float* q, const uint8_t* const* rows, int hd,
 // ReduceSum each). p has room for whole vectors: lanes past n hold zeros.
 template <VecTrait V, typename L, int G, int N>
 inline void ScoreKeys(const float* q, const uint8_t* const* rows, int n, int hd, float scale,
-                      float (*p)[kAttentionKeyBlock]) {
+                      float (*p)[kAttentionKeyBlock], const RowPrefetch& ahead) {
   static_assert(kAttentionKeyBlock % V::kLanes == 0);
   alignas(sizeof(typename V::V)) typename V::V sums[G][V::kLanes];
   const auto vscale = V::Set1(scale);
   for (int c = 0; c < n; c += V::kLanes) {
     const int m = std::min(V::kLanes, n - c);
     int j = 0;
-    for (; j + N <= m; j += N) Scores<V, L, G, N>(q, rows + c + j, hd, sums, j);
+    for (; j + N <= m; j += N) {
+      for (int u = 0; u < N; ++u) ahead.Issue(c + j + u);
+      Scores<V, L, G, N>(q, rows + c + j, hd, sums, j);
+    }
+    for (int u = j; u < m; ++u) ahead.Issue(c + u);
     for (; j < m; ++j) Scores<V, L, G, 1>(q, rows + c + j, hd, sums, j);
     for (int g = 0; g < G; ++g) {
       for (j = m; j < V::kLanes; ++j) sums[g][j] = V::Zero();
@@ -196,6 +214,8 @@ void Attend(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange
   float p[kAttendMaxHeads][kAttentionKeyBlock];
   float max_score[kAttendMaxHeads], sum[kAttendMaxHeads], alpha[kAttendMaxHeads];
   const uint8_t* rows[kAttentionKeyBlock];
+  const uint8_t* vrows[kAttentionKeyBlock];
+  const size_t row_bytes = KvRowBytes(kv.type, hd);
   for (int g = 0; g < n_heads; ++g) {
     std::fill(acc[g], acc[g] + hd, 0.0f);
     max_score[g] = -INFINITY;
@@ -205,26 +225,31 @@ void Attend(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange
   for (int32_t block = keys.begin; block < keys.end; block += kAttentionKeyBlock) {
     const int n = std::min<int32_t>(kAttentionKeyBlock, keys.end - block);
     KeyRows(kv, kv.k, block, n, kv_head, rows);
+    KeyRows(kv, kv.v, block, n, kv_head, vrows);
+    const RowPrefetch v_ahead{vrows, row_bytes}, none;
     // With 32 registers, eight heads at once (each decoded K block serves all eight), then
     // fours with two keys side by side (each q load serves two keys); the last one to three
     // heads with more keys side by side.
     constexpr bool kWide = V::kRegisters >= 32;
     int g = 0;
     if constexpr (kWide) {
-      for (; g + 8 <= n_heads; g += 8) ScoreKeys<V, L, 8, 1>(q + g * hd, rows, n, hd, scale, p + g);
+      for (; g + 8 <= n_heads; g += 8) {
+        ScoreKeys<V, L, 8, 1>(q + g * hd, rows, n, hd, scale, p + g, g == 0 ? v_ahead : none);
+      }
     }
     for (; g + 4 <= n_heads; g += 4) {
-      ScoreKeys<V, L, 4, kWide ? 2 : 1>(q + g * hd, rows, n, hd, scale, p + g);
+      ScoreKeys<V, L, 4, kWide ? 2 : 1>(q + g * hd, rows, n, hd, scale, p + g,
+                                        g == 0 ? v_ahead : none);
     }
     switch (n_heads - g) {
       case 3:
-        ScoreKeys<V, L, 3, 1>(q + g * hd, rows, n, hd, scale, p + g);
+        ScoreKeys<V, L, 3, 1>(q + g * hd, rows, n, hd, scale, p + g, g == 0 ? v_ahead : none);
         break;
       case 2:
-        ScoreKeys<V, L, 2, 2>(q + g * hd, rows, n, hd, scale, p + g);
+        ScoreKeys<V, L, 2, 2>(q + g * hd, rows, n, hd, scale, p + g, g == 0 ? v_ahead : none);
         break;
       case 1:
-        ScoreKeys<V, L, 1, 4>(q + g * hd, rows, n, hd, scale, p + g);
+        ScoreKeys<V, L, 1, 4>(q + g * hd, rows, n, hd, scale, p + g, g == 0 ? v_ahead : none);
         break;
       default:
         break;
@@ -250,25 +275,24 @@ void Attend(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange
       max_score[g] = new_max;
     }
 
-    KeyRows(kv, kv.v, block, n, kv_head, rows);
     g = 0;
     if constexpr (kWide) {
       for (; g + 8 <= n_heads; g += 8) {
-        AccumulateValues<V, L, 8>(acc + g, hd, rows, p + g, n, alpha + g);
+        AccumulateValues<V, L, 8>(acc + g, hd, vrows, p + g, n, alpha + g);
       }
     }
     for (; g + 4 <= n_heads; g += 4) {
-      AccumulateValues<V, L, 4>(acc + g, hd, rows, p + g, n, alpha + g);
+      AccumulateValues<V, L, 4>(acc + g, hd, vrows, p + g, n, alpha + g);
     }
     switch (n_heads - g) {
       case 3:
-        AccumulateValues<V, L, 3>(acc + g, hd, rows, p + g, n, alpha + g);
+        AccumulateValues<V, L, 3>(acc + g, hd, vrows, p + g, n, alpha + g);
         break;
       case 2:
-        AccumulateValues<V, L, 2>(acc + g, hd, rows, p + g, n, alpha + g);
+        AccumulateValues<V, L, 2>(acc + g, hd, vrows, p + g, n, alpha + g);
         break;
       case 1:
-        AccumulateValues<V, L, 1>(acc + g, hd, rows, p + g, n, alpha + g);
+        AccumulateValues<V, L, 1>(acc + g, hd, vrows, p + g, n, alpha + g);
         break;
       default:
         break;
