@@ -144,6 +144,8 @@ void CheckSecondToken(SpecType type, const std::string& name, int tree_width = 0
     // one draw per token as plain sampling makes: the output is plain sampling's, seed by seed.
     EXPECT_GT(tree_rounds, 0) << "trees must be drafted";
     EXPECT_GT(branches, 0);
+    EXPECT_GT(branches_accepted, 0) << "the multi-candidate rule must take a branch sometimes";
+    EXPECT_LT(branches_accepted, branches) << "and refuse one sometimes";
     Generator plain(*target, {}, pool, {.type = TensorType::kF32, .n_ctx = 512});
     GenerateParams plain_params = params;
     plain_params.spec = SpecOptions{};

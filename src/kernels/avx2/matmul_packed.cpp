@@ -26,10 +26,12 @@ struct PackedTuning {
   static constexpr bool kPinPartials = true;
   static constexpr bool kBlockInRegisters = false;
   static constexpr int kPairRows = 0;
-  static constexpr int64_t kPairAhead = 0;
+  // The pair and decode-once paths are off: their constants complete the tuning's interface
+  // (packed_blocks-inl.h) but nothing reads them.
+  [[maybe_unused]] static constexpr int64_t kPairAhead = 0;
   static constexpr bool kDecodeOnce = false;
-  static constexpr int kDecodeChunkBlocks = 0;
-  static constexpr int kDecodeRows = 0;
+  [[maybe_unused]] static constexpr int kDecodeChunkBlocks = 0;
+  [[maybe_unused]] static constexpr int kDecodeRows = 0;
 };
 
 }  // namespace
