@@ -33,9 +33,11 @@ std::atomic<int>& ActiveSlot() {
   return slot;
 }
 
-// The quantized matmul kernels of the AVX-512 path need VNNI; without it they are AVX2's.
+// The quantized matmul kernels of the AVX-512 path need VNNI; without it they are AVX2's. With
+// GFNI active, its table whose nibble types unpack with it.
 const MatMulKernelTable& Avx512QuantMatMulKernels() {
-  return HostCpuFeatures().avx512vnni ? avx512::MatMulKernels() : avx2::MatMulKernels();
+  if (!HostCpuFeatures().avx512vnni) return avx2::MatMulKernels();
+  return GfniActive() ? avx512::MatMulKernelsGfni() : avx512::MatMulKernels();
 }
 
 // Indexed by Isa. Constant-initialized: nothing here runs before main.

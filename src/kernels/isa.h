@@ -71,7 +71,7 @@ struct KernelTable {
   // MatMulPanels' kernel (panels_isa.h).
   void (*panel_rows)(const PanelRows& rows);
   // MatMul's micro-kernels for float and for quantized weights (on AVX-512 without VNNI the
-  // quantized ones are AVX2's).
+  // quantized ones are AVX2's; with GfniActive(), avx512::MatMulKernelsGfni()).
   const MatMulKernelTable& (*matmul_float)();
   const MatMulKernelTable& (*matmul_quant)();
   // The machine probes (probes_isa.h).

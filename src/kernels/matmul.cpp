@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "base/cpu_features.h"
 #include "base/error.h"
 #include "kernels/isa.h"
 #include "kernels/matmul_kernel.h"
@@ -147,17 +146,11 @@ struct Kernels {
   QuantizeRowFn quantize = nullptr;
 };
 
+// The ISA table's choice (isa.cpp: AVX2's quantized kernels on AVX-512 without VNNI, the GFNI
+// ones where GfniActive()).
 const MatMulKernelTable& TableFor(Isa isa, bool quantized) {
-  switch (isa) {
-    case Isa::kScalar:
-      return ref::MatMulKernels();
-    case Isa::kAvx2:
-      return avx2::MatMulKernels();
-    case Isa::kAvx512:
-      if (quantized && !HostCpuFeatures().avx512vnni) return avx2::MatMulKernels();
-      return avx512::MatMulKernels();
-  }
-  return ref::MatMulKernels();
+  const KernelTable& t = KernelsFor(isa);
+  return quantized ? t.matmul_quant() : t.matmul_float();
 }
 
 Kernels SelectKernels(TensorType type) {

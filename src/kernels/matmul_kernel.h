@@ -234,6 +234,9 @@ const MatMulKernelTable& MatMulKernels();
 namespace avx512 {
 // Its quantized kernels need AVX-512 VNNI; MatMul uses the AVX2 ones on AVX-512 CPUs without it.
 const MatMulKernelTable& MatMulKernels();
+// MatMulKernels() with the packed Q4_0 and Q4_K tiles that take high nibbles out with GFNI
+// (kernels::GfniActive()).
+const MatMulKernelTable& MatMulKernelsGfni();
 }  // namespace avx512
 
 }  // namespace tandem::kernels

@@ -166,7 +166,7 @@ using TileLanes = TileLanes16;
 // VGF2P8AFFINEQB, whose matrix moves bits 4..7 to 0..3 and clears the rest, instead of a shift and
 // a mask. Written as assembly so that this header needs no -mgfni: the compiler could otherwise
 // put GFNI into the inline functions every AVX-512 translation unit shares, and a CPU without it
-// would fault; only kernels chosen where GfniActive() holds run this trait.
+// would fault; only MatMulKernelsGfni()'s tiles, read where GfniActive() holds, run this trait.
 struct TileLanes16Gfni : TileLanes16 {
   [[gnu::always_inline]] static VI HighNibbles(VI v) {
     // Byte 7 - i of the matrix is output bit i's row: bit i + 4 of the input for i < 4.

@@ -8,7 +8,8 @@
 // - Q4_K and Q6_K, whose unpacking costs a large share of the products, decode each group's
 //   blocks once into L1 for batches past a pass, every activation row reading them there.
 // - Q4_0 and Q4_K take each high nibble out with one GFNI affine transform where the host has
-//   GFNI (TileLanes16Gfni, chosen per call by kernels::GfniActive()), a shift and a mask without.
+//   GFNI (TileLanes16Gfni, in the table MatMulKernelsGfni(), which MatMul reads while
+//   kernels::GfniActive()), a shift and a mask without.
 // A group is 16 rows, one zmm, rather than two 8-row groups side by side: two streams restarting
 // at every pair cost short rows (K = 1536) much of their bandwidth. What each choice gained:
 // bench/README.md § Kernel choices.
@@ -25,7 +26,6 @@
 
 #include "kernels/avx512/dot_avx512.h"
 #include "kernels/avx512/dot_lanes.h"
-#include "kernels/isa.h"
 #include "kernels/simd/packed_blocks-inl.h"
 
 namespace tandem::kernels::avx512 {
@@ -50,23 +50,22 @@ struct PackedTuning {
   static constexpr int kDecodeRows = 4;         // activation rows per pass over them (8 spilled)
 };
 
-// The types whose quants are nibbles: the GFNI trait's unpacking where the host has it.
-template <template <class, class> class K>
-void RunNibbleTile(const PackedTile& tile, const QuantizedActivations& acts, float* y,
-                   int64_t ldy) {
-  using simd::packed::RunPackedTile;
-  if (GfniActive()) {
-    RunPackedTile<TileLanes16Gfni, K<TileLanes16Gfni, PackedTuning>>(tile, acts, y, ldy);
-  } else {
-    RunPackedTile<TileLanes16, K<TileLanes16, PackedTuning>>(tile, acts, y, ldy);
-  }
-}
-
 }  // namespace
 
-TANDEM_DEFINE_PACKED_TILE(Q4_0, RunNibbleTile<simd::packed::PackedQ4_0>)
-TANDEM_DEFINE_PACKED_TILE(Q4_K, RunNibbleTile<simd::packed::PackedQ4_K>)
-TANDEM_DEFINE_PACKED_TILE_OF(Q8_0)
-TANDEM_DEFINE_PACKED_TILE_OF(Q6_K)
+TANDEM_DEFINE_PACKED_TILES
+
+const MatMulKernelTable& MatMulKernelsGfni() {
+  static const MatMulKernelTable table = [] {
+    using simd::packed::RunPackedTile;
+    using G = TileLanes16Gfni;
+    MatMulKernelTable t = MatMulKernels();
+    t.packed_tile[static_cast<size_t>(TensorType::kQ4_0)] =
+        RunPackedTile<G, simd::packed::PackedQ4_0<G, PackedTuning>>;
+    t.packed_tile[static_cast<size_t>(TensorType::kQ4_K)] =
+        RunPackedTile<G, simd::packed::PackedQ4_K<G, PackedTuning>>;
+    return t;
+  }();
+  return table;
+}
 
 }  // namespace tandem::kernels::avx512
