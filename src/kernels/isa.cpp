@@ -127,9 +127,7 @@ void SetGfniAllowed(bool allowed) {
 
 std::string ActivePathName() {
   std::string name(IsaName(ActiveIsa()));
-  if (ActiveIsa() == Isa::kAvx512 && HostCpuFeatures().avx512vnni && GfniActive()) {
-    name += "+gfni";
-  }
+  if (&ActiveKernels().matmul_quant() == &avx512::MatMulKernelsGfni()) name += "+gfni";
   return name;
 }
 

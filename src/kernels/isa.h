@@ -46,8 +46,8 @@ void SetActiveIsa(Isa isa);
 // VNNI but no GFNI (Cascade Lake) run.
 bool GfniActive();
 void SetGfniAllowed(bool allowed);
-// The active path as figures name it: IsaName(ActiveIsa()), "+gfni" where GfniActive() on the
-// AVX-512 path.
+// The active path as figures name it: IsaName(ActiveIsa()), "+gfni" where its quantized table is
+// avx512::MatMulKernelsGfni().
 std::string ActivePathName();
 
 // One ISA's kernels, the only place a path's entry points are chosen. Each ISA folder defines
