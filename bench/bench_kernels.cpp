@@ -116,6 +116,7 @@ void RegisterAll() {
                                std::to_string(head_dim);
       benchmark::RegisterBenchmark(name.c_str(), BM_AttentionDecode, type, head_dim, 1)
           ->ArgName("keys")
+          ->Arg(256)
           ->Arg(1024);
     }
   }

@@ -24,9 +24,19 @@
 
 namespace tandem::kernels::simd {
 
-// Loaders: values [i, i + 16) of a cache row (i a multiple of 16) as V::kPer16 f32 vectors.
+// Loaders: Load gives values [i, i + 16) of a cache row (i a multiple of 16) as V::kPer16 f32
+// vectors; Load32 values [i, i + 32) (i a multiple of 32) as 2·V::kPer16, the same values as
+// two Loads (a quantized block's scale and bytes read once).
+template <typename Self, VecTrait V>
+struct LoadPairs {
+  static void Load32(const uint8_t* row, int i, typename V::V* out) {
+    Self::Load(row, i, out);
+    Self::Load(row, i + 16, out + V::kPer16);
+  }
+};
+
 template <VecTrait V>
-struct LoadF32 {
+struct LoadF32 : LoadPairs<LoadF32<V>, V> {
   static void Load(const uint8_t* row, int i, typename V::V* out) {
     const float* f = reinterpret_cast<const float*>(row) + i;
     for (int k = 0; k < V::kPer16; ++k) out[k] = V::Load(f + k * V::kLanes);
@@ -34,14 +44,14 @@ struct LoadF32 {
 };
 
 template <VecTrait V>
-struct LoadF16 {
+struct LoadF16 : LoadPairs<LoadF16<V>, V> {
   static void Load(const uint8_t* row, int i, typename V::V* out) {
     for (int k = 0; k < V::kPer16; ++k) out[k] = V::LoadF16(row + 2 * (i + k * V::kLanes));
   }
 };
 
 template <VecTrait V>
-struct LoadBF16 {
+struct LoadBF16 : LoadPairs<LoadBF16<V>, V> {
   static void Load(const uint8_t* row, int i, typename V::V* out) {
     for (int k = 0; k < V::kPer16; ++k) out[k] = V::LoadBF16(row + 2 * (i + k * V::kLanes));
   }
@@ -55,6 +65,15 @@ inline void ScaleQuants(__m128i q, uint16_t d, typename V::V* out) {
   for (int k = 0; k < V::kPer16; ++k) out[k] = V::Mul(out[k], vd);
 }
 
+// Two runs of 16 signed 8-bit quants times one d.
+template <VecTrait V>
+inline void ScaleQuants2(__m128i q0, __m128i q1, uint16_t d, typename V::V* out) {
+  const auto vd = V::Set1(V::HalfToFloat(d));
+  V::I8x16ToF32(q0, out);
+  V::I8x16ToF32(q1, out + V::kPer16);
+  for (int k = 0; k < 2 * V::kPer16; ++k) out[k] = V::Mul(out[k], vd);
+}
+
 template <VecTrait V>
 struct LoadQ8_0 {
   static void Load(const uint8_t* row, int i, typename V::V* out) {
@@ -62,16 +81,28 @@ struct LoadQ8_0 {
     const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs + i % kQK8_0));
     ScaleQuants<V>(q, b->d, out);
   }
+  static void Load32(const uint8_t* row, int i, typename V::V* out) {
+    const BlockQ8_0* b = reinterpret_cast<const BlockQ8_0*>(row) + i / kQK8_0;
+    ScaleQuants2<V>(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs)),
+                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs + 16)), b->d, out);
+  }
 };
 
 template <VecTrait V>
 struct LoadQ4_0 {
+  static __m128i Centred(__m128i nibbles) {
+    return _mm_sub_epi8(_mm_and_si128(nibbles, _mm_set1_epi8(0x0F)), _mm_set1_epi8(8));
+  }
   static void Load(const uint8_t* row, int i, typename V::V* out) {
     const BlockQ4_0* b = reinterpret_cast<const BlockQ4_0*>(row) + i / kQK4_0;
     __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs));
     if (i % kQK4_0 != 0) bytes = _mm_srli_epi16(bytes, 4);  // elements 16..31: high nibbles
-    const __m128i q = _mm_sub_epi8(_mm_and_si128(bytes, _mm_set1_epi8(0x0F)), _mm_set1_epi8(8));
-    ScaleQuants<V>(q, b->d, out);
+    ScaleQuants<V>(Centred(bytes), b->d, out);
+  }
+  static void Load32(const uint8_t* row, int i, typename V::V* out) {
+    const BlockQ4_0* b = reinterpret_cast<const BlockQ4_0*>(row) + i / kQK4_0;
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs));
+    ScaleQuants2<V>(Centred(bytes), Centred(_mm_srli_epi16(bytes, 4)), b->d, out);
   }
 };
 
@@ -103,7 +134,11 @@ inline void Scores(const float* q, const uint8_t* const* rows, int hd,
   for (; i + 2 * kL <= hd; i += 2 * kL) {  // one vector into each accumulator
     for (int j = 0; j < N; ++j) {
       typename V::V k[2];
-      for (int u = 0; u < 2 / V::kPer16; ++u) L::Load(rows[j], i + 16 * u, k + u * V::kPer16);
+      if constexpr (V::kPer16 == 1) {
+        L::Load32(rows[j], i, k);  // i is a multiple of 32
+      } else {
+        L::Load(rows[j], i, k);
+      }
       for (int g = 0; g < G; ++g) {
         acc0[g][j] = V::MulAdd(V::Load(q + g * hd + i), k[0], acc0[g][j]);
         acc1[g][j] = V::MulAdd(V::Load(q + g * hd + i + kL), k[1], acc1[g][j]);
@@ -164,7 +199,11 @@ inline void AccumulateV(float (*acc)[kMaxHeadDim], int i, const uint8_t* const* 
   }
   for (int j = 0; j < n; ++j) {
     typename V::V vals[kNV];
-    for (int u = 0; u < NU; ++u) L::Load(rows[j], i + 16 * u, vals + u * V::kPer16);
+    int u = 0;
+    if (i % 32 == 0) {  // whole quantized blocks read once
+      for (; u + 2 <= NU; u += 2) L::Load32(rows[j], i + 16 * u, vals + u * V::kPer16);
+    }
+    for (; u < NU; ++u) L::Load(rows[j], i + 16 * u, vals + u * V::kPer16);
     for (int g = 0; g < G; ++g) {
       const auto pj = V::Set1(p[g][j]);
       for (int v = 0; v < kNV; ++v) a[g][v] = V::MulAdd(pj, vals[v], a[g][v]);
@@ -205,17 +244,23 @@ inline void KeyRows(const KvView& kv, const void* base, int32_t first, int n, in
 }
 
 template <VecTrait V, typename L>
-void Attend(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange keys, float scale,
-            float* out, const AttendSplitState* split) {
+void Attend(const float* q_in, int n_heads, const KvView& kv, int kv_head, KeyRange keys,
+            float scale, float* out, const AttendSplitState* split) {
   const int hd = kv.head_dim;
   // Per head g: acc[g] = Σ p_j · v_j of the keys so far and sum[g] = Σ p_j, both relative to
   // max_score[g]; p[g] = the current block's weights.
   alignas(sizeof(typename V::V)) float acc[kAttendMaxHeads][kMaxHeadDim];
-  float p[kAttendMaxHeads][kAttentionKeyBlock];
+  alignas(64) float p[kAttendMaxHeads][kAttentionKeyBlock];
   float max_score[kAttendMaxHeads], sum[kAttendMaxHeads], alpha[kAttendMaxHeads];
   const uint8_t* rows[kAttentionKeyBlock];
   const uint8_t* vrows[kAttentionKeyBlock];
   const size_t row_bytes = KvRowBytes(kv.type, hd);
+  // The queries copied to a cache-line-aligned buffer: every score step reads a query vector,
+  // and one that straddles two cache lines costs two loads (the callers' rows are wherever
+  // their allocator put them).
+  alignas(64) float qa[kAttendMaxHeads * kMaxHeadDim];
+  std::copy(q_in, q_in + n_heads * hd, qa);
+  const float* q = qa;
   for (int g = 0; g < n_heads; ++g) {
     std::fill(acc[g], acc[g] + hd, 0.0f);
     max_score[g] = -INFINITY;
@@ -269,11 +314,15 @@ void Attend(const float* q, int n_heads, const KvView& kv, int kv_head, KeyRange
       alpha[g] = block == keys.begin ? 0.0f : std::exp(max_score[g] - new_max);
       for (int j = 0; j < n; ++j) p[g][j] -= new_max;
       Map<V>(p[g], n, p[g], Exp<V>);
-      float block_sum = 0.0f;
-      for (int j = 0; j < n; ++j) block_sum += p[g][j];
-      sum[g] = sum[g] * alpha[g] + block_sum;
       max_score[g] = new_max;
     }
+    // Each head's weights summed in key order, the heads' chains side by side (a chain of
+    // dependent adds per head would wait on the add latency).
+    float block_sum[kAttendMaxHeads] = {};
+    for (int j = 0; j < n; ++j) {
+      for (g = 0; g < n_heads; ++g) block_sum[g] += p[g][j];
+    }
+    for (g = 0; g < n_heads; ++g) sum[g] = sum[g] * alpha[g] + block_sum[g];
 
     g = 0;
     if constexpr (kWide) {
