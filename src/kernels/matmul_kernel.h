@@ -54,6 +54,9 @@ struct QuantizedActivations {
   const int32_t* sum16 = nullptr;  // [T][sum16_stride]: sum of qs over each 16 values
   int64_t sum16_stride = 0;
   const int32_t* sum32 = nullptr;  // [T][sum32_stride]: sum of qs over each 32 values
+  // [T][sum32_stride]: -8 · sum32, Q4_0's block offset, which its packed tiles broadcast from
+  // memory (a load) instead of from a general register (a shuffle-port operation per block)
+  const int32_t* neg8_sum32 = nullptr;
   int64_t sum32_stride = 0;
 };
 
@@ -78,6 +81,7 @@ struct ActRows {
       d[t] = acts.d + (t0 + t) * acts.d_stride;
       sum16[t] = acts.sum16 + (t0 + t) * acts.sum16_stride;
       sum32[t] = acts.sum32 + (t0 + t) * acts.sum32_stride;
+      neg8_sum32[t] = acts.neg8_sum32 + (t0 + t) * acts.sum32_stride;
     }
   }
   // a[t] = row t's codes of block b (blocks of `values` codes).
@@ -89,6 +93,7 @@ struct ActRows {
   const float* d[NT];
   const int32_t* sum16[NT];
   const int32_t* sum32[NT];
+  const int32_t* neg8_sum32[NT];
 };
 
 // One activation row of the QuantizedActivations arrays (pointers to row t of each).

@@ -67,22 +67,23 @@ template <TileLanesTrait L, int N>
   return acc;
 }
 
-// A partial sum that is to end as (its products) - c: i32 partials (VNNI) start at -c, the others
-// take it when widened (Close).
+// A partial sum that is to end as (its products) + neg_c (neg_c: minus the block's offset in
+// every lane): i32 partials (VNNI) start at neg_c, the others take it when widened (Close).
 template <TileLanesTrait L>
-[[gnu::always_inline]] inline typename L::VI Open(int32_t c, typename L::VI w, typename L::VI a) {
+[[gnu::always_inline]] inline typename L::VI Open(typename L::VI neg_c, typename L::VI w,
+                                                  typename L::VI a) {
   if constexpr (L::kPartialI32) {
-    return L::DotNext(L::Set1(-c), w, a);
+    return L::DotNext(neg_c, w, a);
   } else {
     return L::DotFirst(w, a);
   }
 }
 template <TileLanesTrait L>
-[[gnu::always_inline]] inline typename L::VI Close(typename L::VI p, int32_t c) {
+[[gnu::always_inline]] inline typename L::VI Close(typename L::VI p, typename L::VI neg_c) {
   if constexpr (L::kPartialI32) {
     return p;
   } else {
-    return L::Sub(L::Widen(p), L::Set1(c));
+    return L::Add(L::Widen(p), neg_c);
   }
 }
 
@@ -114,6 +115,17 @@ struct Packed32 {
   static int32_t Offset(const int32_t* sum32, int64_t b) {
     return C::kOffset(L::kSignedOffset) * sum32[b];
   }
+  // -Offset of row t's block b in every lane: Q4_0's broadcast from the activations' -8·sum32
+  // array (a load), the others' from the scalar. The same integers either way.
+  template <int NT>
+  [[gnu::always_inline]] static VI NegOffset(const ActRows<NT>& rows, int t, int64_t b) {
+    if constexpr (C::kOffsetFromNeg8) {
+      static_assert(C::kOffset(L::kSignedOffset) == 8);
+      return L::BroadcastDword(reinterpret_cast<const int8_t*>(rows.neg8_sum32[t] + b));
+    } else {
+      return L::Set1(-Offset(rows.sum32[t], b));
+    }
+  }
   // Every quant vector of the block, w[i] serving activation bytes 4i..4i+3.
   static void DecodeAll(const Group<L>& g, int64_t off, VI (&w)[kVectors]) {
 #pragma GCC unroll 8
@@ -137,14 +149,15 @@ struct Packed32 {
       for (int t = 0; t < NT; ++t) {
         // Two chains (even and odd vectors) per row: one would wait on the product's latency.
         const int8_t* a = rows.qs[t] + 32 * b;
-        VI even = Open<L>(Offset(rows.sum32[t], b), w[0], L::BroadcastDword(a));
+        const VI neg_c = NegOffset(rows, t, b);
+        VI even = Open<L>(neg_c, w[0], L::BroadcastDword(a));
         VI odd = L::DotFirst(w[1], L::BroadcastDword(a + 4));
 #pragma GCC unroll 4
         for (int i = 2; i < kVectors; i += 2) {
           even = L::DotNext(even, w[i], L::BroadcastDword(a + 4 * i));
           odd = L::DotNext(odd, w[i + 1], L::BroadcastDword(a + 4 * i + 4));
         }
-        const VI s = L::Add(Close<L>(even, Offset(rows.sum32[t], b)), L::Widen(odd));
+        const VI s = L::Add(Close<L>(even, neg_c), L::Widen(odd));
         acc[t] = ScaleAdd<L>(d, rows.d[t][b], s, acc[t]);
       }
     } else {
@@ -184,7 +197,7 @@ struct Packed32 {
         if constexpr (kMagnitudes) {
           sum = isum[t];  // signed weights as they are: no offset
         } else {
-          sum = L::Sub(L::Widen(s[t]), L::Set1(Offset(rows.sum32[t], b)));
+          sum = L::Add(L::Widen(s[t]), NegOffset(rows, t, b));
         }
         acc[t] = ScaleAdd<L>(d, rows.d[t][b], sum, acc[t]);
       }
@@ -206,9 +219,9 @@ struct Packed32 {
 #pragma GCC unroll 4
     for (int t = 0; t < NT; ++t) {
       const int8_t* a = rows.qs[t] + 32 * b;
-      const int32_t c = Offset(rows.sum32[t], b);
+      const VI neg_c = NegOffset(rows, t, b);
       VI x = L::BroadcastDword(a);
-      VI s0 = Open<L>(c, w0[0], x), s1 = Open<L>(c, w1[0], x);
+      VI s0 = Open<L>(neg_c, w0[0], x), s1 = Open<L>(neg_c, w1[0], x);
       x = L::BroadcastDword(a + 4);
       VI u0 = L::DotFirst(w0[1], x), u1 = L::DotFirst(w1[1], x);
 #pragma GCC unroll 8
@@ -220,8 +233,10 @@ struct Packed32 {
         u0 = L::DotNext(u0, w0[i + 1], x);
         u1 = L::DotNext(u1, w1[i + 1], x);
       }
-      acc[0][t] = ScaleAdd<L>(d0, rows.d[t][b], L::Add(Close<L>(s0, c), L::Widen(u0)), acc[0][t]);
-      acc[1][t] = ScaleAdd<L>(d1, rows.d[t][b], L::Add(Close<L>(s1, c), L::Widen(u1)), acc[1][t]);
+      acc[0][t] =
+          ScaleAdd<L>(d0, rows.d[t][b], L::Add(Close<L>(s0, neg_c), L::Widen(u0)), acc[0][t]);
+      acc[1][t] =
+          ScaleAdd<L>(d1, rows.d[t][b], L::Add(Close<L>(s1, neg_c), L::Widen(u1)), acc[1][t]);
     }
   }
 };
@@ -234,6 +249,7 @@ struct Q4_0Codes {
   static constexpr int kSteps = 4, kPerStep = 2, kWMax = 15;
   static constexpr bool kSigned = false;
   static constexpr int32_t kOffset(int /*signed_offset*/) { return 8; }
+  static constexpr bool kOffsetFromNeg8 = true;
   static constexpr int Index(int k, int j) { return k + 4 * j; }
   [[gnu::always_inline]] static void Step(const Group<L>& g, int64_t off, int k,
                                           typename L::VI (&v)[2]) {
@@ -250,6 +266,7 @@ struct Q8_0Codes {
   static constexpr int kSteps = 8, kPerStep = 1, kWMax = 255;
   static constexpr bool kSigned = true;
   static constexpr int32_t kOffset(int signed_offset) { return signed_offset; }
+  static constexpr bool kOffsetFromNeg8 = false;
   static constexpr int Index(int k, int /*j*/) { return k; }
   [[gnu::always_inline]] static void Step(const Group<L>& g, int64_t off, int k,
                                           typename L::VI (&v)[1]) {
