@@ -141,7 +141,7 @@ QuantizedActivations QuantizeActivations(Family family, QuantizeRowFn quantize, 
   a.s = s;
   a.sum16 = sum16;
   a.sum32 = sum32;
-  a.neg8_sum32 = neg8_sum32;
+  a.neg8_sum32 = family == Family::kQ8_0 ? neg8_sum32 : nullptr;
   return a;
 }
 

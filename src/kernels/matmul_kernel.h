@@ -55,7 +55,8 @@ struct QuantizedActivations {
   int64_t sum16_stride = 0;
   const int32_t* sum32 = nullptr;  // [T][sum32_stride]: sum of qs over each 32 values
   // [T][sum32_stride]: -8 · sum32, Q4_0's block offset, which its packed tiles broadcast from
-  // memory (a load) instead of from a general register (a shuffle-port operation per block)
+  // memory (a load) instead of from a general register (a shuffle-port operation per block);
+  // Q8_0 activations only, null otherwise
   const int32_t* neg8_sum32 = nullptr;
   int64_t sum32_stride = 0;
 };
@@ -81,7 +82,9 @@ struct ActRows {
       d[t] = acts.d + (t0 + t) * acts.d_stride;
       sum16[t] = acts.sum16 + (t0 + t) * acts.sum16_stride;
       sum32[t] = acts.sum32 + (t0 + t) * acts.sum32_stride;
-      neg8_sum32[t] = acts.neg8_sum32 + (t0 + t) * acts.sum32_stride;
+      neg8_sum32[t] = acts.neg8_sum32 == nullptr  // only with Q8_0 activations
+                          ? nullptr
+                          : acts.neg8_sum32 + (t0 + t) * acts.sum32_stride;
     }
   }
   // a[t] = row t's codes of block b (blocks of `values` codes).
