@@ -115,18 +115,20 @@ QuantizedActivations QuantizeActivations(Family family, QuantizeRowFn quantize, 
   const size_t d_bytes = T * a.d_stride * sizeof(float);
   const size_t sum16_bytes = T * a.sum16_stride * sizeof(int32_t);
   const size_t sum32_bytes = T * a.sum32_stride * sizeof(int32_t);
-  uint8_t* base = scratch.Get(qs_bytes + 2 * d_bytes + sum16_bytes + 2 * sum32_bytes);
+  // Q4_0's block offsets (QuantizedActivations::neg8_sum32): its tiles read Q8_0 activations.
+  const bool neg8 = family == Family::kQ8_0;
+  uint8_t* base = scratch.Get(qs_bytes + 2 * d_bytes + sum16_bytes + (neg8 ? 2 : 1) * sum32_bytes);
   auto* qs = reinterpret_cast<int8_t*>(base);
   auto* d = reinterpret_cast<float*>(base + qs_bytes);
   auto* s = reinterpret_cast<float*>(base + qs_bytes + d_bytes);
   auto* sum16 = reinterpret_cast<int32_t*>(base + qs_bytes + 2 * d_bytes);
   auto* sum32 = reinterpret_cast<int32_t*>(base + qs_bytes + 2 * d_bytes + sum16_bytes);
-  int32_t* neg8_sum32 = sum32 + T * a.sum32_stride;
+  int32_t* neg8_sum32 = neg8 ? sum32 + T * a.sum32_stride : nullptr;
   auto quantize_row = [&](size_t t) {
     const QuantizedRow row{qs + t * a.qs_stride, d + t * a.d_stride, s + t * a.d_stride,
                            sum16 + t * a.sum16_stride, sum32 + t * a.sum32_stride};
     quantize(x + t * cols, cols, row);
-    if (family != Family::kQ8_0) return;  // Q4_0's activations
+    if (neg8_sum32 == nullptr) return;
     for (int64_t b = 0; b < cols / 32; ++b) {
       neg8_sum32[t * a.sum32_stride + b] = -8 * row.sum32[b];
     }
@@ -141,7 +143,7 @@ QuantizedActivations QuantizeActivations(Family family, QuantizeRowFn quantize, 
   a.s = s;
   a.sum16 = sum16;
   a.sum32 = sum32;
-  a.neg8_sum32 = family == Family::kQ8_0 ? neg8_sum32 : nullptr;
+  a.neg8_sum32 = neg8_sum32;
   return a;
 }
 

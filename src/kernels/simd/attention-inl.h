@@ -57,21 +57,17 @@ struct LoadBF16 : LoadPairs<LoadBF16<V>, V> {
   }
 };
 
-// 16 signed 8-bit quants times d.
+// A quantized block's fp16 scale d in every lane.
 template <VecTrait V>
-inline void ScaleQuants(__m128i q, uint16_t d, typename V::V* out) {
-  const auto vd = V::Set1(V::HalfToFloat(d));
-  V::I8x16ToF32(q, out);
-  for (int k = 0; k < V::kPer16; ++k) out[k] = V::Mul(out[k], vd);
+inline typename V::V BlockScale(uint16_t d) {
+  return V::Set1(V::HalfToFloat(d));
 }
 
-// Two runs of 16 signed 8-bit quants times one d.
+// 16 signed 8-bit quants times vd.
 template <VecTrait V>
-inline void ScaleQuants2(__m128i q0, __m128i q1, uint16_t d, typename V::V* out) {
-  const auto vd = V::Set1(V::HalfToFloat(d));
-  V::I8x16ToF32(q0, out);
-  V::I8x16ToF32(q1, out + V::kPer16);
-  for (int k = 0; k < 2 * V::kPer16; ++k) out[k] = V::Mul(out[k], vd);
+inline void ScaleQuants(__m128i q, typename V::V vd, typename V::V* out) {
+  V::I8x16ToF32(q, out);
+  for (int k = 0; k < V::kPer16; ++k) out[k] = V::Mul(out[k], vd);
 }
 
 template <VecTrait V>
@@ -79,12 +75,14 @@ struct LoadQ8_0 {
   static void Load(const uint8_t* row, int i, typename V::V* out) {
     const BlockQ8_0* b = reinterpret_cast<const BlockQ8_0*>(row) + i / kQK8_0;
     const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs + i % kQK8_0));
-    ScaleQuants<V>(q, b->d, out);
+    ScaleQuants<V>(q, BlockScale<V>(b->d), out);
   }
   static void Load32(const uint8_t* row, int i, typename V::V* out) {
     const BlockQ8_0* b = reinterpret_cast<const BlockQ8_0*>(row) + i / kQK8_0;
-    ScaleQuants2<V>(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs)),
-                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs + 16)), b->d, out);
+    const auto vd = BlockScale<V>(b->d);
+    ScaleQuants<V>(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs)), vd, out);
+    ScaleQuants<V>(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs + 16)), vd,
+                   out + V::kPer16);
   }
 };
 
@@ -97,12 +95,14 @@ struct LoadQ4_0 {
     const BlockQ4_0* b = reinterpret_cast<const BlockQ4_0*>(row) + i / kQK4_0;
     __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs));
     if (i % kQK4_0 != 0) bytes = _mm_srli_epi16(bytes, 4);  // elements 16..31: high nibbles
-    ScaleQuants<V>(Centred(bytes), b->d, out);
+    ScaleQuants<V>(Centred(bytes), BlockScale<V>(b->d), out);
   }
   static void Load32(const uint8_t* row, int i, typename V::V* out) {
     const BlockQ4_0* b = reinterpret_cast<const BlockQ4_0*>(row) + i / kQK4_0;
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs));
-    ScaleQuants2<V>(Centred(bytes), Centred(_mm_srli_epi16(bytes, 4)), b->d, out);
+    const auto vd = BlockScale<V>(b->d);
+    ScaleQuants<V>(Centred(bytes), vd, out);
+    ScaleQuants<V>(Centred(_mm_srli_epi16(bytes, 4)), vd, out + V::kPer16);
   }
 };
 
