@@ -214,6 +214,12 @@ TEST(SpecEquivalence, DraftTreeGreedyIsIdenticalThroughGeneratorAndEngine) {
     engine_trees += got[i].spec.tree_rounds;
   }
   EXPECT_GT(engine_trees, 20) << "the engine's slots must draft trees";
+  // /metrics' drafts by batch size are the drafts verified: the rows a tree reserved for
+  // branches and left unused are not among them.
+  const EngineMetrics m = run.engine.Metrics();
+  int64_t by_batch = 0;
+  for (const EngineMetrics::BatchChoices& c : m.spec_by_batch) by_batch += c.drafted_tokens;
+  EXPECT_EQ(by_batch, m.spec.drafted);
 }
 
 TEST(SpecEquivalence, NgramAndChainGreedyAreIdenticalForLengthsTo64ThreadsAndKvTypes) {

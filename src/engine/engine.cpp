@@ -201,7 +201,6 @@ void Engine::Impl::Step() {
 void Engine::Impl::PlanGenerating(int& budget, bool rotate, std::vector<EngineSlot*>& planned) {
   std::vector<DraftJob> jobs;
   std::vector<EngineSlot*> job_slots;  // [jobs] slot of each job
-  std::vector<int> planned_drafts;     // [planned] its drafts as planned
   const size_t n = slots_.size();
   const size_t first = rotation_ % n;
   if (rotate) ++rotation_;
@@ -214,14 +213,11 @@ void Engine::Impl::PlanGenerating(int& budget, bool rotate, std::vector<EngineSl
     if (n_draft < 0) continue;  // waits for a later step
     budget -= 1 + n_draft;
     planned.push_back(slot);
-    planned_drafts.push_back(n_draft);
     if (slot->NeedsDrafter()) {
       jobs.push_back(DraftJob{slot->MakeDraftRequest(), {}, 0, {}});
       job_slots.push_back(slot);
     }
   }
-  RecordBatchChoices(planned, planned_drafts);
-  if (jobs.empty()) return;
   // Each drafter drafts for all of its slots at once.
   for (Drafter* drafter : drafters_.All()) {
     std::vector<DraftJob> group;
@@ -246,20 +242,22 @@ void Engine::Impl::PlanGenerating(int& budget, bool rotate, std::vector<EngineSl
     budget += asked - static_cast<int>(jobs[j].result.tokens.size());
     slot->SetDrafts(std::move(jobs[j].result), jobs[j].ms);
   }
+  RecordBatchChoices(planned);
 }
 
-void Engine::Impl::RecordBatchChoices(const std::vector<EngineSlot*>& planned,
-                                      const std::vector<int>& drafts) {
+void Engine::Impl::RecordBatchChoices(const std::vector<EngineSlot*>& planned) {
   if (planned.empty()) return;
   std::lock_guard<std::mutex> lock(mutex_);
   auto& by_batch = metrics_.spec_by_batch;
   if (by_batch.size() <= planned.size()) by_batch.resize(planned.size() + 1);
   EngineMetrics::BatchChoices& c = by_batch[planned.size()];
-  for (size_t i = 0; i < planned.size(); ++i) {
-    if (planned[i]->drafter() == nullptr) continue;
-    if (drafts[i] > 0) {
+  for (EngineSlot* slot : planned) {
+    // A slot whose drafting failed has ended; the others verify what they drafted (rows a tree
+    // reserved and left unused are not drafts).
+    if (slot->drafter() == nullptr || slot->phase() != SlotPhase::kGenerate) continue;
+    if (const int drafted = slot->drafted(); drafted > 0) {
       ++c.drafting;
-      c.drafted_tokens += drafts[i];
+      c.drafted_tokens += drafted;
     } else {
       ++c.plain;
     }

@@ -48,8 +48,9 @@ struct Engine::Impl {
   // step's batch. Who goes first rotates over the steps with a full budget (`rotate`), so every
   // slot regularly goes first, and the first always fits (1 + its draft cap <= max_batch).
   void PlanGenerating(int& budget, bool rotate, std::vector<EngineSlot*>& planned);
-  // Counts the step's choices (EngineMetrics::spec_by_batch): `drafts[i]` planned for planned[i].
-  void RecordBatchChoices(const std::vector<EngineSlot*>& planned, const std::vector<int>& drafts);
+  // Counts the step's choices (EngineMetrics::spec_by_batch): each planned slot's drafts as it
+  // will verify them, after drafting.
+  void RecordBatchChoices(const std::vector<EngineSlot*>& planned);
   // Plans prompt chunks, oldest request first, at most `limit` rows per slot.
   void PlanPrefill(int& budget, int limit, std::vector<EngineSlot*>& planned);
   // Runs the merged forward and hands each slot its rows; if the merged forward fails, runs

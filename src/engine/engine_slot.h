@@ -87,6 +87,8 @@ class EngineSlot {
   void SetDrafts(DraftResult drafts, double ms) {
     round_.SetDrafts(std::move(drafts), ms, result_.spec);
   }
+  // The drafts this step's rows will verify (after PlanRound, and SetDrafts where it drafted).
+  int drafted() const { return round_.drafted(); }
   // Sets the number of prompt rows this step evaluates (prefill phase).
   // Plans at most n_rows prompt rows for this step and returns how many: fewer if they would end
   // inside an image whose rows attend both ways, or, when such an image starts the chunk, all of
