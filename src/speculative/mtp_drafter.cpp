@@ -134,43 +134,63 @@ void MtpDrafter::DraftTrees(std::span<DraftJob> jobs, const std::vector<size_t>&
     // [node + 1]: the hidden the step expanding `node` gave (the root's at 0), which its
     // children's rows take.
     std::vector<std::vector<float>> produced;
+    bool failed = false;
+    size_t first_row = 0, n_rows = 0;  // its rows in the step's batch
   };
   std::vector<LiveTree> trees;
   for (size_t j : which) {
     trees.push_back(LiveTree{j, TreeBuilder(jobs[j].request.tree, jobs[j].request.n_max), {}});
   }
   const int B = assistant_.n_embd_out();
-  std::vector<DraftRow> rows;
+  std::vector<DraftRow> rows, own;
   std::vector<std::vector<TreeCandidate>> candidates;
   for (;;) {
     rows.clear();
-    for (const LiveTree& t : trees) {
+    for (LiveTree& t : trees) {
+      t.first_row = rows.size();
+      t.n_rows = 0;
+      if (t.failed) continue;
       const DraftRequest& r = jobs[t.job].request;
       for (const TreeBuilder::Expand& e : t.builder.Frontier()) {
         const float* hidden =
             e.node < 0 ? r.hidden : t.produced.at(t.builder.Parent(e.node) + 1).data();
         rows.push_back(DraftRow{e.node < 0 ? r.last : e.token, r.pos, r.seq, hidden});
       }
+      t.n_rows = rows.size() - t.first_row;
     }
     if (rows.empty()) break;
     const auto t0 = SteadyClock::now();
+    // Step checks its rows before computing: when the batch fails, each tree's rows run alone,
+    // so that only the tree at fault fails.
+    bool batched = true;
     try {
       assistant_.Step(rows, target_cache, step_, pool_);
-    } catch (const std::exception& e) {
-      for (LiveTree& t : trees) jobs[t.job].error = e.what();
-      return;
+    } catch (const std::exception&) {
+      batched = false;
     }
-    int row = 0;
     for (LiveTree& t : trees) {
+      if (t.failed || t.n_rows == 0) continue;
+      const DraftOutput* out = &step_;
+      int row = static_cast<int>(t.first_row);
+      if (!batched) {
+        own.assign(rows.begin() + t.first_row, rows.begin() + t.first_row + t.n_rows);
+        try {
+          assistant_.Step(own, target_cache, single_, pool_);
+        } catch (const std::exception& e) {
+          jobs[t.job].error = e.what();
+          t.failed = true;
+          continue;
+        }
+        out = &single_;
+        row = 0;
+      }
       const DraftRequest& r = jobs[t.job].request;
-      const auto& frontier = t.builder.Frontier();
-      if (frontier.empty()) continue;
       candidates.clear();
-      for (const TreeBuilder::Expand& e : frontier) {
-        candidates.push_back(TopCandidates(step_.Logits(row), step_.n_vocab, r.tree.width));
+      for (const TreeBuilder::Expand& e : t.builder.Frontier()) {
+        candidates.push_back(TopCandidates(out->Logits(row), out->n_vocab, r.tree.width));
         const size_t slot = static_cast<size_t>(e.node + 1);
         if (t.produced.size() <= slot) t.produced.resize(slot + 1);
-        t.produced[slot].assign(step_.Hidden(row), step_.Hidden(row) + B);
+        t.produced[slot].assign(out->Hidden(row), out->Hidden(row) + B);
         ++row;
       }
       // The drafter's stop rule on the trunk's tip (the first row while the trunk grows).
@@ -179,10 +199,14 @@ void MtpDrafter::DraftTrees(std::span<DraftJob> jobs, const std::vector<size_t>&
       t.builder.AddStep(candidates, goes_on);
     }
     const double ms = MsSince(t0);
-    for (const LiveTree& t : trees) jobs[t.job].ms += ms;
+    for (const LiveTree& t : trees) {
+      if (t.n_rows > 0) jobs[t.job].ms += ms;
+    }
   }
   // Every token is its node's top choice: a point mass (DraftRequest::tree).
-  for (const LiveTree& t : trees) t.builder.Finish(jobs[t.job].result);
+  for (const LiveTree& t : trees) {
+    if (!t.failed) t.builder.Finish(jobs[t.job].result);
+  }
 }
 
 namespace {
