@@ -199,7 +199,7 @@ std::string PrometheusText(const std::map<int, int64_t>& responses, const Engine
              batch + "," + Label("choice", "plain"));
   }
   w.Family("spec_batch_drafted_tokens_total", "counter",
-           "Draft tokens planned, by generating slots in the step.");
+           "Draft tokens drafted for verification, by generating slots in the step.");
   for (size_t n = 1; n < m.spec_by_batch.size(); ++n) {
     const EngineMetrics::BatchChoices& c = m.spec_by_batch[n];
     if (c.drafting + c.plain == 0) continue;
