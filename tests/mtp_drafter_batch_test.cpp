@@ -62,6 +62,9 @@ TEST(MtpDrafterBatch, AJobAtFaultFailsAloneAndTheOthersDraftAsAlone) {
     drafter.DraftBatch(jobs, *cache);
     EXPECT_NE(jobs[1].error.find("past the target cache"), std::string::npos) << jobs[1].error;
     EXPECT_TRUE(jobs[1].result.tokens.empty());
+    EXPECT_EQ(jobs[1].result.steps, 0);
+    // The good jobs' later steps ran in batches of their own or beside the other: an assistant
+    // row's result does not depend on the rows beside it (Gemma4Assistant::Step).
     for (const size_t j : {0u, 2u}) {
       EXPECT_EQ(jobs[j].error, "");
       EXPECT_EQ(jobs[j].result.tokens, alone.tokens) << "job " << j;

@@ -86,9 +86,9 @@ struct EngineMetrics {
   SpeculationStats spec;           // cumulative over finished requests
   std::vector<SlotMetrics> slots;  // [n_slots]
   double generate_seconds = 0;     // engine-thread time spent in steps with generating slots
-  // The planners' choices by batch size: for each count of generating slots in a step (the
-  // index), the speculating slots' steps that drafted, those that decoded plainly, and the
-  // tokens drafted (grammar-forced ones included).
+  // Speculation by batch size: for each count of generating slots in a step (the index), the
+  // speculating slots' steps that verified drafts, those that decoded plainly, and the drafts
+  // verified (grammar-forced ones included).
   struct BatchChoices {
     int64_t drafting = 0, plain = 0, drafted_tokens = 0;
   };

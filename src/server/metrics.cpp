@@ -185,10 +185,11 @@ std::string PrometheusText(const std::map<int, int64_t>& responses, const Engine
                Label("source", name) + "," + Label("position", std::to_string(i)));
     }
   }
-  // The planners' choices by the count of generating slots in a step: how speculation behaves
-  // as the batch grows (it should draft less where verify rows stop being cheap).
+  // What speculating slots did by the count of generating slots in a step: how speculation
+  // behaves as the batch grows (it should draft less where verify rows stop being cheap).
   w.Family("spec_batch_slot_steps_total", "counter",
-           "Steps of speculating slots, by generating slots in the step and the planner's choice.");
+           "Steps of speculating slots, by generating slots in the step and whether the step "
+           "verified drafts (draft) or decoded plainly (plain).");
   for (size_t n = 1; n < m.spec_by_batch.size(); ++n) {
     const EngineMetrics::BatchChoices& c = m.spec_by_batch[n];
     if (c.drafting + c.plain == 0) continue;
@@ -198,8 +199,9 @@ std::string PrometheusText(const std::map<int, int64_t>& responses, const Engine
     w.Sample("spec_batch_slot_steps_total", double(c.plain),
              batch + "," + Label("choice", "plain"));
   }
-  w.Family("spec_batch_drafted_tokens_total", "counter",
-           "Draft tokens drafted for verification, by generating slots in the step.");
+  w.Family(
+      "spec_batch_drafted_tokens_total", "counter",
+      "Draft tokens verified (grammar-forced ones included), by generating slots in the step.");
   for (size_t n = 1; n < m.spec_by_batch.size(); ++n) {
     const EngineMetrics::BatchChoices& c = m.spec_by_batch[n];
     if (c.drafting + c.plain == 0) continue;

@@ -22,8 +22,7 @@ struct LiveDraft {
 
 void FailJob(DraftJob& job, LiveDraft& live, const char* what) {
   job.error = what;
-  job.result.tokens.clear();
-  job.result.q.clear();
+  job.result.Clear();
   live.drafting = false;
 }
 
@@ -178,6 +177,7 @@ void MtpDrafter::DraftTrees(std::span<DraftJob> jobs, const std::vector<size_t>&
           assistant_.Step(own, target_cache, single_, pool_);
         } catch (const std::exception& e) {
           jobs[t.job].error = e.what();
+          jobs[t.job].result.Clear();
           t.failed = true;
           continue;
         }
