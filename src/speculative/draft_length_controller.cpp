@@ -288,7 +288,8 @@ int DraftLengthController::Choose(int cap) {
     // the estimates can recover when the text becomes predictable, but only out of the budget
     // the plain steps have banked: at zero acceptance the probes cost at most ProbeBudget::kShare.
     since_plain_ = 0;
-    return probe_.Take(ProbeExcessMs(), VerifyMs(1)) ? 1 : 0;
+    probing_ = probe_.Take(ProbeExcessMs(), VerifyMs(1));
+    return probing_ ? 1 : 0;
   }
   probe_.Reset();
   // Costs drift (other processes, thermal limits); the plain step is measured only by plain
@@ -326,7 +327,10 @@ void DraftLengthController::RecordRound(int n_drafted, int n_accepted) {
     tried_[i] += 1.0;
     if (i < n_accepted) accepted_[i] += 1.0;
   }
-  if (n_drafted > 0) probe_.Observe(n_accepted > 0);
+  // A hit keeps probes frequent; only a probe's miss spaces them out (misses of rounds drafted
+  // because drafting paid do not: after a bad stretch the first probes come soon).
+  if (n_drafted > 0 && (probing_ || n_accepted > 0)) probe_.Observe(n_accepted > 0);
+  probing_ = false;
 }
 
 void DraftLengthController::RecordNextPosition(int position, bool matched) {

@@ -143,6 +143,7 @@ class DraftLengthController {
   std::vector<Samples> verify_ms_;        // per row count (none = unmeasured), index = rows
   std::vector<int64_t> measured_at_;      // round_ of each row count's latest measurement
   int64_t round_ = 0;                     // adaptive choices made
+  bool probing_ = false;                  // the last choice was a probe (ProbeBudget::Take)
   double draft_step_ms_ = 0;              // EMA per draft step (0 = unmeasured)
   bool static_costs_ = false;             // times are not measured (UseStaticCosts)
   bool free_drafts_ = false;              // MarkDraftsFree
