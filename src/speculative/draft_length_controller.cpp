@@ -269,6 +269,9 @@ DraftLengthController::Estimate DraftLengthController::BestByEstimates(int cap) 
 }
 
 int DraftLengthController::Choose(int cap) {
+  // Set only by a probe; a probe whose round was never recorded (the planner chose another
+  // source, the round lost its drafts) is forgotten here.
+  probing_ = false;
   if (std::min(cap, draft_max_) <= 0) return 0;
   if (!adaptive_) return std::min(cap, draft_max_);
   ++round_;
@@ -347,6 +350,7 @@ void DraftLengthController::ContinueFrom(const DraftLengthController& earlier) {
   }
   accepted_ = earlier.accepted_;
   tried_ = earlier.tried_;
+  probing_ = false;
   expected_tokens_.clear();
   verify_ms_[1] = earlier.verify_ms_[1];
   draft_step_ms_ = earlier.draft_step_ms_;
