@@ -133,8 +133,7 @@ void MtpDrafter::DraftTrees(std::span<DraftJob> jobs, const std::vector<size_t>&
     // [node + 1]: the hidden the step expanding `node` gave (the root's at 0), which its
     // children's rows take.
     std::vector<std::vector<float>> produced;
-    bool failed = false;
-    size_t first_row = 0, n_rows = 0;  // its rows in the step's batch
+    size_t first_row = 0, n_rows = 0;  // its rows in the step's batch (none once it failed)
   };
   std::vector<LiveTree> trees;
   for (size_t j : which) {
@@ -148,7 +147,7 @@ void MtpDrafter::DraftTrees(std::span<DraftJob> jobs, const std::vector<size_t>&
     for (LiveTree& t : trees) {
       t.first_row = rows.size();
       t.n_rows = 0;
-      if (t.failed) continue;
+      if (!jobs[t.job].error.empty()) continue;
       const DraftRequest& r = jobs[t.job].request;
       for (const TreeBuilder::Expand& e : t.builder.Frontier()) {
         const float* hidden =
@@ -168,7 +167,7 @@ void MtpDrafter::DraftTrees(std::span<DraftJob> jobs, const std::vector<size_t>&
       batched = false;
     }
     for (LiveTree& t : trees) {
-      if (t.failed || t.n_rows == 0) continue;
+      if (t.n_rows == 0) continue;
       const DraftOutput* out = &step_;
       int row = static_cast<int>(t.first_row);
       if (!batched) {
@@ -178,7 +177,6 @@ void MtpDrafter::DraftTrees(std::span<DraftJob> jobs, const std::vector<size_t>&
         } catch (const std::exception& e) {
           jobs[t.job].error = e.what();
           jobs[t.job].result.Clear();
-          t.failed = true;
           continue;
         }
         out = &single_;
@@ -205,7 +203,7 @@ void MtpDrafter::DraftTrees(std::span<DraftJob> jobs, const std::vector<size_t>&
   }
   // Every token is its node's top choice: a point mass (DraftRequest::tree).
   for (const LiveTree& t : trees) {
-    if (!t.failed) t.builder.Finish(jobs[t.job].result);
+    if (jobs[t.job].error.empty()) t.builder.Finish(jobs[t.job].result);
   }
 }
 
